@@ -1,0 +1,62 @@
+# agent-memory: every target installs what it needs itself (only python3 is assumed).
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+UV_VERSION := 0.13.8
+BOOT := .uv-bootstrap
+UV := $(BOOT)/bin/uv
+VENV := .venv
+BIN := $(VENV)/bin
+# The CPU build of torch lives in a local wheel folder on our machines; elsewhere PyPI serves it.
+FIND_LINKS := $(if $(wildcard /opt/wheels),--find-links /opt/wheels,)
+export UV_PYTHON := $(PYTHON)
+export UV_PROJECT_ENVIRONMENT := $(VENV)
+export HF_HUB_OFFLINE := 1
+
+MEMBERS := $(wildcard libs/*/pyproject.toml services/*/pyproject.toml)
+
+.PHONY: help install run test check lint format typecheck test-fast bench bench-ingest clean
+
+help: ## list targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
+
+$(UV):
+	$(PYTHON) -m venv $(BOOT)
+	$(BOOT)/bin/python -m pip install --quiet --disable-pip-version-check 'uv==$(UV_VERSION)'
+
+$(VENV)/.synced: $(UV) uv.lock pyproject.toml $(MEMBERS)
+	$(UV) sync --frozen --all-packages $(FIND_LINKS)
+	@touch $@
+
+install: $(VENV)/.synced ## create .venv with every package (uv workspace, one lock)
+
+run: install ## start NATS, Postgres and every service; Ctrl-C stops
+	$(BIN)/agent-memory up
+
+test: install check ## lint, type-check, then the whole test suite on real servers
+	$(BIN)/pytest
+
+test-fast: install ## the test suite without the slow crash/restart tests
+	$(BIN)/pytest -m "not slow"
+
+check: lint typecheck ## ruff lint and format check, mypy
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: install ## apply ruff fixes and formatting
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+typecheck: install
+	$(BIN)/mypy
+
+bench: bench-ingest ## every benchmark
+
+bench-ingest: install ## gateway events/s accepted, recorder events/s recorded, request latency
+	$(BIN)/python tests/bench/bench_ingest.py
+
+clean: ## remove the environments (data in .agent-memory is kept)
+	rm -rf $(VENV) $(BOOT) .mypy_cache .ruff_cache .pytest_cache

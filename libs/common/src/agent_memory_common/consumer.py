@@ -1,0 +1,199 @@
+"""The idempotent consumer, written once.
+
+Per batch: one Postgres transaction owned by the runner, in which the handler writes its
+outputs; commit; publish the follow-up messages the handler asked for (awaiting JetStream's
+acks); only then acknowledge the input. A crash anywhere before the ack means redelivery, and
+handlers are idempotent (natural keys or the ``consumer_inbox`` claim), so nothing is lost and
+nothing is stored twice.
+
+Failures are sorted by type: a transient failure (Postgres or NATS away) naks with a growing
+delay and is retried forever; a message that cannot be decoded or keeps failing is poison and is
+moved to ``mem.dlq.<consumer>`` and terminated, so one bad message never blocks the stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+
+import nats.errors
+import nats.js.errors
+import orjson
+import psycopg
+import pydantic
+from nats.aio.msg import Msg
+from psycopg import AsyncConnection
+from psycopg_pool import AsyncConnectionPool
+
+from agent_memory_common.errors import PoisonMessageError, TransientError
+from agent_memory_common.logs import get_logger
+from agent_memory_common.natslink import NatsLink
+from agent_memory_common.streams import ConsumerSpec, ensure_consumer
+from agent_memory_common.subjects import dlq_subject
+
+log = get_logger(__name__)
+
+POISON_AFTER_DELIVERIES = 8
+TRANSIENT = (
+    TransientError,
+    psycopg.OperationalError,
+    nats.errors.TimeoutError,
+    nats.errors.ConnectionClosedError,
+    nats.errors.NoRespondersError,
+    nats.js.errors.NoStreamResponseError,
+)
+
+
+@dataclass(frozen=True)
+class Publication:
+    """A message to publish after the handler's transaction commits."""
+
+    subject: str
+    payload: bytes
+    msg_id: str
+
+
+Handler = Callable[[AsyncConnection, Sequence[Msg]], Awaitable[list[Publication]]]
+
+
+async def claim(conn: AsyncConnection, consumer: str, msg_id: str) -> bool:
+    """Claim a message id in the caller's transaction; False when it was already processed."""
+    cur = await conn.execute(
+        "INSERT INTO consumer_inbox (consumer, msg_id) VALUES (%s, %s) "
+        "ON CONFLICT DO NOTHING RETURNING 1",
+        (consumer, msg_id),
+    )
+    return await cur.fetchone() is not None
+
+
+def nak_delay(num_delivered: int) -> float:
+    return float(min(0.5 * 2 ** max(num_delivered - 1, 0), 30.0))
+
+
+class ConsumerRunner:
+    """Pulls batches for one durable consumer and runs a handler on them."""
+
+    def __init__(
+        self, link: NatsLink, pool: AsyncConnectionPool, spec: ConsumerSpec, handler: Handler
+    ) -> None:
+        self._link = link
+        self._pool = pool
+        self._spec = spec
+        self._handler = handler
+        self.processed = 0
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Run until ``stop`` is set; survives NATS and Postgres outages."""
+        while not stop.is_set():
+            try:
+                await self._link.wait_connected(timeout=5)
+                js = self._link.require_js()
+                await ensure_consumer(js, self._spec)
+                sub = await js.pull_subscribe_bind(
+                    self._spec.durable, stream=self._spec.stream, inbox_prefix=None
+                )
+            except (*TRANSIENT, nats.js.errors.Error) as exc:
+                log.warning(
+                    "consumer.subscribe_failed", consumer=self._spec.durable, error=str(exc)
+                )
+                await _sleep_or_stop(stop, 1.0)
+                continue
+            try:
+                await self._pull_loop(sub, stop)
+            except (*TRANSIENT, nats.js.errors.Error) as exc:
+                log.warning("consumer.pull_failed", consumer=self._spec.durable, error=str(exc))
+                await _sleep_or_stop(stop, 0.5)
+            finally:
+                with contextlib.suppress(Exception):
+                    await sub.unsubscribe()
+
+    async def _pull_loop(self, sub: object, stop: asyncio.Event) -> None:
+        from nats.js.client import JetStreamContext
+
+        assert isinstance(sub, JetStreamContext.PullSubscription)
+        while not stop.is_set():
+            try:
+                msgs = await sub.fetch(self._spec.batch_size, timeout=self._spec.fetch_timeout_s)
+            except nats.errors.TimeoutError:
+                continue
+            if msgs:
+                await self.process(msgs)
+
+    async def process(self, msgs: Sequence[Msg]) -> None:
+        """Handle a batch as one transaction; on failure, fall back to one message at a time."""
+        try:
+            await self._handle_and_ack(msgs)
+        except TRANSIENT as exc:
+            log.warning("consumer.batch_transient", consumer=self._spec.durable, error=str(exc))
+            for msg in msgs:
+                await _nak(msg)
+            await asyncio.sleep(0.5)  # let the failing server breathe before the redelivery
+        except Exception as exc:  # isolate the poison message: retry one by one below
+            log.warning("consumer.batch_failed", consumer=self._spec.durable, error=repr(exc))
+            for msg in msgs:
+                await self._process_one(msg)
+
+    async def _process_one(self, msg: Msg) -> None:
+        try:
+            await self._handle_and_ack([msg])
+        except TRANSIENT as exc:
+            log.warning("consumer.transient", consumer=self._spec.durable, error=str(exc))
+            await _nak(msg)
+        except (PoisonMessageError, pydantic.ValidationError, orjson.JSONDecodeError) as exc:
+            await self._dead_letter(msg, exc)
+        except Exception as exc:  # unknown failure: retried a few times, then dead-lettered
+            if _deliveries(msg) >= POISON_AFTER_DELIVERIES:
+                await self._dead_letter(msg, exc)
+            else:
+                log.exception("consumer.failed", consumer=self._spec.durable)
+                await _nak(msg)
+
+    async def _handle_and_ack(self, msgs: Sequence[Msg]) -> None:
+        async with self._pool.connection() as conn, conn.transaction():
+            publications = await self._handler(conn, msgs)
+        if publications:
+            js = self._link.require_js()
+            futures = [
+                await js.publish_async(p.subject, p.payload, headers={"Nats-Msg-Id": p.msg_id})
+                for p in publications
+            ]
+            await asyncio.wait_for(asyncio.gather(*futures), timeout=10)
+        for msg in msgs:
+            await msg.ack()
+        self.processed += len(msgs)
+
+    async def _dead_letter(self, msg: Msg, exc: BaseException) -> None:
+        log.error(
+            "consumer.dead_letter",
+            consumer=self._spec.durable,
+            subject=msg.subject,
+            error=repr(exc),
+            num_delivered=_deliveries(msg),
+        )
+        js = self._link.require_js()
+        headers = {
+            "Agent-Memory-Error": repr(exc)[:500],
+            "Agent-Memory-Subject": msg.subject,
+            "Agent-Memory-Consumer": self._spec.durable,
+        }
+        await js.publish(dlq_subject(self._spec.durable), msg.data, headers=headers)
+        await msg.term()
+
+
+def _deliveries(msg: Msg) -> int:
+    try:
+        return int(msg.metadata.num_delivered)
+    except (AttributeError, ValueError, TypeError):
+        return 1
+
+
+async def _nak(msg: Msg) -> None:
+    with contextlib.suppress(Exception):  # the server redelivers after ack_wait anyway
+        await msg.nak(delay=nak_delay(_deliveries(msg)))
+
+
+async def _sleep_or_stop(stop: asyncio.Event, seconds: float) -> None:
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(stop.wait(), seconds)

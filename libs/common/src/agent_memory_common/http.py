@@ -1,0 +1,146 @@
+"""HTTP plumbing shared by the gateway and the query service.
+
+One exception family with a status code and one handler, so every error body has the same
+shape: ``{"error": <code>, "message": <text>, "field": <dotted path or null>}``. Request
+validation errors name the offending field; expected failures are never a 500.
+"""
+
+from __future__ import annotations
+
+import hmac
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+LOCAL_TENANT = "default"
+
+
+class ApiError(Exception):
+    """An error with an HTTP status, a machine-readable code and the field at fault."""
+
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        message: str,
+        *,
+        field: str | None = None,
+        headers: dict[str, str] | None = None,
+        details: list[dict[str, Any]] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.field = field
+        self.headers = headers
+        self.details = details
+
+    def body(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"error": self.code, "message": self.message, "field": self.field}
+        if self.details:
+            body["details"] = self.details
+        return body
+
+
+ERROR_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "error": {"type": "string"},
+        "message": {"type": "string"},
+        "field": {"type": ["string", "null"]},
+        "details": {"type": "array", "items": {"type": "object"}},
+    },
+}
+
+
+def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses=`` entries for the listed error statuses."""
+    return {
+        s: {"description": "Error", "content": {"application/json": {"schema": ERROR_SCHEMA}}}
+        for s in statuses
+    }
+
+
+def field_path(loc: tuple[int | str, ...] | list[int | str]) -> str:
+    """Render a pydantic location as ``events[3].role``; request sections are dropped."""
+    parts: list[str] = []
+    for item in loc:
+        if item in ("body", "query", "path", "header"):
+            continue
+        if isinstance(item, int):
+            parts.append(f"[{item}]")
+        else:
+            parts.append(("." if parts else "") + str(item))
+    return "".join(parts)
+
+
+def validation_details(errors: list[Any]) -> list[dict[str, Any]]:
+    details = []
+    for err in errors:
+        loc = [p for p in err.get("loc", ()) if not (isinstance(p, str) and "[" in p)]
+        details.append({"field": field_path(loc), "message": err.get("msg", "invalid")})
+    return details
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(ApiError)
+    async def _api_error(_: Request, exc: ApiError) -> JSONResponse:
+        return JSONResponse(exc.body(), status_code=exc.status, headers=exc.headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
+        details = validation_details(list(exc.errors()))
+        first = details[0] if details else {"field": None, "message": "invalid request"}
+        err = ApiError(
+            422,
+            "validation_error",
+            f"{first['field']}: {first['message']}" if first["field"] else str(first["message"]),
+            field=first["field"],
+            details=details,
+        )
+        return JSONResponse(err.body(), status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = "not_found" if exc.status_code == 404 else "http_error"
+        err = ApiError(exc.status_code, code, str(exc.detail))
+        return JSONResponse(err.body(), status_code=exc.status_code, headers=exc.headers)
+
+
+class TenantResolver:
+    """Maps bearer tokens to tenants; with no tokens configured, everything is local mode."""
+
+    def __init__(self, tokens: str) -> None:
+        self._tokens: dict[str, str] = {}
+        for pair in tokens.split(","):
+            pair = pair.strip()
+            if not pair:
+                continue
+            token, sep, tenant = pair.rpartition(":")
+            if not sep or not token or not tenant:
+                raise ValueError("AGENT_MEMORY_TOKENS: expected 'token:tenant' pairs")
+            self._tokens[token] = tenant
+
+    @property
+    def local_mode(self) -> bool:
+        return not self._tokens
+
+    def tenant_for(self, authorization: str | None) -> str:
+        """The caller's tenant, or an ``ApiError`` 401."""
+        if self.local_mode:
+            return LOCAL_TENANT
+        challenge = {"WWW-Authenticate": 'Bearer realm="agent-memory"'}
+        if not authorization:
+            raise ApiError(401, "unauthorized", "missing bearer token", headers=challenge)
+        scheme, _, presented = authorization.partition(" ")
+        if scheme.lower() != "bearer" or not presented.strip():
+            raise ApiError(401, "unauthorized", "expected 'Bearer <token>'", headers=challenge)
+        presented = presented.strip()
+        for token, tenant in self._tokens.items():
+            if hmac.compare_digest(token.encode(), presented.encode()):
+                return tenant
+        raise ApiError(401, "unauthorized", "unknown token", headers=challenge)

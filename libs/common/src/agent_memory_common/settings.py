@@ -1,0 +1,62 @@
+"""Settings shared by every process.
+
+One prefix (``AGENT_MEMORY_``) and one nested delimiter (``__``) everywhere, so that
+``AGENT_MEMORY_GATEWAY__PORT`` reads as "the gateway's port". Every default points at the
+embedded stack started by ``agent-memory up``, so a service started by hand on a developer
+machine finds its servers without any configuration.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_NATS_PORT = 4222
+DEFAULT_PG_PORT = 55432
+DEFAULT_DATABASE = "agent_memory"
+
+
+class CommonSettings(BaseSettings):
+    """What every process needs: where state lives, the servers, and who may call."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="AGENT_MEMORY_",
+        env_nested_delimiter="__",
+        extra="ignore",
+    )
+
+    home: Path = Field(
+        default=Path(".agent-memory"), description="Data folder of the embedded stack."
+    )
+    nats_url: str = Field(
+        default=f"nats://127.0.0.1:{DEFAULT_NATS_PORT}",
+        description="NATS server(s), comma separated.",
+    )
+    pg_dsn: str = Field(
+        default=f"postgresql://postgres@127.0.0.1:{DEFAULT_PG_PORT}/{DEFAULT_DATABASE}",
+        description="Postgres connection string (system of record).",
+    )
+    tokens: str = Field(
+        default="",
+        description=(
+            "Bearer tokens, 'token:tenant' pairs separated by commas. Empty means local mode: "
+            "no authentication, every request belongs to the tenant 'default'."
+        ),
+    )
+    nats_replicas: int = Field(default=1, ge=1, le=5, description="JetStream stream replicas.")
+    duplicate_window_s: float = Field(
+        default=600.0, gt=0, description="JetStream de-duplication window for retried publishes."
+    )
+    log_level: str = Field(default="INFO")
+    log_json: bool | None = Field(default=None, description="JSON logs; default: when not a TTY.")
+
+    @field_validator("home")
+    @classmethod
+    def _absolute_home(cls, value: Path) -> Path:
+        return value.expanduser().resolve()
+
+    @property
+    def nats_servers(self) -> list[str]:
+        return [s.strip() for s in self.nats_url.split(",") if s.strip()]

@@ -1,0 +1,104 @@
+"""Streams and durable consumers, created idempotently by whoever starts first."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from nats.js import JetStreamContext
+from nats.js.api import (
+    AckPolicy,
+    ConsumerConfig,
+    DeliverPolicy,
+    RetentionPolicy,
+    StorageType,
+    StreamConfig,
+)
+from nats.js.errors import NotFoundError
+
+from agent_memory_common.settings import CommonSettings
+from agent_memory_common.subjects import (
+    DLQ_WILDCARD,
+    EVENTS_WILDCARD,
+    RECORDED_WILDCARD,
+    STREAM_DLQ,
+    STREAM_EVENTS,
+    STREAM_RECORDED,
+)
+
+DAY_S = 86_400.0
+
+
+def stream_configs(settings: CommonSettings) -> list[StreamConfig]:
+    """File-backed streams with a duplicate window; Postgres is the record, these are the pipe.
+
+    Messages stay 30 days, long enough for any consumer to come back from an outage; the
+    permanent copy is the events table, from which everything derived can be rebuilt.
+    """
+
+    def stream(name: str, subject: str, max_age_days: float) -> StreamConfig:
+        return StreamConfig(
+            name=name,
+            subjects=[subject],
+            retention=RetentionPolicy.LIMITS,
+            storage=StorageType.FILE,
+            num_replicas=settings.nats_replicas,
+            duplicate_window=settings.duplicate_window_s,
+            max_age=max_age_days * DAY_S,
+        )
+
+    return [
+        stream(STREAM_EVENTS, EVENTS_WILDCARD, 30),
+        stream(STREAM_RECORDED, RECORDED_WILDCARD, 30),
+        stream(STREAM_DLQ, DLQ_WILDCARD, 90),
+    ]
+
+
+async def ensure_streams(js: JetStreamContext, settings: CommonSettings) -> None:
+    for config in stream_configs(settings):
+        try:
+            await js.stream_info(config.name or "")
+        except NotFoundError:
+            await js.add_stream(config)
+        else:
+            await js.update_stream(config)
+
+
+@dataclass(frozen=True)
+class ConsumerSpec:
+    """A durable pull consumer, named after the service that owns it."""
+
+    durable: str
+    stream: str
+    filter_subject: str
+    batch_size: int = 256
+    ack_wait_s: float = 60.0
+    max_ack_pending: int = 20_000
+    fetch_timeout_s: float = 1.0
+
+    def config(self) -> ConsumerConfig:
+        return ConsumerConfig(
+            durable_name=self.durable,
+            ack_policy=AckPolicy.EXPLICIT,
+            deliver_policy=DeliverPolicy.ALL,
+            filter_subject=self.filter_subject,
+            ack_wait=self.ack_wait_s,
+            max_deliver=-1,  # never dropped by the server; poison goes to the dead-letter stream
+            max_ack_pending=self.max_ack_pending,
+        )
+
+
+RECORDER = ConsumerSpec(durable="recorder", stream=STREAM_EVENTS, filter_subject=EVENTS_WILDCARD)
+
+# Every durable consumer of the pipeline, for /v1/status and for creating them ahead of time so
+# that no message published before a service first starts is missed.
+PIPELINE_CONSUMERS: tuple[ConsumerSpec, ...] = (RECORDER,)
+
+
+async def ensure_consumer(js: JetStreamContext, spec: ConsumerSpec) -> None:
+    await js.add_consumer(spec.stream, spec.config())
+
+
+async def ensure_pipeline(js: JetStreamContext, settings: CommonSettings) -> None:
+    await ensure_streams(js, settings)
+    for spec in PIPELINE_CONSUMERS:
+        await ensure_consumer(js, spec)

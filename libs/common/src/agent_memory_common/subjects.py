@@ -1,0 +1,52 @@
+"""JetStream streams and subjects, named so that they read like sentences.
+
+| subject                                  | publisher | consumers                        |
+|------------------------------------------|-----------|----------------------------------|
+| ``mem.events.<tenant>.<project>``        | gateway   | recorder                         |
+| ``mem.recorded.<tenant>.<project>``      | recorder  | later stages (segmenter, ...)    |
+| ``mem.dlq.<consumer>``                   | any runner| an operator                      |
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+STREAM_EVENTS = "EVENTS"
+STREAM_RECORDED = "RECORDED"
+STREAM_DLQ = "DEADLETTER"
+
+EVENTS_WILDCARD = "mem.events.>"
+RECORDED_WILDCARD = "mem.recorded.>"
+DLQ_WILDCARD = "mem.dlq.>"
+
+_SAFE_TOKEN = re.compile(r"^[A-Za-z0-9_\-]{1,64}$")
+
+
+def subject_token(value: str) -> str:
+    """Make an id usable as one subject token.
+
+    Project ids can be paths or contain dots, spaces and wildcards, which NATS reads as syntax.
+    Safe ids stay readable; anything else becomes a short stable hash, so a filter subject for
+    one project still matches exactly that project.
+    """
+    if _SAFE_TOKEN.match(value):
+        return value
+    return "h" + hashlib.blake2b(value.encode(), digest_size=8).hexdigest()
+
+
+def event_subject(tenant: str, project_id: str) -> str:
+    return f"mem.events.{subject_token(tenant)}.{subject_token(project_id)}"
+
+
+def recorded_subject(tenant: str, project_id: str) -> str:
+    return f"mem.recorded.{subject_token(tenant)}.{subject_token(project_id)}"
+
+
+def dlq_subject(consumer: str) -> str:
+    return f"mem.dlq.{subject_token(consumer)}"
+
+
+def msg_id(tenant: str, event_id: str) -> str:
+    """The JetStream de-duplication key: event ids are unique per tenant, not globally."""
+    return f"{tenant}/{event_id}"

@@ -1,0 +1,177 @@
+"""pytest fixtures: real nats-server and Postgres processes, and the services as processes.
+
+Registered by the repository's root ``conftest.py``. Postgres starts once per test session with a
+migrated template database; every test gets its own database cloned from it (milliseconds) and
+its own nats-server (tens of milliseconds), so tests never see each other's streams or rows.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import psycopg
+import pytest
+from agent_memory_common.db import apply_migrations
+from psycopg import sql
+
+from agent_memory_embedded.servers import ManagedProcess, NatsServer, PostgresServer, free_port
+
+TEMPLATE_DB = "agent_memory_template"
+
+
+@pytest.fixture(scope="session")
+def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PostgresServer]:
+    root = tmp_path_factory.mktemp("pg")
+    server = PostgresServer(
+        root / "data",
+        free_port(),
+        root / "postgres.log",
+        # tests never crash Postgres itself, so durability of its files is not under test
+        settings={"fsync": "off", "synchronous_commit": "on", "full_page_writes": "off"},
+    )
+    server.start(timeout=60)
+    with psycopg.connect(server.dsn(), autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(TEMPLATE_DB)))
+    apply_migrations(server.dsn(TEMPLATE_DB))
+    yield server
+    server.stop()
+
+
+def create_database(pg_server: PostgresServer) -> str:
+    """A fresh, migrated database cloned from the template; returns its DSN."""
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(pg_server.dsn(), autocommit=True) as conn:
+        conn.execute(
+            sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(
+                sql.Identifier(name), sql.Identifier(TEMPLATE_DB)
+            )
+        )
+    return pg_server.dsn(name)
+
+
+@pytest.fixture
+def pg_dsn(pg_server: PostgresServer) -> str:
+    """A fresh, migrated database for this test."""
+    return create_database(pg_server)
+
+
+def start_nats(workdir: Path) -> NatsServer:
+    server = NatsServer(workdir / "nats", free_port(), workdir / "nats-server.log")
+    server.start(timeout=30)
+    return server
+
+
+@pytest.fixture
+def nats_server(tmp_path: Path) -> Iterator[NatsServer]:
+    server = start_nats(tmp_path)
+    yield server
+    server.stop()
+
+
+@dataclass
+class Stack:
+    """The services of the pipeline, each a real OS process, on a test's own servers."""
+
+    nats: NatsServer
+    pg_dsn: str
+    workdir: Path
+    env: dict[str, str]
+    gateway_url: str = ""
+    query_url: str = ""
+    processes: dict[str, ManagedProcess] = field(default_factory=dict)
+
+    def start(self, name: str) -> ManagedProcess:
+        module, url = {
+            "gateway": ("agent_memory_gateway", self.gateway_url),
+            "recorder": ("agent_memory_recorder", ""),
+            "query": ("agent_memory_query", self.query_url),
+        }[name]
+        ready = _http_ok(url + "/readyz") if url else None
+        proc = ManagedProcess(
+            name,
+            [sys.executable, "-m", module],
+            self.workdir / f"{name}.log",
+            env=self.env,
+            ready=ready,
+        )
+        proc.start(timeout=60)
+        self.processes[name] = proc
+        return proc
+
+    def stop(self) -> None:
+        for proc in reversed(list(self.processes.values())):
+            proc.stop()
+
+    def log(self, name: str) -> str:
+        return (self.workdir / f"{name}.log").read_text(errors="replace")
+
+
+def _http_ok(url: str) -> Callable[[], bool]:
+    def check() -> bool:
+        try:
+            return httpx.get(url, timeout=1).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    return check
+
+
+def make_stack(nats: NatsServer, pg_dsn: str, workdir: Path, **extra_env: str) -> Stack:
+    gateway_port, query_port = free_port(), free_port()
+    env = {
+        **os.environ,
+        "AGENT_MEMORY_NATS_URL": nats.url,
+        "AGENT_MEMORY_PG_DSN": pg_dsn,
+        "AGENT_MEMORY_HOME": str(workdir / "home"),
+        "AGENT_MEMORY_GATEWAY__PORT": str(gateway_port),
+        "AGENT_MEMORY_QUERY__PORT": str(query_port),
+        "AGENT_MEMORY_LOG_JSON": "true",
+        **extra_env,
+    }
+    return Stack(
+        nats=nats,
+        pg_dsn=pg_dsn,
+        workdir=workdir,
+        env=env,
+        gateway_url=f"http://127.0.0.1:{gateway_port}",
+        query_url=f"http://127.0.0.1:{query_port}",
+    )
+
+
+@contextlib.contextmanager
+def running_stack(nats: NatsServer, dsn: str, workdir: Path, **extra_env: str) -> Iterator[Stack]:
+    s = make_stack(nats, dsn, workdir, **extra_env)
+    try:
+        for name in ("gateway", "recorder", "query"):
+            s.start(name)
+        yield s
+    finally:
+        s.stop()
+
+
+@pytest.fixture
+def stack(nats_server: NatsServer, pg_dsn: str, tmp_path: Path) -> Iterator[Stack]:
+    """Gateway, recorder and query service running against this test's servers."""
+    with running_stack(nats_server, pg_dsn, tmp_path) as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
+def shared_stack(
+    pg_server: PostgresServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Stack]:
+    """One stack for a whole module, for tests that only read or only get refused."""
+    workdir = tmp_path_factory.mktemp("stack")
+    nats = start_nats(workdir)
+    try:
+        with running_stack(nats, create_database(pg_server), workdir) as s:
+            yield s
+    finally:
+        nats.stop()

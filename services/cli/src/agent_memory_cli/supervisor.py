@@ -1,0 +1,211 @@
+"""``agent-memory up``: the embedded stack and every service, each its own OS process.
+
+Order matters: NATS and Postgres first (unless external ones are configured), migrations, then
+the services. A child that dies is restarted with a growing delay; Ctrl-C or SIGTERM stops the
+services first, then NATS, then Postgres, so no acknowledged write is cut off.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import signal
+import sys
+import time
+from dataclasses import dataclass
+from functools import partial
+from types import FrameType
+from typing import IO
+
+from agent_memory_common.db import prepare_database
+from agent_memory_embedded import ManagedProcess, NatsServer, PostgresServer
+from agent_memory_embedded.servers import port_open
+
+from agent_memory_cli.settings import Settings
+
+
+@dataclass(frozen=True)
+class ServiceDef:
+    name: str
+    module: str
+    port_of: str | None = None  # settings attribute holding its address, for readiness
+
+
+SERVICES: tuple[ServiceDef, ...] = (
+    ServiceDef("recorder", "agent_memory_recorder"),
+    ServiceDef("gateway", "agent_memory_gateway", "gateway"),
+    ServiceDef("query", "agent_memory_query", "query"),
+)
+
+MAX_BACKOFF_S = 30.0
+HEALTHY_AFTER_S = 60.0
+
+
+class Child:
+    """A supervised process and its restart bookkeeping."""
+
+    def __init__(self, process: ManagedProcess) -> None:
+        self.process = process
+        self.started_at = 0.0
+        self.backoff = 1.0
+        self.restart_at: float | None = None
+        self.restarts = 0
+
+    def start(self, timeout: float = 60.0) -> None:
+        self.started_at = time.monotonic()
+        self.process.start(timeout)
+
+
+class Supervisor:
+    def __init__(self, settings: Settings, out: IO[str] = sys.stdout) -> None:
+        self.settings = settings
+        self.out = out
+        self.home = settings.home
+        self.logs = self.home / "logs"
+        self.children: list[Child] = []
+        self.stopping = False
+        self.nats_url = settings.nats_url
+        self.pg_dsn = settings.pg_dsn
+
+    def say(self, text: str) -> None:
+        print(text, file=self.out, flush=True)
+
+    def run(self) -> int:
+        self.home.mkdir(parents=True, exist_ok=True)
+        lock = self._lock()
+        signal.signal(signal.SIGTERM, self._on_signal)
+        signal.signal(signal.SIGINT, self._on_signal)
+        try:
+            self._start_infrastructure()
+            self._start_services()
+            self._print_banner()
+            self._watch()
+        except (RuntimeError, TimeoutError, OSError) as exc:
+            self.say(f"agent-memory: {exc}")
+            return 1
+        finally:
+            self._stop_all()
+            lock.close()
+        return 0
+
+    def _lock(self) -> IO[str]:
+        path = self.home / "supervisor.lock"
+        handle = open(path, "w")  # noqa: SIM115 - held for the supervisor's lifetime
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise SystemExit(
+                f"agent-memory: another 'agent-memory up' is using {self.home}"
+            ) from None
+        handle.write(str(os.getpid()))
+        handle.flush()
+        return handle
+
+    def _on_signal(self, signum: int, _frame: FrameType | None) -> None:
+        if not self.stopping:
+            self.say(f"\nagent-memory: {signal.Signals(signum).name} received, stopping...")
+        self.stopping = True
+
+    def _check_port_free(self, port: int, what: str, variable: str) -> None:
+        if port_open("127.0.0.1", port):
+            raise RuntimeError(f"port {port} for {what} is already in use; set {variable}")
+
+    def _start_infrastructure(self) -> None:
+        emb = self.settings.embedded
+        if "AGENT_MEMORY_NATS_URL" not in os.environ:
+            self._check_port_free(emb.nats_port, "NATS", "AGENT_MEMORY_EMBEDDED__NATS_PORT")
+            nats = NatsServer(self.home / "nats", emb.nats_port, self.logs / "nats-server.log")
+            self._add(nats, "starting nats-server (JetStream)")
+            self.nats_url = nats.url
+        if "AGENT_MEMORY_PG_DSN" not in os.environ:
+            self._check_port_free(emb.pg_port, "Postgres", "AGENT_MEMORY_EMBEDDED__PG_PORT")
+            pg = PostgresServer(self.home / "postgres", emb.pg_port, self.logs / "postgres.log")
+            self._add(pg, "starting PostgreSQL")
+            self.pg_dsn = pg.dsn("agent_memory")
+        applied = prepare_database(self.pg_dsn)
+        self.say(f"  migrations: {len(applied)} applied" if applied else "  migrations: up to date")
+
+    def _start_services(self) -> None:
+        env = {
+            **os.environ,
+            "AGENT_MEMORY_NATS_URL": self.nats_url,
+            "AGENT_MEMORY_PG_DSN": self.pg_dsn,
+            "AGENT_MEMORY_HOME": str(self.home),
+            "AGENT_MEMORY_LOG_JSON": os.environ.get("AGENT_MEMORY_LOG_JSON", "true"),
+        }
+        for svc in SERVICES:
+            ready = None
+            if svc.port_of is not None:
+                address = getattr(self.settings, svc.port_of)
+                host = "127.0.0.1" if address.host in ("0.0.0.0", "::") else address.host
+                self._check_port_free(
+                    address.port, svc.name, f"AGENT_MEMORY_{svc.name.upper()}__PORT"
+                )
+                ready = partial(port_open, host, address.port)
+            process = ManagedProcess(
+                svc.name,
+                [sys.executable, "-m", svc.module],
+                self.logs / f"{svc.name}.log",
+                env=env,
+                ready=ready,
+            )
+            self._add(process, f"starting {svc.name}")
+
+    def _add(self, process: ManagedProcess, message: str) -> None:
+        self.say(f"  {message}...")
+        child = Child(process)
+        self.children.append(child)
+        child.start()
+
+    def _print_banner(self) -> None:
+        s = self.settings
+        self.say(
+            "\nagent-memory is running.\n"
+            f"  ingest gateway : {s.gateway_url}   (POST /v1/events)\n"
+            f"  query service  : {s.query_url}   (GET /v1/events, /v1/status, /docs)\n"
+            f"  NATS           : {self.nats_url}\n"
+            f"  Postgres       : {self.pg_dsn}\n"
+            f"  data and logs  : {self.home}\n"
+            "Press Ctrl-C to stop.\n"
+        )
+        self.say(
+            "Try:\n"
+            f"  curl -s -X POST {s.gateway_url}/v1/events -H 'content-type: application/json' \\\n"
+            '    -d \'{"project_id":"demo","agent_id":"me","session_id":"s1",'
+            '"role":"user","text":"hello memory"}\'\n'
+            f"  curl -s {s.query_url}/v1/events?project_id=demo\n"
+        )
+
+    def _watch(self) -> None:
+        while not self.stopping:
+            now = time.monotonic()
+            for child in self.children:
+                if self.stopping:
+                    break
+                if child.process.alive():
+                    if now - child.started_at > HEALTHY_AFTER_S:
+                        child.backoff = 1.0
+                    continue
+                if child.restart_at is None:
+                    code = child.process.proc.returncode if child.process.proc else None
+                    self.say(
+                        f"agent-memory: {child.process.name} exited ({code}); "
+                        f"restarting in {child.backoff:.0f}s (log: {child.process.log_path})"
+                    )
+                    child.process.stop()
+                    child.restart_at = now + child.backoff
+                    child.backoff = min(child.backoff * 2, MAX_BACKOFF_S)
+                elif now >= child.restart_at:
+                    child.restart_at = None
+                    child.restarts += 1
+                    try:
+                        child.start()
+                    except (RuntimeError, TimeoutError, OSError) as exc:
+                        self.say(f"agent-memory: {child.process.name} failed to start: {exc}")
+            time.sleep(0.2)
+
+    def _stop_all(self) -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the shutdown
+        for child in reversed(self.children):
+            child.process.stop()
+        self.say("agent-memory: stopped.")

@@ -1,0 +1,28 @@
+"""Gateway settings: ``AGENT_MEMORY_GATEWAY__*`` plus the common ones."""
+
+from __future__ import annotations
+
+from agent_memory_common.settings import CommonSettings
+from pydantic import BaseModel, Field
+
+
+class GatewayOptions(BaseModel):
+    host: str = "127.0.0.1"
+    port: int = Field(default=8700, ge=1, le=65535)
+    max_body_bytes: int = Field(default=16 * 1024 * 1024, gt=0)
+    max_batch_events: int = Field(default=1000, gt=0)
+    max_event_bytes: int = Field(
+        default=256 * 1024, gt=0, description="text plus metadata of one event, UTF-8 bytes"
+    )
+    publish_timeout_s: float = Field(default=5.0, gt=0)
+    retry_after_s: int = Field(default=2, ge=1)
+    redact_extra: dict[str, str] = Field(
+        default_factory=dict, description="extra secret patterns: kind -> regex (JSON object)"
+    )
+    redact_disable: list[str] = Field(
+        default_factory=list, description="built-in secret kinds to switch off (JSON list)"
+    )
+
+
+class Settings(CommonSettings):
+    gateway: GatewayOptions = GatewayOptions()

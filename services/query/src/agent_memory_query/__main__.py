@@ -1,0 +1,28 @@
+"""Run the query service: ``python -m agent_memory_query``."""
+
+from __future__ import annotations
+
+import uvicorn
+from agent_memory_common.logs import configure_logging
+
+from agent_memory_query.app import create_app
+from agent_memory_query.settings import Settings
+
+
+def main() -> None:
+    settings = Settings()
+    configure_logging("query", settings.log_level, settings.log_json)
+    uvicorn.run(
+        create_app(settings),
+        host=settings.query.host,
+        port=settings.query.port,
+        loop="uvloop",
+        http="httptools",
+        access_log=False,
+        log_level="warning",
+        timeout_graceful_shutdown=5,
+    )
+
+
+if __name__ == "__main__":
+    main()

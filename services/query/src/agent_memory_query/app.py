@@ -1,0 +1,54 @@
+"""Composition root of the query service."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+
+import psycopg
+from agent_memory_common.db import make_pool, prepare_database
+from agent_memory_common.http import ApiError, TenantResolver, install_error_handlers
+from agent_memory_common.natslink import NatsLink
+from fastapi import FastAPI
+from fastapi.responses import ORJSONResponse
+
+from agent_memory_query import routes_events, routes_status
+from agent_memory_query.context import QueryContext
+from agent_memory_query.settings import Settings
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or Settings()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        prepare_database(settings.pg_dsn)
+        pool = make_pool(settings.pg_dsn, max_size=settings.query.pool_size)
+        await pool.open()
+        link = NatsLink(settings.nats_servers, name="agent-memory-query")
+        await link.start(wait=5)
+        app.state.ctx = QueryContext(
+            settings=settings, pool=pool, link=link, resolver=TenantResolver(settings.tokens)
+        )
+        try:
+            yield
+        finally:
+            await link.close()
+            await pool.close()
+
+    app = FastAPI(
+        title="agent-memory query service",
+        version="0.1.0",
+        lifespan=lifespan,
+        default_response_class=ORJSONResponse,
+    )
+    install_error_handlers(app)
+
+    @app.exception_handler(psycopg.OperationalError)
+    async def _pg_down(_: object, exc: psycopg.OperationalError) -> ORJSONResponse:
+        err = ApiError(503, "unavailable", "Postgres unavailable", headers={"Retry-After": "2"})
+        return ORJSONResponse(err.body(), status_code=503, headers=err.headers)
+
+    app.include_router(routes_events.router)
+    app.include_router(routes_status.router)
+    return app

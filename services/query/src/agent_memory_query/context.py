@@ -1,0 +1,36 @@
+"""What every route needs, built once in the lifespan and reached through dependencies."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+from agent_memory_common.http import TenantResolver
+from agent_memory_common.natslink import NatsLink
+from fastapi import Depends, Request
+from psycopg_pool import AsyncConnectionPool
+
+from agent_memory_query.settings import Settings
+
+
+@dataclass
+class QueryContext:
+    settings: Settings
+    pool: AsyncConnectionPool
+    link: NatsLink
+    resolver: TenantResolver
+
+
+def get_context(request: Request) -> QueryContext:
+    ctx = request.app.state.ctx
+    assert isinstance(ctx, QueryContext)
+    return ctx
+
+
+def get_tenant(request: Request) -> str:
+    """The caller's tenant from its bearer token (``default`` in local mode)."""
+    return get_context(request).resolver.tenant_for(request.headers.get("authorization"))
+
+
+Ctx = Annotated[QueryContext, Depends(get_context)]
+Tenant = Annotated[str, Depends(get_tenant)]

@@ -1,0 +1,87 @@
+"""``/v1/events``: the raw, append-only log, filtered and paginated."""
+
+from __future__ import annotations
+
+import base64
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+import orjson
+from agent_memory_common.http import ApiError, error_responses
+from fastapi import APIRouter, Path, Query
+
+from agent_memory_query.context import Ctx, Tenant
+from agent_memory_query.store import EventFilter, get_event, list_events
+from agent_memory_query.timeparam import parse_time_param
+
+router = APIRouter(tags=["events"])
+
+
+def event_json(row: dict[str, Any]) -> dict[str, Any]:
+    out = dict(row)
+    out.pop("seq", None)
+    return out
+
+
+def encode_cursor(ts: datetime, seq: int) -> str:
+    return base64.urlsafe_b64encode(orjson.dumps([ts.isoformat(), seq])).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> tuple[datetime, int]:
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        ts_text, seq = orjson.loads(base64.urlsafe_b64decode(padded))
+        return datetime.fromisoformat(ts_text), int(seq)
+    except (ValueError, TypeError, orjson.JSONDecodeError):
+        raise ApiError(
+            422, "validation_error", "cursor: not a cursor from this API", field="cursor"
+        ) from None
+
+
+@router.get(
+    "/v1/events",
+    summary="List events, oldest first by default",
+    responses=error_responses(401, 422),
+)
+async def get_events(
+    ctx: Ctx,
+    tenant: Tenant,
+    project_id: str | None = None,
+    agent_id: str | None = None,
+    session_id: str | None = None,
+    since: Annotated[str | None, Query(description="RFC 3339 or epoch ms, inclusive")] = None,
+    until: Annotated[str | None, Query(description="RFC 3339 or epoch ms, exclusive")] = None,
+    order: Literal["asc", "desc"] = "asc",
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    cursor: Annotated[str | None, Query(description="next_cursor of the previous page")] = None,
+) -> dict[str, Any]:
+    flt = EventFilter(
+        tenant=tenant,
+        project_id=project_id,
+        agent_id=agent_id,
+        session_id=session_id,
+        since=parse_time_param("since", since),
+        until=parse_time_param("until", until),
+    )
+    after = decode_cursor(cursor) if cursor else None
+    async with ctx.pool.connection() as conn:
+        rows = await list_events(conn, flt, order=order, limit=limit + 1, after=after)
+    more = len(rows) > limit
+    rows = rows[:limit]
+    next_cursor = encode_cursor(rows[-1]["ts"], rows[-1]["seq"]) if more and rows else None
+    return {"events": [event_json(r) for r in rows], "next_cursor": next_cursor}
+
+
+@router.get(
+    "/v1/events/{event_id}",
+    summary="One event by its id",
+    responses=error_responses(401, 404),
+)
+async def get_one_event(
+    ctx: Ctx, tenant: Tenant, event_id: Annotated[str, Path(min_length=1)]
+) -> dict[str, Any]:
+    async with ctx.pool.connection() as conn:
+        row = await get_event(conn, tenant, event_id)
+    if row is None:
+        raise ApiError(404, "not_found", f"no event {event_id!r}", field="event_id")
+    return event_json(row)

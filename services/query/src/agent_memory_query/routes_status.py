@@ -1,0 +1,85 @@
+"""Health, readiness and pipeline status."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import nats.errors
+import nats.js.errors
+import psycopg
+from agent_memory_common.errors import TransientError
+from agent_memory_common.http import ApiError, error_responses
+from agent_memory_common.streams import PIPELINE_CONSUMERS
+from fastapi import APIRouter
+
+from agent_memory_query.context import Ctx, Tenant
+from agent_memory_query.store import count_events
+
+router = APIRouter(tags=["status"])
+_NATS_ERRORS = (TransientError, TimeoutError, nats.errors.Error, nats.js.errors.Error)
+
+
+async def consumer_status(ctx: Ctx) -> list[dict[str, Any]]:
+    js = ctx.link.require_js()
+    out = []
+    for spec in PIPELINE_CONSUMERS:
+        try:
+            info = await js.consumer_info(spec.stream, spec.durable)
+        except nats.js.errors.NotFoundError:
+            out.append({"name": spec.durable, "stream": spec.stream, "exists": False})
+            continue
+        out.append(
+            {
+                "name": spec.durable,
+                "stream": spec.stream,
+                "exists": True,
+                "pending": info.num_pending or 0,
+                "ack_pending": info.num_ack_pending or 0,
+                "redelivered": info.num_redelivered or 0,
+                "ack_floor": info.ack_floor.stream_seq if info.ack_floor else 0,
+                "delivered": info.delivered.stream_seq if info.delivered else 0,
+            }
+        )
+    return out
+
+
+@router.get(
+    "/v1/status",
+    summary="Per-consumer backlog, stored event count, and whether everything is drained",
+    responses=error_responses(401, 503),
+)
+async def status(ctx: Ctx, tenant: Tenant) -> dict[str, Any]:
+    try:
+        consumers = await consumer_status(ctx)
+    except _NATS_ERRORS as exc:
+        raise ApiError(
+            503, "unavailable", f"NATS unavailable: {exc}", headers={"Retry-After": "2"}
+        ) from None
+    try:
+        async with ctx.pool.connection() as conn:
+            stored = await count_events(conn, tenant)
+    except psycopg.OperationalError as exc:
+        raise ApiError(
+            503, "unavailable", f"Postgres unavailable: {exc}", headers={"Retry-After": "2"}
+        ) from None
+    drained = all(c["exists"] and c["pending"] == 0 and c["ack_pending"] == 0 for c in consumers)
+    return {"consumers": consumers, "events_stored": stored, "drained": drained}
+
+
+@router.get("/healthz", summary="The process is alive")
+async def healthz() -> dict[str, str]:
+    return {"status": "ok"}
+
+
+@router.get("/readyz", summary="Postgres and NATS reachable", responses=error_responses(503))
+async def readyz(ctx: Ctx) -> dict[str, str]:
+    if not ctx.link.connected:
+        raise ApiError(503, "unavailable", "NATS not connected", headers={"Retry-After": "2"})
+    try:
+        async with ctx.pool.connection(timeout=2) as conn:
+            await conn.execute("SELECT 1")
+    except (psycopg.OperationalError, TimeoutError) as exc:
+        raise ApiError(
+            503, "unavailable", f"Postgres unavailable: {exc}", headers={"Retry-After": "2"}
+        ) from None
+    return {"status": "ready"}

@@ -1,0 +1,76 @@
+"""Reads of the query service. Static SQL lives in ``sql/queries.sql``; the event listing is
+composed with ``psycopg.sql`` because its filters are optional."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from agent_memory_common.db import load_queries
+from psycopg import AsyncConnection, sql
+from psycopg.rows import dict_row
+
+QUERIES = load_queries(__package__ or "")
+
+_COLUMNS = sql.SQL(
+    "seq, tenant, event_id, ts, project_id, agent_id, session_id, user_id, role, type, text, "
+    "metadata, received_at, recorded_at"
+)
+
+
+@dataclass(frozen=True)
+class EventFilter:
+    tenant: str
+    project_id: str | None = None
+    agent_id: str | None = None
+    session_id: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+
+
+async def list_events(
+    conn: AsyncConnection,
+    flt: EventFilter,
+    *,
+    order: Literal["asc", "desc"],
+    limit: int,
+    after: tuple[datetime, int] | None,
+) -> list[dict[str, Any]]:
+    """Keyset pagination on (ts, seq): stable while new events keep arriving."""
+    where: list[sql.Composable] = [sql.SQL("tenant = %(tenant)s")]
+    params: dict[str, Any] = {"tenant": flt.tenant, "limit": limit}
+    for name in ("project_id", "agent_id", "session_id"):
+        value = getattr(flt, name)
+        if value is not None:
+            where.append(sql.SQL("{} = %({})s").format(sql.Identifier(name), sql.SQL(name)))
+            params[name] = value
+    if flt.since is not None:
+        where.append(sql.SQL("ts >= %(since)s"))
+        params["since"] = flt.since
+    if flt.until is not None:
+        where.append(sql.SQL("ts < %(until)s"))
+        params["until"] = flt.until
+    if after is not None:
+        op = sql.SQL(">") if order == "asc" else sql.SQL("<")
+        where.append(sql.SQL("(ts, seq) {} (%(after_ts)s, %(after_seq)s)").format(op))
+        params["after_ts"], params["after_seq"] = after
+    direction = sql.SQL("ASC") if order == "asc" else sql.SQL("DESC")
+    query = sql.SQL(
+        "SELECT {cols} FROM events WHERE {where} ORDER BY ts {dir}, seq {dir} LIMIT %(limit)s"
+    ).format(cols=_COLUMNS, where=sql.SQL(" AND ").join(where), dir=direction)
+    async with conn.cursor(row_factory=dict_row) as cur:
+        await cur.execute(query, params)
+        return await cur.fetchall()
+
+
+async def get_event(conn: AsyncConnection, tenant: str, event_id: str) -> dict[str, Any] | None:
+    async with conn.cursor(row_factory=dict_row) as cur:
+        await cur.execute(QUERIES["event_by_id"], {"tenant": tenant, "event_id": event_id})
+        return await cur.fetchone()
+
+
+async def count_events(conn: AsyncConnection, tenant: str) -> int:
+    cur = await conn.execute(QUERIES["count_events"], {"tenant": tenant})
+    row = await cur.fetchone()
+    return int(row[0]) if row else 0

@@ -1,0 +1,20 @@
+"""Run the recorder: ``python -m agent_memory_recorder``."""
+
+from __future__ import annotations
+
+import asyncio
+
+from agent_memory_common.logs import configure_logging
+
+from agent_memory_recorder.app import run
+from agent_memory_recorder.settings import Settings
+
+
+def main() -> None:
+    settings = Settings()
+    configure_logging("recorder", settings.log_level, settings.log_json)
+    asyncio.run(run(settings))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,15 @@
+"""Recorder settings: ``AGENT_MEMORY_RECORDER__*`` plus the common ones."""
+
+from __future__ import annotations
+
+from agent_memory_common.settings import CommonSettings
+from pydantic import BaseModel, Field
+
+
+class RecorderOptions(BaseModel):
+    batch_size: int = Field(default=500, ge=1, le=5000)
+    pool_size: int = Field(default=2, ge=1)
+
+
+class Settings(CommonSettings):
+    recorder: RecorderOptions = RecorderOptions()

@@ -1,0 +1,55 @@
+"""Bearer tokens: no or unknown token is 401, and the token (never the body) decides the tenant."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from agent_memory_embedded.servers import NatsServer
+from agent_memory_embedded.testing import Stack, make_stack
+
+from tests.helpers import drained, eventually, make_event
+
+A = {"authorization": "Bearer token-a"}
+B = {"authorization": "Bearer token-b"}
+
+
+@pytest.fixture
+def secured(nats_server: NatsServer, pg_dsn: str, tmp_path: Path) -> Iterator[Stack]:
+    s = make_stack(nats_server, pg_dsn, tmp_path, AGENT_MEMORY_TOKENS="token-a:acme,token-b:globex")
+    try:
+        for name in ("gateway", "recorder", "query"):
+            s.start(name)
+        yield s
+    finally:
+        s.stop()
+
+
+def test_missing_or_unknown_token_is_401(secured: Stack) -> None:
+    for headers in ({}, {"authorization": "Bearer nope"}, {"authorization": "Basic abc"}):
+        r = httpx.post(f"{secured.gateway_url}/v1/events", json=make_event(1), headers=headers)
+        assert r.status_code == 401, r.text
+        assert "www-authenticate" in r.headers
+        q = httpx.get(f"{secured.query_url}/v1/events", headers=headers)
+        assert q.status_code == 401
+
+
+def test_token_decides_tenant_and_tenants_never_see_each_other(secured: Stack) -> None:
+    same_id = make_event(1, text="acme's secret plan")
+    assert (
+        httpx.post(f"{secured.gateway_url}/v1/events", json=same_id, headers=A).status_code == 202
+    )
+    other = make_event(1, text="globex's plan")
+    assert httpx.post(f"{secured.gateway_url}/v1/events", json=other, headers=B).status_code == 202
+    eventually(lambda: drained(secured.query_url, 1, A), what="acme's event")
+    eventually(lambda: drained(secured.query_url, 1, B), what="globex's event")
+
+    a = httpx.get(f"{secured.query_url}/v1/events", headers=A).json()["events"]
+    b = httpx.get(f"{secured.query_url}/v1/events", headers=B).json()["events"]
+    assert [e["text"] for e in a] == ["acme's secret plan"]
+    assert [e["text"] for e in b] == ["globex's plan"]
+    assert a[0]["tenant"] == "acme" and b[0]["tenant"] == "globex"
+    one = httpx.get(f"{secured.query_url}/v1/events/e-000001", headers=B).json()
+    assert one["text"] == "globex's plan"

@@ -1,0 +1,86 @@
+"""Every kind of bad input gets a 4xx naming the field, never a 500, and nothing is stored."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+from agent_memory_embedded.testing import Stack
+
+from tests.helpers import make_event
+
+GOOD = make_event(1)
+
+
+def _without(key: str) -> dict[str, Any]:
+    return {k: v for k, v in GOOD.items() if k != key}
+
+
+CASES: list[tuple[str, bytes | dict[str, Any] | list[Any], int, str | None]] = [
+    ("malformed json", b'{"project_id": ', 400, None),
+    ("invalid utf-8", b'{"text": "\xff\xfe"}', 400, None),
+    ("not an object", b'"just a string"', 422, "body"),
+    ("missing text", _without("text"), 422, "text"),
+    ("missing project", _without("project_id"), 422, "project_id"),
+    ("text not a string", {**GOOD, "text": 42}, 422, "text"),
+    ("unknown role", {**GOOD, "role": "robot"}, 422, "role"),
+    ("unknown type", {**GOOD, "type": "thought"}, 422, "type"),
+    ("metadata not an object", {**GOOD, "metadata": [1, 2]}, 422, "metadata"),
+    ("ts in seconds", {**GOOD, "ts": 1767225600}, 422, "ts"),
+    ("ts not a date", {**GOOD, "ts": "last tuesday"}, 422, "ts"),
+    ("ts boolean", {**GOOD, "ts": True}, 422, "ts"),
+    ("unknown field", {**GOOD, "sesion_id": "typo"}, 422, "sesion_id"),
+    ("empty project", {**GOOD, "project_id": ""}, 422, "project_id"),
+    ("control char in id", {**GOOD, "session_id": "a\nb"}, 422, "session_id"),
+    ("tenant in body", {**GOOD, "tenant": "other"}, 422, "tenant"),
+    ("batch not a list", {"events": {"a": 1}}, 422, "events"),
+    ("empty batch", {"events": []}, 422, "events"),
+    ("bad item in batch", {"events": [GOOD, {**GOOD, "role": "x"}]}, 422, "events[1].role"),
+    ("extra key beside events", {"events": [GOOD], "x": 1}, 422, "x"),
+    ("oversize event", {**GOOD, "text": "x" * (256 * 1024 + 1)}, 413, "text"),
+    ("oversize batch", {"events": [make_event(i) for i in range(1001)]}, 413, "events"),
+]
+
+
+@pytest.mark.parametrize(("name", "body", "status", "field"), CASES, ids=[c[0] for c in CASES])
+def test_bad_input_is_a_clear_4xx(
+    shared_stack: Stack,
+    name: str,
+    body: bytes | dict[str, Any] | list[Any],
+    status: int,
+    field: str | None,
+) -> None:
+    url = f"{shared_stack.gateway_url}/v1/events"
+    if isinstance(body, bytes):
+        r = httpx.post(url, content=body, headers={"content-type": "application/json"})
+    else:
+        r = httpx.post(url, json=body)
+    assert r.status_code == status, r.text
+    payload = r.json()
+    assert payload["error"] and payload["message"]
+    if field is not None:
+        assert payload["field"] == field, payload
+
+
+def test_oversize_body_is_refused_before_reading_it_all(shared_stack: Stack) -> None:
+    big = b'{"events": [' + b" " * (17 * 1024 * 1024) + b"]}"
+    r = httpx.post(
+        f"{shared_stack.gateway_url}/v1/events",
+        content=big,
+        headers={"content-type": "application/json"},
+    )
+    assert r.status_code == 413
+    assert r.json()["field"] == "body"
+
+
+def test_nothing_from_bad_requests_is_stored(stack: Stack) -> None:
+    for _, body, _, _ in CASES[:6]:
+        if isinstance(body, bytes):
+            httpx.post(f"{stack.gateway_url}/v1/events", content=body)
+        else:
+            httpx.post(f"{stack.gateway_url}/v1/events", json=body)
+    assert httpx.post(f"{stack.gateway_url}/v1/events", json=make_event(99)).status_code == 202
+    from tests.helpers import drained, eventually
+
+    eventually(lambda: drained(stack.query_url, 1), what="only the good event stored")
