@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
 
@@ -48,23 +49,34 @@ def _cmd_status(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+# Further command groups live in their own modules (``toc.py``, ``search.py``, ``hooks.py``...)
+# and expose ``register(subparsers)``, which adds their parsers with ``set_defaults(run=...)``;
+# ``run`` takes (settings, args) and returns the exit code. Add the module name here.
+COMMAND_MODULES: tuple[str, ...] = ()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="agent-memory", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("up", help="start the embedded stack and every service (Ctrl-C stops)")
-    sub.add_parser("migrate", help="create the database if needed and apply migrations")
+    sub.add_parser(
+        "up", help="start the embedded stack and every service (Ctrl-C stops)"
+    ).set_defaults(run=_cmd_up)
+    sub.add_parser(
+        "migrate", help="create the database if needed and apply migrations"
+    ).set_defaults(run=_cmd_migrate)
     status = sub.add_parser("status", help="pipeline backlog and stored event count")
     status.add_argument("--token", help="bearer token, when tokens are configured")
+    status.set_defaults(run=_cmd_status)
+    for name in COMMAND_MODULES:
+        importlib.import_module(f"agent_memory_cli.{name}").register(sub)
     return parser
-
-
-COMMANDS = {"up": _cmd_up, "migrate": _cmd_migrate, "status": _cmd_status}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     settings = Settings()
-    return COMMANDS[args.command](settings, args)
+    code: int = args.run(settings, args)
+    return code
 
 
 if __name__ == "__main__":
