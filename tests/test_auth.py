@@ -7,9 +7,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+
 from agent_memory_embedded.servers import NatsServer
 from agent_memory_embedded.testing import Stack, make_stack
-
 from tests.helpers import drained, eventually, make_event
 
 A = {"authorization": "Bearer token-a"}

@@ -6,8 +6,8 @@ from typing import Any
 
 import httpx
 import pytest
-from agent_memory_embedded.testing import Stack
 
+from agent_memory_embedded.testing import Stack
 from tests.helpers import make_event
 
 GOOD = make_event(1)

@@ -8,8 +8,8 @@ import time
 import httpx
 import psycopg
 import pytest
-from agent_memory_embedded.testing import Stack
 
+from agent_memory_embedded.testing import Stack
 from tests.helpers import drained, eventually, make_event
 
 pytestmark = pytest.mark.slow

@@ -7,8 +7,8 @@ import time
 
 import httpx
 import psycopg
-from agent_memory_embedded.testing import Stack
 
+from agent_memory_embedded.testing import Stack
 from tests.helpers import drained, eventually, make_event
 
 

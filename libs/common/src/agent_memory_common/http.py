@@ -10,12 +10,25 @@ from __future__ import annotations
 import hmac
 from typing import Any
 
+import orjson
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 LOCAL_TENANT = "default"
+
+
+class JSONBytesResponse(Response):
+    """JSON rendered by orjson: datetimes as RFC 3339, and several times faster than json.
+
+    FastAPI deprecated its own ORJSONResponse; this is the same few lines, kept here.
+    """
+
+    media_type = "application/json"
+
+    def render(self, content: Any) -> bytes:
+        return orjson.dumps(content, option=orjson.OPT_SERIALIZE_NUMPY)
 
 
 class ApiError(Exception):

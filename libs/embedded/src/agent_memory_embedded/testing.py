@@ -18,9 +18,9 @@ from pathlib import Path
 import httpx
 import psycopg
 import pytest
-from agent_memory_common.db import apply_migrations
 from psycopg import sql
 
+from agent_memory_common.db import apply_migrations
 from agent_memory_embedded.servers import ManagedProcess, NatsServer, PostgresServer, free_port
 
 TEMPLATE_DB = "agent_memory_template"

@@ -8,11 +8,11 @@ import sys
 from collections.abc import Sequence
 
 import httpx
-from agent_memory_common.db import prepare_database
-from agent_memory_common.logs import configure_logging
 
 from agent_memory_cli.settings import Settings
 from agent_memory_cli.supervisor import Supervisor
+from agent_memory_common.db import prepare_database
+from agent_memory_common.logs import configure_logging
 
 
 def _cmd_up(settings: Settings, _: argparse.Namespace) -> int:

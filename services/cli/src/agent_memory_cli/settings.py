@@ -6,8 +6,9 @@ The service addresses are read from the same variables the services read
 
 from __future__ import annotations
 
-from agent_memory_common.settings import DEFAULT_NATS_PORT, DEFAULT_PG_PORT, CommonSettings
 from pydantic import BaseModel, Field
+
+from agent_memory_common.settings import DEFAULT_NATS_PORT, DEFAULT_PG_PORT, CommonSettings
 
 
 class EmbeddedOptions(BaseModel):

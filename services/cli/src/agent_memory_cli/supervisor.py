@@ -17,11 +17,10 @@ from functools import partial
 from types import FrameType
 from typing import IO
 
+from agent_memory_cli.settings import Settings
 from agent_memory_common.db import prepare_database
 from agent_memory_embedded import ManagedProcess, NatsServer, PostgresServer
 from agent_memory_embedded.servers import port_open
-
-from agent_memory_cli.settings import Settings
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,13 @@ from typing import Any
 
 import nats.errors
 import nats.js.errors
+from fastapi import FastAPI, Request
+
 from agent_memory_common.errors import TransientError
 from agent_memory_common.event import EventIn
 from agent_memory_common.http import (
     ApiError,
+    JSONBytesResponse,
     TenantResolver,
     error_responses,
     install_error_handlers,
@@ -27,9 +30,6 @@ from agent_memory_common.logs import get_logger
 from agent_memory_common.natslink import NatsLink
 from agent_memory_common.streams import ensure_pipeline
 from agent_memory_common.subjects import event_subject, msg_id
-from fastapi import FastAPI, Request
-from fastapi.responses import ORJSONResponse
-
 from agent_memory_gateway.intake import normalise, parse_body, validate
 from agent_memory_gateway.redaction import Redactor
 from agent_memory_gateway.settings import Settings
@@ -145,7 +145,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         title="agent-memory ingest gateway",
         version="0.1.0",
         lifespan=lifespan,
-        default_response_class=ORJSONResponse,
+        default_response_class=JSONBytesResponse,
     )
     app.state.gateway = gateway
     install_error_handlers(app)
@@ -178,11 +178,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             }
         },
     )
-    async def post_events(request: Request) -> ORJSONResponse:
+    async def post_events(request: Request) -> JSONBytesResponse:
         """Answers 202 only after JetStream has acknowledged every event of the request."""
         tenant = gateway.resolver.tenant_for(request.headers.get("authorization"))
         body = await gateway.read_body(request)
-        return ORJSONResponse(await gateway.accept(tenant, body), status_code=202)
+        return JSONBytesResponse(await gateway.accept(tenant, body), status_code=202)
 
     @app.get("/healthz", summary="The process is alive")
     async def healthz() -> dict[str, str]:

@@ -6,12 +6,16 @@ import contextlib
 from collections.abc import AsyncIterator
 
 import psycopg
-from agent_memory_common.db import make_pool, prepare_database
-from agent_memory_common.http import ApiError, TenantResolver, install_error_handlers
-from agent_memory_common.natslink import NatsLink
 from fastapi import FastAPI
-from fastapi.responses import ORJSONResponse
 
+from agent_memory_common.db import make_pool, prepare_database
+from agent_memory_common.http import (
+    ApiError,
+    JSONBytesResponse,
+    TenantResolver,
+    install_error_handlers,
+)
+from agent_memory_common.natslink import NatsLink
 from agent_memory_query import routes_events, routes_status
 from agent_memory_query.context import QueryContext
 from agent_memory_query.settings import Settings
@@ -40,14 +44,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         title="agent-memory query service",
         version="0.1.0",
         lifespan=lifespan,
-        default_response_class=ORJSONResponse,
+        default_response_class=JSONBytesResponse,
     )
     install_error_handlers(app)
 
     @app.exception_handler(psycopg.OperationalError)
-    async def _pg_down(_: object, exc: psycopg.OperationalError) -> ORJSONResponse:
+    async def _pg_down(_: object, exc: psycopg.OperationalError) -> JSONBytesResponse:
         err = ApiError(503, "unavailable", "Postgres unavailable", headers={"Retry-After": "2"})
-        return ORJSONResponse(err.body(), status_code=503, headers=err.headers)
+        return JSONBytesResponse(err.body(), status_code=503, headers=err.headers)
 
     app.include_router(routes_events.router)
     app.include_router(routes_status.router)

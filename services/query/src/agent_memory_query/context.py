@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated
 
-from agent_memory_common.http import TenantResolver
-from agent_memory_common.natslink import NatsLink
 from fastapi import Depends, Request
 from psycopg_pool import AsyncConnectionPool
 
+from agent_memory_common.http import TenantResolver
+from agent_memory_common.natslink import NatsLink
 from agent_memory_query.settings import Settings
 
 

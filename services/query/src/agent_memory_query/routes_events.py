@@ -7,9 +7,9 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 import orjson
-from agent_memory_common.http import ApiError, error_responses
 from fastapi import APIRouter, Path, Query
 
+from agent_memory_common.http import ApiError, error_responses
 from agent_memory_query.context import Ctx, Tenant
 from agent_memory_query.store import EventFilter, get_event, list_events
 from agent_memory_query.timeparam import parse_time_param

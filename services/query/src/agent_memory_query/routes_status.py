@@ -7,11 +7,11 @@ from typing import Any
 import nats.errors
 import nats.js.errors
 import psycopg
+from fastapi import APIRouter
+
 from agent_memory_common.errors import TransientError
 from agent_memory_common.http import ApiError, error_responses
 from agent_memory_common.streams import PIPELINE_CONSUMERS
-from fastapi import APIRouter
-
 from agent_memory_query.context import Ctx, Tenant
 from agent_memory_query.store import count_events
 

@@ -7,9 +7,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from agent_memory_common.db import load_queries
 from psycopg import AsyncConnection, sql
 from psycopg.rows import dict_row
+
+from agent_memory_common.db import load_queries
 
 QUERIES = load_queries(__package__ or "")
 

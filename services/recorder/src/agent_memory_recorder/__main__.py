@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 
 from agent_memory_common.logs import configure_logging
-
 from agent_memory_recorder.app import run
 from agent_memory_recorder.settings import Settings
 

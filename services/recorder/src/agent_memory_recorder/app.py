@@ -11,7 +11,6 @@ from agent_memory_common.db import make_pool, prepare_database
 from agent_memory_common.logs import get_logger
 from agent_memory_common.natslink import NatsLink
 from agent_memory_common.streams import RECORDER, ensure_pipeline
-
 from agent_memory_recorder.handler import record
 from agent_memory_recorder.settings import Settings
 

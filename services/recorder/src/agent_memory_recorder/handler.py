@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agent_memory_common.consumer import Publication
-from agent_memory_common.event import Event
-from agent_memory_common.subjects import msg_id, recorded_subject
 from nats.aio.msg import Msg
 from psycopg import AsyncConnection
 
+from agent_memory_common.consumer import Publication
+from agent_memory_common.event import Event
+from agent_memory_common.subjects import msg_id, recorded_subject
 from agent_memory_recorder.store import insert_events
 
 

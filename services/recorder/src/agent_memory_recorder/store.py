@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import orjson
+from psycopg import AsyncConnection
+
 from agent_memory_common.db import load_queries
 from agent_memory_common.event import Event
-from psycopg import AsyncConnection
 
 QUERIES = load_queries(__package__ or "")
 
