@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import uvicorn
-from agent_memory_common.logs import configure_logging
 
+from agent_memory_common.logs import configure_logging
 from agent_memory_gateway.app import create_app
 from agent_memory_gateway.settings import Settings
 

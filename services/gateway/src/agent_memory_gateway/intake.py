@@ -10,10 +10,10 @@ from datetime import datetime
 from typing import Any
 
 import orjson
-from agent_memory_common.event import Event, EventIn
-from agent_memory_common.http import ApiError, validation_details
 from pydantic import TypeAdapter, ValidationError
 
+from agent_memory_common.event import Event, EventIn
+from agent_memory_common.http import ApiError, validation_details
 from agent_memory_gateway.redaction import Redactor
 from agent_memory_gateway.settings import GatewayOptions
 

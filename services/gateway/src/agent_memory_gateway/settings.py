@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from agent_memory_common.settings import CommonSettings
 from pydantic import BaseModel, Field
+
+from agent_memory_common.settings import CommonSettings
 
 
 class GatewayOptions(BaseModel):
