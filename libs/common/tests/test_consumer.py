@@ -1,0 +1,113 @@
+"""The consumer runner on a real nats-server and Postgres: ack after commit, idempotent redelivery,
+poison to the dead-letter stream, and recovery after Postgres refuses work."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Sequence
+
+import nats
+import psycopg
+from nats.aio.msg import Msg
+from psycopg import AsyncConnection
+
+from agent_memory_common.consumer import ConsumerRunner, Publication, claim
+from agent_memory_common.db import make_pool
+from agent_memory_common.errors import PoisonMessageError
+from agent_memory_common.natslink import NatsLink
+from agent_memory_common.settings import CommonSettings
+from agent_memory_common.streams import ConsumerSpec, ensure_streams
+from agent_memory_common.subjects import STREAM_DLQ, STREAM_EVENTS
+from agent_memory_embedded.servers import NatsServer
+
+SPEC = ConsumerSpec(
+    durable="test-consumer", stream=STREAM_EVENTS, filter_subject="mem.events.>", batch_size=10
+)
+
+
+async def _setup(nats_url: str, dsn: str) -> None:
+    nc = await nats.connect(nats_url)
+    await ensure_streams(nc.jetstream(), CommonSettings(nats_url=nats_url, pg_dsn=dsn))
+    async with await psycopg.AsyncConnection.connect(dsn) as conn:
+        await conn.execute("CREATE TABLE seen (msg_id text PRIMARY KEY, n int NOT NULL DEFAULT 1)")
+        await conn.commit()
+    for i in range(25):
+        body = b"poison" if i == 7 else f"m{i}".encode()
+        await nc.jetstream().publish("mem.events.t.p", body, headers={"Nats-Msg-Id": f"m{i}"})
+    await nc.close()
+
+
+async def handler(conn: AsyncConnection, msgs: Sequence[Msg]) -> list[Publication]:
+    for msg in msgs:
+        if msg.data == b"poison":
+            raise PoisonMessageError("cannot parse")
+        if await claim(conn, SPEC.durable, msg.data.decode()):
+            await conn.execute("INSERT INTO seen (msg_id) VALUES (%s)", (msg.data.decode(),))
+    return []
+
+
+async def _run_until(runner: ConsumerRunner, done: int, timeout: float = 30) -> None:
+    stop = asyncio.Event()
+    task = asyncio.create_task(runner.run(stop))
+    try:
+        async with asyncio.timeout(timeout):
+            while runner.processed < done:
+                await asyncio.sleep(0.05)
+    finally:
+        stop.set()
+        await task
+
+
+async def test_runner_stores_each_message_once_and_dead_letters_poison(
+    nats_server: NatsServer, pg_dsn: str
+) -> None:
+    await _setup(nats_server.url, pg_dsn)
+    link = NatsLink([nats_server.url], name="t")
+    await link.start(wait=5)
+    pool = make_pool(pg_dsn)
+    await pool.open()
+    try:
+        await _run_until(ConsumerRunner(link, pool, SPEC, handler), done=24)
+        # replaying every message (as after a crash before the ack) changes nothing
+        js = link.require_js()
+        await js.delete_consumer(STREAM_EVENTS, SPEC.durable)
+        await _run_until(ConsumerRunner(link, pool, SPEC, handler), done=24)
+        dlq = await js.stream_info(STREAM_DLQ)
+        assert dlq.state.messages == 2  # the poison message, once per run
+    finally:
+        await pool.close()
+        await link.close()
+    with psycopg.connect(pg_dsn) as conn:
+        rows = conn.execute("SELECT count(*), max(n) FROM seen").fetchone()
+    assert rows == (24, 1)
+
+
+async def test_runner_naks_while_postgres_refuses_and_catches_up(
+    nats_server: NatsServer, pg_dsn: str
+) -> None:
+    await _setup(nats_server.url, pg_dsn)
+    link = NatsLink([nats_server.url], name="t")
+    await link.start(wait=5)
+    pool = make_pool(pg_dsn)
+    await pool.open()
+    with psycopg.connect(pg_dsn, autocommit=True) as admin:
+        admin.execute("ALTER TABLE seen ADD CONSTRAINT refuse CHECK (n < 0) NOT VALID")
+        runner = ConsumerRunner(link, pool, SPEC, handler)
+        stop = asyncio.Event()
+        task = asyncio.create_task(runner.run(stop))
+        await asyncio.sleep(2)
+        assert runner.processed == 0  # every attempt failed and was nak'ed, nothing acked
+        admin.execute("ALTER TABLE seen DROP CONSTRAINT refuse")
+        try:
+            async with asyncio.timeout(60):
+                while runner.processed < 24:
+                    await asyncio.sleep(0.1)
+        finally:
+            stop.set()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            await pool.close()
+            await link.close()
+    with psycopg.connect(pg_dsn) as conn:
+        assert conn.execute("SELECT count(*) FROM seen").fetchone() == (24,)

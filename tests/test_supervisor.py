@@ -1,0 +1,155 @@
+"""``agent-memory up`` (what ``make run`` runs): starts everything, restarts a dead service,
+stops cleanly on SIGTERM, and a second start finds the earlier data."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import psutil
+import pytest
+
+from agent_memory_embedded.servers import free_port
+from tests.helpers import eventually, make_event
+
+pytestmark = pytest.mark.slow
+
+
+class Up:
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self.gateway = f"http://127.0.0.1:{free_port()}"
+        self.query = f"http://127.0.0.1:{free_port()}"
+        self.env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith("AGENT_MEMORY_")  # the stack must be the embedded one
+        }
+        self.env.update(
+            AGENT_MEMORY_HOME=str(home),
+            AGENT_MEMORY_EMBEDDED__NATS_PORT=str(free_port()),
+            AGENT_MEMORY_EMBEDDED__PG_PORT=str(free_port()),
+            AGENT_MEMORY_GATEWAY__PORT=self.gateway.rsplit(":", 1)[1],
+            AGENT_MEMORY_QUERY__PORT=self.query.rsplit(":", 1)[1],
+        )
+        self.out = home / "up.out"
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.offset = 0
+
+    def start(self) -> None:
+        self.home.mkdir(parents=True, exist_ok=True)
+        self.offset = len(self.output())
+        with open(self.out, "ab") as out:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "agent_memory_cli", "up"],
+                env=self.env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        eventually(
+            lambda: "agent-memory is running" in self.output()[self.offset :] or self._died(),
+            timeout=120,
+            what="agent-memory up banner",
+        )
+        assert self.proc.poll() is None, self.output()
+
+    def _died(self) -> bool:
+        return self.proc is not None and self.proc.poll() is not None
+
+    def output(self) -> str:
+        return self.out.read_text(errors="replace") if self.out.exists() else ""
+
+    def children(self) -> list[psutil.Process]:
+        assert self.proc is not None
+        return psutil.Process(self.proc.pid).children(recursive=True)
+
+    def service_pid(self, module: str) -> int | None:
+        for child in self.children():
+            try:
+                if module in " ".join(child.cmdline()):
+                    return child.pid
+            except psutil.NoSuchProcess:
+                continue
+        return None
+
+    def stop(self) -> int:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGTERM)
+        return self.proc.wait(timeout=60)
+
+
+@pytest.fixture
+def up(tmp_path: Path) -> Iterator[Up]:
+    u = Up(tmp_path / "home")
+    yield u
+    if u.proc is not None and u.proc.poll() is None:
+        u.proc.kill()
+        u.proc.wait()
+    for child in psutil.process_iter():  # nothing of this test may outlive it
+        try:
+            if str(u.home) in " ".join(child.cmdline()) or str(u.home) in str(child.environ()):
+                child.kill()
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+
+
+def _stored(query: str, event_id: str) -> bool:
+    try:
+        return httpx.get(f"{query}/v1/events/{event_id}", timeout=5).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def test_up_runs_restarts_stops_and_keeps_data(up: Up) -> None:
+    up.start()
+    out = up.output()
+    assert up.gateway in out and up.query in out
+
+    r = httpx.post(f"{up.gateway}/v1/events", json=make_event(1), timeout=10)
+    assert r.status_code == 202, r.text
+    eventually(lambda: _stored(up.query, "e-000001"), what="event recorded")
+
+    # a service that dies is restarted by the supervisor
+    old = up.service_pid("agent_memory_recorder")
+    assert old is not None
+    os.kill(old, signal.SIGKILL)
+    eventually(
+        lambda: (pid := up.service_pid("agent_memory_recorder")) is not None and pid != old,
+        timeout=30,
+        what="recorder restarted",
+    )
+    assert httpx.post(f"{up.gateway}/v1/events", json=make_event(2), timeout=10).status_code == 202
+    eventually(lambda: _stored(up.query, "e-000002"), what="event recorded after restart")
+
+    children = up.children()
+    started = time.monotonic()
+    assert up.stop() == 0
+    assert time.monotonic() - started < 45
+    _, alive = psutil.wait_procs(children, timeout=10)
+    assert not alive, f"left running: {alive}"
+    assert "stopped" in up.output()
+
+    # a second start finds all earlier data
+    up.start()
+    assert _stored(up.query, "e-000001") and _stored(up.query, "e-000002")
+    assert up.stop() == 0
+
+
+def test_second_up_on_same_home_is_refused(up: Up) -> None:
+    up.start()
+    second = subprocess.run(
+        [sys.executable, "-m", "agent_memory_cli", "up"],
+        env=up.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert second.returncode != 0
+    assert "another 'agent-memory up'" in second.stdout + second.stderr
+    assert up.stop() == 0
