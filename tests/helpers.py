@@ -40,12 +40,27 @@ def make_event(
     return event
 
 
-def drained(query_url: str, expected: int, headers: dict[str, str] | None = None) -> bool:
+def drained(
+    query_url: str,
+    expected: int,
+    headers: dict[str, str] | None = None,
+    consumers: tuple[str, ...] = ("recorder",),
+) -> bool:
+    """True when ``expected`` events are stored and the named consumers have caught up.
+
+    The status endpoint's own ``drained`` covers every pipeline stage; event-log tests run only
+    the services they need, so they look at the consumers of those services.
+    """
     try:
         status = httpx.get(f"{query_url}/v1/status", headers=headers, timeout=5).json()
     except (httpx.HTTPError, ValueError):
         return False
-    return bool(status.get("drained")) and status.get("events_stored") == expected
+    caught_up = all(
+        c.get("exists") and c["pending"] == 0 and c["ack_pending"] == 0
+        for c in status.get("consumers", [])
+        if c.get("name") in consumers
+    )
+    return caught_up and status.get("events_stored") == expected
 
 
 def stored_count(query_url: str, headers: dict[str, str] | None = None) -> int:
