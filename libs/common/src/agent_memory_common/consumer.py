@@ -38,6 +38,7 @@ log = get_logger(__name__)
 POISON_AFTER_DELIVERIES = 8
 TRANSIENT = (
     TransientError,
+    TimeoutError,
     psycopg.OperationalError,
     nats.errors.TimeoutError,
     nats.errors.ConnectionClosedError,
@@ -116,7 +117,7 @@ class ConsumerRunner:
         while not stop.is_set():
             try:
                 msgs = await sub.fetch(self._spec.batch_size, timeout=self._spec.fetch_timeout_s)
-            except nats.errors.TimeoutError:
+            except TimeoutError:  # nats-py raises its own or asyncio's: nothing to fetch
                 continue
             if msgs:
                 await self.process(msgs)

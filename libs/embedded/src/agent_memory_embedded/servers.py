@@ -76,6 +76,7 @@ class ManagedProcess:
 
     def start(self, timeout: float = 30.0) -> None:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._close_log()
         self._log = open(self.log_path, "ab")  # noqa: SIM115 - lives as long as the process
         self.proc = subprocess.Popen(
             self.argv,
@@ -115,6 +116,7 @@ class ManagedProcess:
         if self.proc is not None and self.alive():
             self.proc.kill()
             self.proc.wait()
+        self._close_log()
 
     def stop(self, timeout: float = 15.0) -> None:
         if self.proc is None:
@@ -127,6 +129,9 @@ class ManagedProcess:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        self._close_log()
+
+    def _close_log(self) -> None:
         if self._log is not None:
             self._log.close()
             self._log = None
