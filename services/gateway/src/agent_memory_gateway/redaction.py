@@ -1,26 +1,946 @@
-"""TEMPORARY STUB (lead's smoke test) - helper-1 replaces this file with the real detector."""
+"""Secret redaction for ingested events, run before anything is published.
+
+Raw events are kept append-only forever, so a secret that gets past this module can never be
+taken back: every rule errs towards redacting. The output is a typed placeholder,
+``[REDACTED:<kind>]``, so a later reader (human or agent) still knows *what* was there.
+
+Why not a library: Yelp's ``detect-secrets`` 1.5 (the maintained Python option) was measured on
+this gateway's workload, a 100-event batch of ~300-byte texts. Its ad-hoc ``scan_line`` API took
+~210-270 ms per batch with the default plugins and ~21 ms with only the regex plugins, against a
+budget of well under 1 ms for the batch (the whole request has a p99 of 10 ms). It also returns
+secret *values*, not spans, works line by line, misses ``Bearer`` tokens, and its entropy
+plugins flag git commit ids. So this is a compiled-regex detector whose rules follow the
+gitleaks and detect-secrets rule sets (see ``docs/redaction.md`` for the list and the timing).
+
+Why it is fast: Python's ``re`` has no multi-pattern (Aho-Corasick) search, and one big
+alternation, or 30 regexes each scanning the whole text, costs tens of microseconds per event.
+Instead, every rule names short *trigger* literals (``AKIA``, ``ghp_``, ``password``...). One
+prefilter regex is built from all triggers, each anchored on its rarest character. sre's
+first-character set then skips most of a clean text in C, and fixed-width look-arounds confirm
+the rest of the literal. An empty marker group says which rule fired and where, and only that
+rule's regex is then run, with ``match`` at that position rather than a full scan. Clean text
+costs one prefilter pass of a few microseconds per 300 bytes.
+
+Overlaps: every rule sees the original text. Spans are resolved by rule priority (user patterns
+first, then provider-specific rules, then the generic heuristics), so ``token: ghp_...`` is
+reported as ``github_token`` rather than ``generic_secret``. A lower-priority span that sticks
+out of a higher one is merged into it, never dropped, so no tail of a secret is left behind.
+
+A ``Redactor`` is immutable once built, so one instance can be shared by every request and
+thread.
+"""
 
 from __future__ import annotations
 
+import base64
+import binascii
+import bisect
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
-_AWS = re.compile(r"AKIA[0-9A-Z]{16}")
+__all__ = ["Redactor"]
+
+_Span = tuple[int, int]
+_Extractor = Callable[[re.Match[str]], _Span | None]
+
+# --------------------------------------------------------------------------------------------
+# Value heuristics shared by the assignment-style rules
+# --------------------------------------------------------------------------------------------
+
+# Words that, as a value, mean "no secret here" (nulls, booleans, type names in annotations such
+# as ``password: str``, and the markers other tools leave after their own masking).
+_NOT_A_VALUE = frozenset(
+    {
+        "none", "null", "nil", "undefined", "true", "false", "yes", "no", "on", "off",
+        "empty", "str", "string", "bytes", "int", "integer", "bool", "boolean", "any", "object",
+        "secretstr", "secretbytes", "optional", "required", "redacted", "hidden", "masked",
+        "filtered", "removed", "placeholder", "bearer", "basic", "token",
+    }
+)  # fmt: skip
+
+# References and templates: the value is resolved elsewhere, so there is nothing to hide and
+# hiding it would lose useful context (``${PASSWORD}``, ``$PGPASSWORD``, ``{{ .Values.pw }}``,
+# ``<your-password>``, ``%(pw)s``, ``[REDACTED:...]`` from an earlier pass).
+# A "$" counts only at the start or as ${...} / $(...), so a password like P@$$w0rd is kept.
+_TEMPLATE = re.compile(
+    r"""^\$[A-Za-z_] | \$\{ | \$\(
+      | \{\{ | \{% | \#\{
+      | ^<[^<>]*>$
+      | ^%\(?[A-Za-z_]*\)?[sd]$ | ^%[A-Za-z_]+%$
+      | ^\[(?:REDACTED|FILTERED|HIDDEN|MASKED)
+    """,
+    re.IGNORECASE | re.VERBOSE,
+)
+# Masks someone already applied: ``***``, ``xxxx``, ``....``, ``••••``.
+_MASK = re.compile(r"[*•·.#?\-]+|x+|X+")
+# Documentation placeholders: ``your-api-key``, ``YOUR_TOKEN_HERE``, ``replace_me``.
+_PLACEHOLDER = re.compile(
+    r"(?:your|replace|change|insert|enter|put|example|placeholder|todo)(?:[_\-. ]|$)|changeme$",
+    re.IGNORECASE,
+)
+_HAS_ALNUM = re.compile(r"[^\W_]")
+# Code references in unquoted position: ``os.environ["X"]``, ``get_pw()``, ``self.password``,
+# ``settings.SECRET_KEY``, ``Optional[str]``.
+_CODE_REF = re.compile(r"[A-Za-z_]\w*(?:(?:\.[A-Za-z_]\w*)+(?:[(\[].*)?|[(\[].*)", re.DOTALL)
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_KEYWORDISH = re.compile(r"pass|pwd|secret|token|key|cred|auth", re.IGNORECASE)
+_KEYWORD_NAMES = frozenset(
+    {"password", "passwd", "pass", "pwd", "passphrase", "secret", "token", "key", "apikey"}
+    | {"credential", "credentials", "auth", "pw"}
+)
+_PLAIN_WORDS = re.compile(r"[A-Za-z_.\-]+")
+
+
+def _is_literal_secret(value: str) -> bool:
+    """Reject values that are clearly not a secret: empty, templates, masks, doc placeholders.
+
+    Runs once per candidate, so the regexes sit behind cheap substring checks.
+    """
+    s = value.strip()
+    if not s or "***" in s or not _HAS_ALNUM.search(s):  # empty, masked, or punctuation only
+        return False
+    if len(s) <= 12 and s.lower() in _NOT_A_VALUE:
+        return False
+    if ("$" in s or "{" in s or s[0] in "<%[") and _TEMPLATE.search(s):
+        return False
+    if s[-5:].lower() in ("_here", "-here"):
+        return False
+    return not (_MASK.fullmatch(s) or _PLACEHOLDER.match(s))
+
+
+def _is_unquoted_secret(value: str) -> bool:
+    """Unquoted values are also code, so variables and calls must not count as secrets."""
+    if len(value) < 3 or not _is_literal_secret(value):
+        return False
+    if value[0] in "!/~" or value.startswith("./"):  # YAML tags and file paths
+        return False
+    if _CODE_REF.fullmatch(value):
+        return False
+    # ``password=password``, ``token=access_token``, ``api_key=API_KEY``: a variable, not a
+    # value. Only snake_case / UPPER_CASE names and the bare keywords count: ``mailpass123``
+    # or ``Hunter2Password`` are more likely real passwords.
+    if value.lower() in _KEYWORD_NAMES:
+        return False
+    return not (
+        "_" in value
+        and _IDENTIFIER.fullmatch(value)
+        and _KEYWORDISH.search(value)
+        and (value.islower() or value.isupper())
+    )
+
+
+_CLOSERS = {")": "(", "]": "[", "}": "{", ">": "<"}
+
+
+def _trim_unquoted(value: str) -> str:
+    """Drop sentence dots, colons and closers the value did not open (``f(pwd=None):``)."""
+    while value:
+        last = value[-1]
+        if last in ".:" or (last in _CLOSERS and value.count(_CLOSERS[last]) < value.count(last)):
+            value = value[:-1]
+        else:
+            break
+    return value
+
+
+def _header_extract(m: re.Match[str]) -> _Span | None:
+    """A header credential, unless it is code: ``authorization = base64.decodebytes(x)``."""
+    start, end = m.span("secret")
+    if m.string.startswith("(", end) or not _is_plausible_token(m.string[start:end]):
+        return None
+    return start, end
+
+
+def _is_plausible_token(value: str) -> bool:
+    """Header credentials are random; ``Bearer authentication`` or ``YOUR_TOKEN`` are not."""
+    if not _is_literal_secret(value):
+        return False
+    return not (_PLAIN_WORDS.fullmatch(value) and len(value) < 32)
+
+
+# Assignment rules (``password = "..."``, ``token: ...``, ``--password x``) share the separator
+# and the value syntax. The key is matched from the trigger literal onwards, so any prefix
+# (``PG``PASSWORD, ``DB_``PASSWORD, ``x-``API-KEY) is allowed. The key must end right at the
+# separator, which leaves ``max_tokens=``, ``token_count:`` and ``password_file=`` alone.
+_ASSIGN_TAIL = r"""
+    (?:
+        (?P<sep>\\?["']?[ \t]*(?::=|=>|=(?!=)|:(?!:))[ \t]*)
+      | (?P<wsep>[ \t]+)
+    )
+    (?:
+        \\"(?P<eq>(?:[^"\\\n]|\\[^"\n]){0,4096})\\"
+      | "(?P<dq>(?:[^"\\\n]|\\.){0,4096})"
+      | '(?P<sq>[^'\n]{0,4096})'
+      | (?P<uq>[^\s"'`,;&\\<>{}()=\[\]][^\s"'`,;&]{0,1023})
+    )
+"""
+
+
+def _word_start(text: str, pos: int, extra: str) -> int:
+    while pos > 0 and (text[pos - 1].isalnum() or text[pos - 1] in extra):
+        pos -= 1
+    return pos
+
+
+def _is_long_flag(text: str, key_start: int) -> bool:
+    return text.startswith("--", _word_start(text, key_start, "_-"))
+
+
+def _is_attribute(text: str, key_start: int) -> bool:
+    i = _word_start(text, key_start, "_")
+    return i > 0 and text[i - 1] == "."
+
+
+_UQ_MAX = 1024  # keep in step with the {0,1023} of the ``uq`` group above
+_UQ_REST = re.compile(r"[^\s\"'`,;&]*")
+_PROSE_GOES_ON = re.compile(r"[ \t]+[A-Za-z]")
+_EXPRESSION_GOES_ON = re.compile(r"[ \t]*(?:[-+*/%|&^<>?=]|(?:if|else|or|and)\b)")
+
+# ``https://x-access-token:ghp_...@github.com``: a key-looking user name in a URL is userinfo,
+# which url_password handles; read as ``token: value`` it would swallow the rest of the URL.
+_IN_URL_AUTHORITY = re.compile(r"://[^\s/?#@'\"<>]*\Z")
+
+
+def _assignment_extract(m: re.Match[str]) -> _Span | None:
+    # Whitespace only separates a key from its value on a command line (``--password x``);
+    # in prose it would turn "re-pass the ball" into a finding.
+    # And ``--password --host db`` (prompt for it) has no value: the next flag is not one.
+    if m.group("wsep") is not None and (
+        not _is_long_flag(m.string, m.start()) or m.string.startswith("-", m.end("wsep"))
+    ):
+        return None
+    if _IN_URL_AUTHORITY.search(m.string, max(0, m.start() - 256), m.start()):
+        return None
+    for group in ("eq", "dq", "sq"):
+        value = m.group(group)
+        if value is not None:
+            return m.span(group) if _is_literal_secret(value) else None
+    start, end = m.span("uq")
+    if end - start >= _UQ_MAX:
+        # The regex is bounded so that dense triggers cannot cost n^2; a genuinely long value
+        # is followed to its end here, once (the caller skips triggers inside the result).
+        rest = _UQ_REST.match(m.string, end)
+        if rest is not None:
+            end = rest.end()
+    value = _trim_unquoted(m.string[start:end])
+    if not _is_unquoted_secret(value):
+        return None
+    sep = m.group("sep") or ""
+    value_end = start + len(value)
+    spaced_equals = "=" in sep and sep.lstrip("\\\"'")[:1] in (" ", "\t")
+    if _IDENTIFIER.fullmatch(value) and (
+        _is_attribute(m.string, m.start())
+        or (spaced_equals and _EXPRESSION_GOES_ON.match(m.string, value_end))
+    ):
+        # ``self.password = user`` and ``Token = Ignore + PlainToken`` are code: an attribute
+        # or a spaced ``=`` followed by an operator. Shell (``PGPASSWORD=x && psql``) and INI
+        # files (``password = hunter2``) have neither, so they are still redacted.
+        return None
+    if (
+        ":" in sep
+        and "=" not in sep
+        and value.isalpha()
+        and _PROSE_GOES_ON.match(m.string, value_end)
+    ):
+        # "a default for a secret: compose refuses to start" is a sentence, not a key. A
+        # colon (unlike "=") is as common in prose as in YAML, and real secrets are rarely a
+        # plain word followed by more words on the same line.
+        return None
+    return start, value_end
+
+
+def _group_or_whole(
+    validate: Callable[[str], bool] | None = None,
+) -> _Extractor:
+    """Replace only the ``secret`` group when the rule has one, so context (keys) survives."""
+
+    def extract(m: re.Match[str]) -> _Span | None:
+        name = "secret" if "secret" in m.re.groupindex else 0
+        start, end = m.span(name)
+        if start < 0 or start == end:
+            return None
+        if validate is not None and not validate(m.string[start:end]):
+            return None
+        return start, end
+
+    return extract
+
+
+def _has_letter_and_digit(body: str) -> bool:
+    return any(c.isdigit() for c in body) and any(c.isalpha() for c in body)
+
+
+def _openai_ok(value: str) -> bool:
+    # Kebab-case words (``sk-learn-style-option-names``) never mix in digits the way keys do.
+    return _has_letter_and_digit(value[3:])
+
+
+def _mixed_case(value: str) -> bool:
+    return any(c.islower() for c in value) and any(c.isupper() for c in value)
+
+
+def _basic_ok(value: str) -> bool:
+    """``Basic <x>`` is only a credential if ``x`` decodes to ``user:password``."""
+    try:
+        raw = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
+        decoded = raw.decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return False
+    return ":" in decoded and decoded.isprintable()
+
+
+def _cookie_ok(value: str) -> bool:
+    return "=" in value and _is_literal_secret(value)
+
+
+def _cookie_extract(m: re.Match[str]) -> _Span | None:
+    value = m.group("secret").rstrip()
+    if not _cookie_ok(value):
+        return None
+    return m.start("secret"), m.start("secret") + len(value)
+
+
+def _luhn_ok(digits: str) -> bool:
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = ord(ch) - 48
+        if i % 2:
+            d *= 2
+            if d > 9:
+                d -= 9
+        total += d
+    return total % 10 == 0
+
+
+def _card_prefix_ok(d: str) -> bool:
+    """Issuer prefixes (Visa, Mastercard, Amex, Diners, JCB, Discover, UnionPay).
+
+    Luhn alone passes one random number in ten; requiring a real issuer prefix rejects most
+    long ids and compact timestamps (``20240501120000`` is not a Mastercard 2-series number).
+    """
+    n2, n3, n4 = int(d[:2]), int(d[:3]), int(d[:4])
+    return (
+        d[0] == "4"
+        or 51 <= n2 <= 55
+        or 2221 <= n4 <= 2720
+        or n2 in (34, 35, 36, 37, 38, 39, 62, 65)
+        or 300 <= n3 <= 305
+        or 644 <= n3 <= 649
+        or n4 == 6011
+    )
+
+
+def _card_ok(value: str) -> bool:
+    digits = "".join(c for c in value if c.isdigit())
+    return 13 <= len(digits) <= 19 and _card_prefix_ok(digits) and _luhn_ok(digits)
+
+
+# --------------------------------------------------------------------------------------------
+# Rules
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Trigger:
+    """A literal that must occur exactly where the rule's regex starts to match.
+
+    ``guard`` is an optional zero-width condition on what follows the literal, checked inside
+    the prefilter. Common words ("42 passed", "tokens", "basic") then never reach Python.
+    """
+
+    literal: str
+    ci: bool = False
+    guard: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class _Rule:
+    """One detector.
+
+    A rule with triggers is only run where the prefilter saw one of them. A rule without
+    triggers is scanned with ``finditer``. That suits user patterns, regexes that start with a
+    literal (sre then searches for it at ``memchr`` speed), and rules whose ``precheck`` can
+    cheaply rule a text out.
+    """
+
+    kind: str
+    regex: re.Pattern[str]
+    extract: _Extractor
+    triggers: tuple[_Trigger, ...] = ()
+    precheck: Callable[[str], bool] | None = None
+
+
+def _cs(*literals: str, guard: str = "") -> tuple[_Trigger, ...]:
+    return tuple(_Trigger(lit, False, guard) for lit in literals)
+
+
+def _ci(*literals: str, guard: str = "") -> tuple[_Trigger, ...]:
+    return tuple(_Trigger(lit, True, guard) for lit in literals)
+
+
+# What may follow an assignment key: a ``_key`` suffix, a closing quote, a separator, or the
+# space before a command-line value. Shared by all rules that use the same literal, because
+# the prefilter emits one alternative per literal.
+_SEP_START = r"""[\\"' \t:=]"""
+_KEY_END = r"(?i:[_\-]?key)?" + _SEP_START
+_SECRET_END = r"(?i:[_\-]?access)?(?i:[_\-]?key)?" + _SEP_START  # + aws_secret_access_key
+_PASS_END = r"(?i:w(?:or)?d|phrase)?" + _SEP_START  # password, passwd, passphrase, bare pass
+
+
+def _rule(
+    kind: str,
+    pattern: str,
+    triggers: tuple[_Trigger, ...] = (),
+    extract: _Extractor | None = None,
+    flags: int = 0,
+    precheck: Callable[[str], bool] | None = None,
+) -> _Rule:
+    return _Rule(
+        kind,
+        re.compile(pattern, flags | re.VERBOSE),
+        extract or _group_or_whole(),
+        triggers,
+        precheck,
+    )
+
+
+# Card numbers are the one rule with no literal to anchor on, and digits are everywhere in
+# logs, so a candidate needs a cheaper gate than a regex: map every byte to a digit, a
+# separator or "other" in C (``bytes.translate``), then look for the digit shapes a card has.
+_DIGIT_SHAPE = bytes(
+    0x30 if 0x30 <= b <= 0x39 else 0x20 if b in (0x20, 0x2D) else 0x78 for b in range(256)
+)
+# 13+ digits in a row, or 4-4-4 / 4-6-4 groups. The shared "0000" prefix lets sre search for a
+# literal, which is faster here than three ``in`` tests on a haystack full of zeros.
+_CARD_SHAPE = re.compile(rb"0000(?:000000000| 0000 0000| 000000 0000)")
+
+
+def _may_contain_url_password(text: str) -> bool:
+    return "@" in text and "://" in text
+
+
+def _may_contain_card(text: str) -> bool:
+    if len(text) < 13:
+        return False
+    shape = text.encode("utf-8", "surrogatepass").translate(_DIGIT_SHAPE)
+    return _CARD_SHAPE.search(shape) is not None
+
+
+_ASSIGNMENT_KEYS_PASSWORD = r"(?i:passw(?:or)?d|passphrase|pwd|(?<![A-Za-z])pass(?![A-Za-z]))"
+# A bare ``auth`` key is only recognised in metadata dict keys: as a text trigger its letters
+# are too common to anchor on cheaply (see the prefilter notes).
+_ASSIGNMENT_KEYS_GENERIC = r"""(?i:
+    (?:secret|token|api[_\-]?key|access[_\-]?key|private[_\-]?key|credentials?)
+    (?:[_\-]?key)?
+)"""
+_BOUNDARY = r"(?<![A-Za-z0-9])"
+
+# Order is priority: earlier rules win overlaps. Provider-specific rules come before the
+# generic heuristics so that the placeholder names the most specific kind.
+_BUILTIN_RULES: tuple[_Rule, ...] = (
+    _rule(
+        "private_key",
+        r"""-----BEGIN[ A-Z0-9]*PRIVATE[ ]KEY(?:[ ]BLOCK)?-----
+            (?:.*?-----END[ A-Z0-9]*PRIVATE[ ]KEY(?:[ ]BLOCK)?-----|.*)
+          | AGE-SECRET-KEY-1[0-9A-Z]{58}""",
+        _cs("-----BEGIN", "AGE-SECRET-KEY-1"),
+        flags=re.DOTALL,
+    ),
+    _rule(
+        "aws_access_key",
+        _BOUNDARY + r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Za-z0-9])",
+        _cs("AKIA", "ASIA", "ABIA", "ACCA", guard="[A-Z0-9]{16}")
+        + _cs("A3T", guard="[A-Z0-9]{17}"),
+    ),
+    _rule(
+        "aws_secret_key",
+        r"""(?i:secret[_\-]?access[_\-]?key|(?<=aws[_\-])secret[_\-]?key)
+            \\?["']?[ \t]*(?::=|=>|=|:)[ \t]*\\?["']?
+            (?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])""",
+        _ci("secret", guard=_SECRET_END),
+    ),
+    _rule(
+        "github_token",
+        _BOUNDARY
+        + r"(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{22,244})(?![A-Za-z0-9_])",
+        _cs("ghp_", "gho_", "ghu_", "ghs_", "ghr_", guard="[A-Za-z0-9]{36}")
+        + _cs("github_pat_", guard="[A-Za-z0-9_]{22}"),
+    ),
+    _rule(
+        "gitlab_token",
+        _BOUNDARY + r"gl(?:pat|dt|rt|ptt|ft)-[A-Za-z0-9_\-]{20,256}(?:\.[A-Za-z0-9_\-]{1,64}){0,4}",
+        _cs("glpat-", "gldt-", "glrt-", "glptt-", "glft-"),
+    ),
+    _rule(
+        "slack_webhook",
+        r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>[A-Za-z0-9_/+\-]{16,256})",
+        _cs("hooks.slack.com/"),
+    ),
+    _rule(
+        "slack_token",
+        _BOUNDARY + r"(?:xox[abeoprs]-[A-Za-z0-9\-]{10,256}|xapp-[0-9]-[A-Za-z0-9\-]{10,256})",
+        _cs("xox", "xapp-"),
+    ),
+    _rule(
+        "stripe_key",
+        _BOUNDARY
+        + r"(?:[sr]k_(?:live|test)_[A-Za-z0-9]{10,247}|whsec_[A-Za-z0-9+/=]{24,256})"
+        + r"(?![A-Za-z0-9])",
+        _cs("sk_live_", "rk_live_", "sk_test_", "rk_test_", "whsec_"),
+    ),
+    _rule(
+        "anthropic_key",
+        _BOUNDARY + r"sk-ant-[A-Za-z0-9_\-]{20,512}",
+        _cs("sk-ant-"),
+    ),
+    _rule(
+        "openai_key",
+        r"""(?<![A-Za-z0-9_\-])sk-
+            (?:(?:proj|svcacct|admin|None)-[A-Za-z0-9_\-]{20,512}
+              |[A-Za-z0-9]{20,512}(?![A-Za-z0-9_\-]))""",
+        _cs("sk-"),
+        _group_or_whole(_openai_ok),
+    ),
+    _rule(
+        "google_api_key",
+        r"(?<![A-Za-z0-9_\-])AIza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])",
+        _cs("AIza"),
+    ),
+    _rule(
+        "google_oauth_secret",
+        r"GOCSPX-[A-Za-z0-9_\-]{24,40}(?![A-Za-z0-9_\-])",
+        _cs("GOCSPX-"),
+    ),
+    _rule(
+        "npm_token",
+        r"(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])",
+        _cs("npm_"),
+    ),
+    _rule(
+        "pypi_token",
+        r"pypi-AgE[A-Za-z0-9_\-]{50,512}",
+        _cs("pypi-AgE"),
+    ),
+    _rule(
+        "huggingface_token",
+        r"(?<![A-Za-z0-9_])hf_[A-Za-z0-9]{30,128}(?![A-Za-z0-9_])",
+        _cs("hf_"),
+        _group_or_whole(_mixed_case),
+    ),
+    _rule(
+        "sendgrid_key",
+        _BOUNDARY + r"SG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{16,64}(?![A-Za-z0-9_\-])",
+        _cs("SG."),
+    ),
+    _rule(
+        "twilio_key",
+        _BOUNDARY + r"(?:AC|SK)[0-9a-fA-F]{32}(?![A-Za-z0-9])",
+        _cs("AC", "SK", guard="[0-9a-fA-F]{32}"),
+    ),
+    _rule(
+        "azure_storage_key",
+        r"AccountKey=(?P<secret>[A-Za-z0-9+/]{40,512}={0,2})",
+        _cs("AccountKey="),
+    ),
+    _rule(
+        "vault_token",
+        _BOUNDARY + r"hv[sb]\.[A-Za-z0-9_\-]{24,512}",
+        _cs("hvs.", "hvb."),
+    ),
+    _rule(
+        "digitalocean_token",
+        _BOUNDARY + r"do[opr]_v1_[a-f0-9]{64}(?![a-f0-9])",
+        _cs("dop_v1_", "doo_v1_", "dor_v1_"),
+    ),
+    _rule(
+        "jwt",
+        # The header is short; bounding it keeps a long run of "eyJ" from costing n^2.
+        r"(?<![A-Za-z0-9_\-])eyJ[A-Za-z0-9_\-]{4,512}\.eyJ[A-Za-z0-9_\-]{4,16384}"
+        r"\.[A-Za-z0-9_\-]{0,1024}",
+        _cs("eyJ", guard=r"[A-Za-z0-9_\-]{4,512}\.eyJ"),
+    ),
+    _rule(
+        "url_password",
+        # Scanned, not triggered: both characters it needs are checked in C first, and the
+        # regex starts with a literal that sre then finds at memchr speed.
+        r"""://[^\s:/?#@'"<>\[\]]{0,256}:(?P<secret>[^\s/?#'"<>]{1,512})@(?=[A-Za-z0-9\[])""",
+        (),
+        _group_or_whole(_is_literal_secret),
+        precheck=_may_contain_url_password,
+    ),
+    _rule(
+        "basic_auth",
+        _BOUNDARY + r"(?i:basic)[ \t]+(?P<secret>[A-Za-z0-9+/]{6,1024}={0,2})(?![A-Za-z0-9+/=])",
+        _ci("basic", guard=r"[ \t]"),
+        _group_or_whole(_basic_ok),
+    ),
+    _rule(
+        "bearer_token",
+        _BOUNDARY
+        + r"(?i:bearer)[ \t]+(?P<secret>[A-Za-z0-9\-._~+/]{8,8192}=*)"
+        + r"(?![A-Za-z0-9\-._~+/=])",
+        _ci("bearer", guard=r"[ \t]"),
+        _header_extract,
+    ),
+    _rule(
+        "authorization_header",
+        _BOUNDARY
+        + r"""(?i:authorization)\\?["']?[ \t]*[:=][ \t]*\\?["']?
+              (?:[A-Za-z][A-Za-z0-9_\-]*[ \t]+)?
+              (?P<secret>[A-Za-z0-9\-._~+/]{8,8192}=*)(?![A-Za-z0-9\-._~+/=])""",
+        _ci("authorization", guard=r"""[\\"' \t:=]"""),
+        _header_extract,
+    ),
+    _rule(
+        "cookie",
+        _BOUNDARY + r"""(?i:cookie)\\?["']?[ \t]*:[ \t]*\\?["']?(?P<secret>[^\r\n"'\\]{1,8192})""",
+        _ci("cookie", guard=r"""[\\"' \t:]"""),
+        _cookie_extract,
+    ),
+    _rule(
+        "password",
+        _ASSIGNMENT_KEYS_PASSWORD + _ASSIGN_TAIL,
+        _ci("pass", guard=_PASS_END) + _ci("pwd", guard=_KEY_END),
+        _assignment_extract,
+    ),
+    _rule(
+        "generic_secret",
+        _ASSIGNMENT_KEYS_GENERIC + _ASSIGN_TAIL,
+        _ci("secret", guard=_SECRET_END)
+        + _ci(
+            "token",
+            "api_key",
+            "apikey",
+            "api-key",
+            "access_key",
+            "accesskey",
+            "access-key",
+            "private_key",
+            "private-key",
+            guard=_KEY_END,
+        )
+        + _ci("credential", guard=r"(?i:s)?" + _KEY_END),
+        _assignment_extract,
+    ),
+    _rule(
+        "card_number",
+        r"""(?<![\w.+/\-])
+            (?:[0-9]{13,19}
+              |[0-9]{4}(?P<s1>[ \-])[0-9]{4}(?P=s1)[0-9]{4}(?P=s1)[0-9]{1,4}(?:(?P=s1)[0-9]{1,3})?
+              |[0-9]{4}(?P<s2>[ \-])[0-9]{6}(?P=s2)[0-9]{4,5})
+            (?![\w\-]|[.,][0-9])""",
+        (),
+        _group_or_whole(_card_ok),
+        precheck=_may_contain_card,
+    ),
+)
+
+BUILTIN_KINDS: tuple[str, ...] = tuple(dict.fromkeys(r.kind for r in _BUILTIN_RULES))
+
+# Metadata arrives as JSON objects, where the key that makes a value secret is a dict key rather
+# than text next to the value. Same key vocabulary as the assignment rules, matched as a whole.
+_SENSITIVE_KEY = re.compile(
+    r"""(?i)^[\w.\-]*?(?:
+        (?P<password>passw(?:or)?d|passphrase|pwd|(?<![A-Za-z])pass)
+      | (?P<generic_secret>secret|token|api[_\-]?key|access[_\-]?key|private[_\-]?key
+          |credentials?|(?<![A-Za-z])auth)(?:[_\-]?key)?
+      | (?P<authorization_header>(?<![A-Za-z])(?:proxy[_\-])?authorization)
+      | (?P<cookie>(?<![A-Za-z])(?:set[_\-])?cookie)
+    )$""",
+    re.VERBOSE,
+)
+
+# --------------------------------------------------------------------------------------------
+# Prefilter construction
+# --------------------------------------------------------------------------------------------
+
+# Printable ASCII from rarest to most common, as counted over a mix of Python, Markdown, YAML
+# and JSON (this repository plus parts of the standard library), with digits and "/" moved
+# towards the common end because logs, timestamps and paths are full of them. Only used to pick
+# the anchor of each trigger: a poor choice costs speed, never correctness.
+_RARITY_ORDER = (
+    "~&@QX!Z^K;$<WV?J%BYzHU+\\*GqF|>MjDL#CPIOR}{A][SxTN'E`kwbvy=()7896543/210:_,gh-.umpfcd\""
+    "lainosrte \t\n"
+)
+_RARITY = {ch: i for i, ch in enumerate(_RARITY_ORDER)}
+
+
+def _anchor_index(trigger: _Trigger) -> int:
+    def cost(i: int) -> int:
+        ch = trigger.literal[i]
+        if trigger.ci and ch.isalpha():
+            ch = ch.lower()  # both cases get scanned; lowercase is the common one
+        return _RARITY.get(ch, len(_RARITY_ORDER) // 2)
+
+    return min(range(len(trigger.literal)), key=cost)
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    rule: int
+    trigger: _Trigger
+    anchor: int  # index of the anchor character in the literal
+
+    def compatible(self, other: _Entry, anchor_char: str) -> bool:
+        """Whether ``other`` could match at the same anchor position as this entry.
+
+        sre reports only the first alternative that matches at a position, so an entry must
+        also schedule every rule whose literal could match there at the same time
+        (``sk-ant-`` and ``sk-``; ``ACCA`` and ``AC``). Scheduling one too many costs a failed
+        ``match``; one too few would miss a secret. Case only folds if either side ignores it.
+        """
+        fold = self.trigger.ci or other.trigger.ci
+        mine, theirs = self.trigger.literal, other.trigger.literal
+        if fold:
+            mine, theirs, anchor_char = mine.lower(), theirs.lower(), anchor_char.lower()
+        if theirs[other.anchor] != anchor_char:
+            return False
+        a, b = mine[: self.anchor], theirs[: other.anchor]
+        c, d = mine[self.anchor + 1 :], theirs[other.anchor + 1 :]
+        return (a.endswith(b) or b.endswith(a)) and (c.startswith(d) or d.startswith(c))
+
+
+def _quick_reject(group: Sequence[_Entry]) -> str:
+    """A one-character look-ahead shared by a whole anchor group.
+
+    Most candidates are ordinary letters that are not part of any trigger. Checking the next
+    character once, instead of trying every alternative's look-arounds, makes rejecting them
+    cost a single assertion.
+    """
+    nxt: set[str] = set()
+    for e in group:
+        rest = e.trigger.literal[e.anchor + 1 :]
+        if not rest:
+            return ""
+        nxt.update({rest[0].lower(), rest[0].upper()} if e.trigger.ci else {rest[0]})
+    return "(?=[" + "".join(re.escape(c) for c in sorted(nxt)) + "])"
+
+
+def _build_prefilter(
+    rules: Sequence[_Rule],
+) -> tuple[re.Pattern[str] | None, list[tuple[tuple[int, int], ...]]]:
+    """One regex over all triggers, plus for each marker group the (rule, offset) pairs to run.
+
+    ``offset`` is how far the literal starts before the anchor, so the rule is matched at
+    ``prefilter_match.start() - offset``.
+    """
+    entries = [
+        _Entry(i, t, _anchor_index(t)) for i, rule in enumerate(rules) for t in rule.triggers
+    ]
+    if not entries:
+        return None, [()]
+    by_anchor: dict[str, list[_Entry]] = {}
+    for e in entries:
+        ch = e.trigger.literal[e.anchor]
+        variants = {ch.lower(), ch.upper()} if e.trigger.ci else {ch}
+        for v in sorted(variants):
+            by_anchor.setdefault(v, []).append(e)
+
+    markers: list[tuple[tuple[int, int], ...]] = [()]  # group 0 is the whole match
+    branches = []
+    # At each candidate position sre tries the top-level branches in order; putting the most
+    # common anchor characters first keeps that walk short for the bulk of the candidates.
+    common_first = sorted(by_anchor, key=lambda c: -_RARITY.get(c, len(_RARITY_ORDER) // 2))
+    for ch in common_first:
+        group = by_anchor[ch]
+        group.sort(key=lambda e: -len(e.trigger.literal))
+        alternatives = []
+        emitted: set[tuple[str, bool, str]] = set()
+        for e in group:
+            lit_key = e.trigger.literal.lower() if e.trigger.ci else e.trigger.literal
+            key = (lit_key, e.trigger.ci, e.trigger.guard)
+            if key in emitted:
+                continue  # same literal for another rule: already in the first one's marker
+            emitted.add(key)
+            lit, flags = e.trigger.literal, "(?i:" if e.trigger.ci else "(?:"
+            behind = f"(?<={flags}{re.escape(lit[: e.anchor + 1])}))" if e.anchor else ""
+            rest = lit[e.anchor + 1 :]
+            ahead = f"{flags}{re.escape(rest)})" if rest else ""
+            if e.trigger.guard:
+                ahead += e.trigger.guard
+            alternatives.append(f"{behind}(?={ahead})()" if ahead else f"{behind}()")
+            implied = [(o.rule, o.anchor) for o in entries if e.compatible(o, ch)]
+            markers.append(tuple(dict.fromkeys([(e.rule, e.anchor), *implied])))
+        branches.append(f"{re.escape(ch)}{_quick_reject(group)}(?:{'|'.join(alternatives)})")
+    return re.compile("|".join(branches)), markers
+
+
+# --------------------------------------------------------------------------------------------
+# Public API
+# --------------------------------------------------------------------------------------------
+
+_KIND_NAME = re.compile(r"[A-Za-z0-9_.\-]+")
+
+
+def _placeholder(kind: str) -> str:
+    return f"[REDACTED:{kind}]"
 
 
 class Redactor:
+    """Replaces secrets with ``[REDACTED:<kind>]`` and counts what it replaced."""
+
     def __init__(
         self, extra_patterns: Mapping[str, str] | None = None, disabled: Iterable[str] = ()
     ) -> None:
-        pass
+        """Compile user patterns and the prefilter once, so each ``redact`` only does matching.
 
-    def redact(self, text: str) -> tuple[str, dict[str, int]]:
-        new, n = _AWS.subn("[REDACTED:aws_access_key]", text)
-        return new, ({"aws_access_key": n} if n else {})
+        Bad configuration fails here, at startup, rather than on the first request: an invalid
+        regex, a kind name that would break the placeholder, a pattern that matches the empty
+        string, and an unknown name in ``disabled`` (a typo there would silently leave a rule
+        on that the operator believes is off, or hide that the rule they wanted is missing).
+        """
+        disabled_set = set(disabled)
+        extra_rules: list[_Rule] = []
+        for kind, pattern in (extra_patterns or {}).items():
+            if not _KIND_NAME.fullmatch(kind):
+                raise ValueError(
+                    f"redaction kind {kind!r} must use only letters, digits, '_', '.', '-'"
+                )
+            try:
+                compiled = re.compile(pattern)
+            except (re.error, TypeError) as exc:
+                raise ValueError(f"invalid redaction pattern for kind {kind!r}: {exc}") from exc
+            if compiled.fullmatch("") is not None:
+                raise ValueError(f"redaction pattern for kind {kind!r} matches the empty string")
+            if kind not in disabled_set:
+                extra_rules.append(_Rule(kind, compiled, _group_or_whole()))
 
-    def redact_value(self, value: object) -> tuple[object, dict[str, int]]:
-        return value, {}
+        known = set(BUILTIN_KINDS) | set(extra_patterns or {})
+        unknown = sorted(disabled_set - known)
+        if unknown:
+            raise ValueError(f"unknown redaction kinds in disabled: {', '.join(unknown)}")
+
+        builtin = [r for r in _BUILTIN_RULES if r.kind not in disabled_set]
+        # User patterns take priority: they encode knowledge of the user's own secret formats.
+        self._rules: tuple[_Rule, ...] = (*extra_rules, *builtin)
+        self._scanned: tuple[tuple[int, _Rule], ...] = tuple(
+            (i, r) for i, r in enumerate(self._rules) if not r.triggers
+        )
+        offset = len(extra_rules)
+        prefilter, markers = _build_prefilter(builtin)
+        self._prefilter = prefilter
+        self._markers: list[tuple[tuple[int, int], ...]] = [
+            tuple((ri + offset, off) for ri, off in m) for m in markers
+        ]
+        self._placeholders = tuple(_placeholder(r.kind) for r in self._rules)
+        self._enabled_kinds = {r.kind for r in self._rules}
+        self._kinds = list(dict.fromkeys(r.kind for r in (*builtin, *extra_rules)))
 
     @property
     def kinds(self) -> list[str]:
-        return ["aws_access_key"]
+        """Enabled kinds: built-ins in priority order, then user kinds."""
+        return list(self._kinds)
+
+    def redact(self, text: str) -> tuple[str, dict[str, int]]:
+        """Return the text with secrets replaced, and how many of each kind were replaced."""
+        if not text:
+            return text, {}
+        found = self._find(text)
+        if not found:
+            return text, {}
+        return self._apply(text, found)
+
+    def redact_value(self, value: object) -> tuple[object, dict[str, int]]:
+        """Redact every string inside JSON-like metadata; keys and non-strings are kept.
+
+        A dict key can itself say "secret" (``{"password": "hunter2"}``), and the value then has
+        no context of its own, so a string under such a key is replaced whole. Containers
+        that needed no change are returned as the same object, so clean metadata costs no copy.
+        """
+        counts: dict[str, int] = {}
+        return self._walk(value, None, counts), counts
+
+    # -- internals -----------------------------------------------------------------------
+
+    def _find(self, text: str) -> list[tuple[int, int, int]]:
+        """Candidate spans as (priority, start, end); priority is the index into _rules."""
+        found: list[tuple[int, int, int]] = []
+        rules = self._rules
+        if self._prefilter is not None:
+            markers = self._markers
+            # How far each rule has already matched: a trigger inside that region can only
+            # repeat the finding, and skipping it keeps dense triggers ("password=password=...")
+            # linear instead of quadratic.
+            covered: dict[int, int] = {}
+            for pm in self._prefilter.finditer(text):
+                anchor = pm.start()
+                for ri, off in markers[pm.lastindex or 0]:
+                    pos = anchor - off
+                    if pos < covered.get(ri, -1):
+                        continue
+                    rule = rules[ri]
+                    m = rule.regex.match(text, pos)
+                    if m is None:
+                        continue
+                    span = rule.extract(m)
+                    if span is None:
+                        covered[ri] = m.end()
+                    else:
+                        covered[ri] = max(m.end(), span[1])
+                        found.append((ri, span[0], span[1]))
+        for ri, rule in self._scanned:
+            if rule.precheck is not None and not rule.precheck(text):
+                continue
+            for m in rule.regex.finditer(text):
+                span = rule.extract(m)
+                if span is not None:
+                    found.append((ri, span[0], span[1]))
+        return found
+
+    def _apply(self, text: str, found: list[tuple[int, int, int]]) -> tuple[str, dict[str, int]]:
+        found.sort()  # strongest rule first
+        # Accepted spans are pairwise disjoint and kept sorted, so their ends are sorted too and
+        # the spans overlapping a candidate are one contiguous slice found by bisection.
+        starts: list[int] = []
+        ends: list[int] = []
+        prios: list[int] = []
+        for pri, start, end in found:
+            lo = bisect.bisect_right(ends, start)
+            hi = bisect.bisect_left(starts, end, lo)
+            if lo == hi:
+                starts.insert(lo, start)
+                ends.insert(lo, end)
+                prios.insert(lo, pri)
+            elif not (hi - lo == 1 and starts[lo] <= start and end <= ends[lo]):
+                # Sticks out of a stronger span: merge, so no fragment of either stays visible.
+                merged = (min(start, starts[lo]), max(end, ends[hi - 1]), min(prios[lo:hi]))
+                starts[lo:hi], ends[lo:hi], prios[lo:hi] = [merged[0]], [merged[1]], [merged[2]]
+        parts: list[str] = []
+        counts: dict[str, int] = {}
+        pos = 0
+        for start, end, pri in zip(starts, ends, prios, strict=True):
+            parts.append(text[pos:start])
+            parts.append(self._placeholders[pri])
+            kind = self._rules[pri].kind
+            counts[kind] = counts.get(kind, 0) + 1
+            pos = end
+        parts.append(text[pos:])
+        return "".join(parts), counts
+
+    def _walk(self, value: object, key: object, counts: dict[str, int]) -> object:
+        if isinstance(value, str):
+            new, found = self.redact(value)
+            if not found and isinstance(key, str):
+                kind = self._sensitive_key_kind(key)
+                if kind is not None and _is_literal_secret(value):
+                    new, found = _placeholder(kind), {kind: 1}
+            for kind, n in found.items():
+                counts[kind] = counts.get(kind, 0) + n
+            return new
+        if isinstance(value, dict):
+            out = {k: self._walk(v, k, counts) for k, v in value.items()}
+            changed = any(out[k] is not v for k, v in value.items())
+            return out if changed else value
+        if isinstance(value, list | tuple):
+            items = [self._walk(v, None, counts) for v in value]
+            if all(a is b for a, b in zip(items, value, strict=True)):
+                return value
+            return tuple(items) if isinstance(value, tuple) else items
+        return value
+
+    def _sensitive_key_kind(self, key: str) -> str | None:
+        m = _SENSITIVE_KEY.match(key)
+        if m is None or m.lastgroup is None or m.lastgroup not in self._enabled_kinds:
+            return None
+        return m.lastgroup
