@@ -1,0 +1,1 @@
+"""Benchmarks: run by ``make bench``, never collected by pytest (no ``test_`` files)."""
