@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 
 import nats.errors
 import nats.js.errors
@@ -30,6 +29,7 @@ from psycopg_pool import AsyncConnectionPool
 from agent_memory_common.errors import PoisonMessageError, TransientError
 from agent_memory_common.logs import get_logger
 from agent_memory_common.natslink import NatsLink
+from agent_memory_common.publisher import Outgoing
 from agent_memory_common.streams import ConsumerSpec, ensure_consumer
 from agent_memory_common.subjects import dlq_subject
 
@@ -47,14 +47,8 @@ TRANSIENT = (
 )
 
 
-@dataclass(frozen=True)
-class Publication:
-    """A message to publish after the handler's transaction commits."""
-
-    subject: str
-    payload: bytes
-    msg_id: str
-
+# A message to publish after the handler's transaction commits.
+Publication = Outgoing
 
 Handler = Callable[[AsyncConnection, Sequence[Msg]], Awaitable[list[Publication]]]
 
@@ -155,12 +149,7 @@ class ConsumerRunner:
         async with self._pool.connection() as conn, conn.transaction():
             publications = await self._handler(conn, msgs)
         if publications:
-            js = self._link.require_js()
-            futures = [
-                await js.publish_async(p.subject, p.payload, headers={"Nats-Msg-Id": p.msg_id})
-                for p in publications
-            ]
-            await asyncio.wait_for(asyncio.gather(*futures), timeout=10)
+            await self._link.require_publisher().publish(publications, timeout=10)
         for msg in msgs:
             await msg.ack()
         self.processed += len(msgs)

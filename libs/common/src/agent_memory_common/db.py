@@ -99,4 +99,5 @@ def load_queries(package: str, filename: str = "sql/queries.sql") -> dict[str, s
     """Named queries from a ``.sql`` file: each starts with a ``-- name: <name>`` line."""
     text = (importlib.resources.files(package) / filename).read_text("utf-8")
     parts = re.split(r"^-- name: (\w+)\s*$", text, flags=re.MULTILINE)
+    # comment lines right after a name header document the query; they are harmless to send
     return {name: body.strip() for name, body in zip(parts[1::2], parts[2::2], strict=True)}

@@ -16,6 +16,7 @@ from nats.js import JetStreamContext
 
 from agent_memory_common.errors import TransientError
 from agent_memory_common.logs import get_logger
+from agent_memory_common.publisher import BatchPublisher
 
 log = get_logger(__name__)
 
@@ -28,6 +29,7 @@ class NatsLink:
         self._name = name
         self._nc: Client | None = None
         self._js: JetStreamContext | None = None
+        self._publisher: BatchPublisher | None = None
         self._task: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
 
@@ -71,6 +73,7 @@ class NatsLink:
                 continue
             self._nc = nc
             self._js = nc.jetstream(timeout=5)
+            self._publisher = BatchPublisher(nc)
             self._ready.set()
             log.info("nats.connected", servers=self._servers)
 
@@ -98,6 +101,12 @@ class NatsLink:
         if self._js is None or not self.connected:
             raise TransientError("NATS is not connected")
         return self._js
+
+    def require_publisher(self) -> BatchPublisher:
+        """The batch publisher, or ``TransientError`` if NATS is not connected right now."""
+        if self._publisher is None or not self.connected:
+            raise TransientError("NATS is not connected")
+        return self._publisher
 
     async def close(self) -> None:
         if self._task is not None:

@@ -28,6 +28,7 @@ from agent_memory_common.http import (
 )
 from agent_memory_common.logs import get_logger
 from agent_memory_common.natslink import NatsLink
+from agent_memory_common.publisher import NoStreamError, Outgoing
 from agent_memory_common.streams import ensure_pipeline
 from agent_memory_common.subjects import event_subject, msg_id
 from agent_memory_gateway.intake import normalise, parse_body, validate
@@ -108,18 +109,15 @@ class Gateway:
         )
         if not self.streams_ready:
             raise self.unavailable("JetStream streams not ready")
+        outgoing = [
+            Outgoing(
+                event_subject(e.tenant, e.project_id), e.to_wire(), msg_id(e.tenant, e.event_id)
+            )
+            for e in events
+        ]
         try:
-            js = self.link.require_js()
-            futures = [
-                await js.publish_async(
-                    event_subject(e.tenant, e.project_id),
-                    e.to_wire(),
-                    headers={"Nats-Msg-Id": msg_id(e.tenant, e.event_id)},
-                )
-                for e in events
-            ]
-            await asyncio.wait_for(asyncio.gather(*futures), self.options.publish_timeout_s)
-        except nats.js.errors.NoStreamResponseError:
+            await self.link.require_publisher().publish(outgoing, self.options.publish_timeout_s)
+        except NoStreamError:
             self.streams_ready = False  # the stream vanished (fresh NATS store): recreate it
             self._setup_task = asyncio.create_task(self._ensure_streams_forever())
             raise self.unavailable("stream missing, recreating") from None

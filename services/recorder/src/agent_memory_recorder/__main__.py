@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
-
+from agent_memory_common import runtime
 from agent_memory_common.logs import configure_logging
 from agent_memory_recorder.app import run
 from agent_memory_recorder.settings import Settings
@@ -12,7 +11,7 @@ from agent_memory_recorder.settings import Settings
 def main() -> None:
     settings = Settings()
     configure_logging("recorder", settings.log_level, settings.log_json)
-    asyncio.run(run(settings))
+    runtime.run(run(settings))
 
 
 if __name__ == "__main__":

@@ -14,23 +14,25 @@ QUERIES = load_queries(__package__ or "")
 
 
 async def insert_events(conn: AsyncConnection, events: Sequence[Event]) -> None:
-    """Append events; a row that already exists (a redelivery) is left as it is."""
-    rows = [
-        {
-            "tenant": e.tenant,
-            "event_id": e.event_id,
-            "ts": e.ts,
-            "project_id": e.project_id,
-            "agent_id": e.agent_id,
-            "session_id": e.session_id,
-            "user_id": e.user_id,
-            "role": e.role,
-            "type": e.type,
-            "text": e.text,
-            "metadata": orjson.dumps(e.metadata).decode(),
-            "received_at": e.received_at,
-        }
-        for e in events
-    ]
+    """Append events in the caller's transaction; rows that already exist are left as they are."""
     async with conn.cursor() as cur:
-        await cur.executemany(QUERIES["insert_event"], rows)
+        await cur.execute(QUERIES["create_incoming"])
+        async with cur.copy(QUERIES["copy_incoming"]) as copy:
+            for e in events:
+                await copy.write_row(
+                    (
+                        e.tenant,
+                        e.event_id,
+                        e.ts,
+                        e.project_id,
+                        e.agent_id,
+                        e.session_id,
+                        e.user_id,
+                        e.role,
+                        e.type,
+                        e.text,
+                        orjson.dumps(e.metadata).decode(),
+                        e.received_at,
+                    )
+                )
+        await cur.execute(QUERIES["insert_from_incoming"])

@@ -1,0 +1,107 @@
+"""Publish many messages to JetStream and wait for all their acks, cheaply.
+
+nats-py's ``publish_async`` costs ~20 µs per message (a semaphore, a future, a callback and a
+decoded ``PubAck`` each), which was a third of the gateway's CPU. Here one wildcard inbox
+subscription per process receives every ack; a batch is one future and a counter, and an ack is
+checked with a byte search instead of JSON decoding. Measured ~2x cheaper per message.
+
+A batch succeeds only when JetStream acknowledged every message (a duplicate ack counts: the
+message is stored). Any error ack, a "no responders" status (no stream for the subject) or a
+timeout fails the whole batch; callers retry the whole batch, and message ids make that safe.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from nats.aio.client import Client
+from nats.aio.msg import Msg
+from nats.aio.subscription import Subscription
+
+from agent_memory_common.errors import TransientError
+
+MSG_ID = "Nats-Msg-Id"
+
+
+class PublishError(TransientError):
+    """JetStream refused or did not acknowledge a message of the batch."""
+
+
+class NoStreamError(PublishError):
+    """No stream listens on the subject (JetStream answered "no responders")."""
+
+
+@dataclass
+class _Batch:
+    remaining: int
+    done: asyncio.Future[None]
+    errors: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Outgoing:
+    subject: str
+    payload: bytes
+    msg_id: str
+
+
+class BatchPublisher:
+    """Owns one ack inbox on a NATS connection; safe for concurrent batches."""
+
+    def __init__(self, nc: Client) -> None:
+        self._nc = nc
+        self._prefix = nc.new_inbox()
+        self._batches: dict[str, _Batch] = {}
+        self._ids = itertools.count()
+        self._sub: Subscription | None = None
+        self._lock = asyncio.Lock()
+
+    async def _ensure_subscribed(self) -> None:
+        if self._sub is None:
+            async with self._lock:
+                if self._sub is None:
+                    self._sub = await self._nc.subscribe(f"{self._prefix}.*", cb=self._on_ack)
+
+    async def _on_ack(self, msg: Msg) -> None:
+        batch = self._batches.get(msg.subject.rsplit(".", 1)[1])
+        if batch is None or batch.done.done():
+            return  # a late ack of a batch that already timed out
+        data = msg.data
+        if not data:
+            status = (msg.headers or {}).get("Status", "")
+            batch.errors.append("no stream for subject" if status == "503" else f"status {status}")
+        elif b'"error"' in data:
+            batch.errors.append(data.decode(errors="replace")[:300])
+        batch.remaining -= 1
+        if batch.remaining <= 0:
+            batch.done.set_result(None)
+
+    async def publish(self, messages: Sequence[Outgoing], timeout: float) -> None:  # noqa: ASYNC109
+        """Publish all and wait for every ack; raise ``PublishError`` otherwise."""
+        if not messages:
+            return
+        await self._ensure_subscribed()
+        token = str(next(self._ids))
+        batch = _Batch(remaining=len(messages), done=asyncio.get_running_loop().create_future())
+        self._batches[token] = batch
+        reply = f"{self._prefix}.{token}"
+        try:
+            for m in messages:
+                await self._nc.publish(
+                    m.subject, m.payload, reply=reply, headers={MSG_ID: m.msg_id}
+                )
+            try:
+                await asyncio.wait_for(asyncio.shield(batch.done), timeout)
+            except TimeoutError:
+                raise PublishError(
+                    f"{batch.remaining} of {len(messages)} messages not acknowledged in {timeout}s"
+                ) from None
+        finally:
+            del self._batches[token]
+        if batch.errors:
+            if all(e == "no stream for subject" for e in batch.errors):
+                raise NoStreamError(batch.errors[0])
+            raise PublishError(batch.errors[0])
