@@ -1,0 +1,119 @@
+"""Composition root of the segmenter: pool, NATS link, consumer runner, idle flush."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+from dataclasses import replace
+
+import psycopg
+from psycopg_pool import AsyncConnectionPool
+
+from agent_memory_common.consumer import TRANSIENT, ConsumerRunner, Publication
+from agent_memory_common.db import make_pool, prepare_database
+from agent_memory_common.logs import get_logger
+from agent_memory_common.natslink import NatsLink
+from agent_memory_common.streams import SEGMENTER, ensure_pipeline
+from agent_memory_segmenter import store
+from agent_memory_segmenter.handler import make_handler
+from agent_memory_segmenter.settings import SegmenterOptions, Settings
+
+log = get_logger(__name__)
+
+IDLE_BATCH = 500  # sessions per idle round; the rest wait for the next round
+# An outbox row younger than this is probably being published by the flush that wrote it.
+OUTBOX_GRACE_S = 5.0
+
+
+async def run(settings: Settings, stop: asyncio.Event | None = None) -> None:
+    stop = stop or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await _prepare_database_until_ready(settings, stop)
+    link = NatsLink(settings.nats_servers, name="agent-memory-segmenter")
+    await link.start(wait=5)
+    options = settings.segmenter
+    pool = make_pool(settings.pg_dsn, max_size=options.pool_size)
+    await pool.open()
+    try:
+        await link.wait_connected(timeout=60)
+        await ensure_pipeline(link.require_js(), settings)
+        spec = replace(SEGMENTER, batch_size=options.batch_size)
+        runner = ConsumerRunner(link, pool, spec, make_handler(options.thresholds))
+        log.info("segmenter.started", consumer=spec.durable, thresholds=str(options.thresholds))
+        async with asyncio.TaskGroup() as tasks:
+            tasks.create_task(runner.run(stop))
+            tasks.create_task(_idle_loop(link, pool, options, stop))
+    finally:
+        await pool.close()
+        await link.close()
+        log.info("segmenter.stopped")
+
+
+async def _idle_loop(
+    link: NatsLink, pool: AsyncConnectionPool, options: SegmenterOptions, stop: asyncio.Event
+) -> None:
+    """Close sessions that went quiet, and republish what a crash left in the outbox."""
+    while not stop.is_set():
+        try:
+            await sweep_outbox(link, pool, OUTBOX_GRACE_S)
+            await flush_idle_sessions(link, pool, options.idle_flush_s)
+        except (*TRANSIENT, TimeoutError) as exc:
+            log.warning("segmenter.idle_flush_failed", error=str(exc))
+        except Exception:  # a bug here must not stop the consumer; the outbox keeps the work
+            log.exception("segmenter.idle_flush_error")
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), options.idle_check_interval_s)
+
+
+async def flush_idle_sessions(link: NatsLink, pool: AsyncConnectionPool, idle_s: float) -> int:
+    """Each candidate in its own transaction: a busy session is skipped, not waited for."""
+    async with pool.connection() as conn:
+        candidates = await store.idle_candidates(conn, idle_s, IDLE_BATCH)
+        await conn.commit()
+    flushed = 0
+    for key in candidates:
+        async with pool.connection() as conn, conn.transaction():
+            item = await store.flush_idle(conn, key, idle_s)
+        if item is None:
+            continue
+        flushed += 1
+        log.info("segmenter.idle_flushed", msg_id=item.publication.msg_id)
+        await _publish(link, [item.publication])
+        async with pool.connection() as conn, conn.transaction():
+            await store.outbox_done(conn, item)
+    return flushed
+
+
+async def sweep_outbox(link: NatsLink, pool: AsyncConnectionPool, grace_s: float) -> int:
+    """Publish outbox rows a crash left behind; JetStream drops a repeat by its msg id."""
+    async with pool.connection() as conn, conn.transaction():
+        due = await store.outbox_due(conn, grace_s, IDLE_BATCH)
+        if due:
+            await _publish(link, [item.publication for item in due])
+            for item in due:
+                await store.outbox_done(conn, item)
+            log.info("segmenter.outbox_swept", count=len(due))
+    return len(due)
+
+
+async def _publish(link: NatsLink, pubs: list[Publication]) -> None:
+    js = link.require_js()
+    futures = [
+        await js.publish_async(p.subject, p.payload, headers={"Nats-Msg-Id": p.msg_id})
+        for p in pubs
+    ]
+    await asyncio.wait_for(asyncio.gather(*futures), timeout=10)
+
+
+async def _prepare_database_until_ready(settings: Settings, stop: asyncio.Event) -> None:
+    """Migrate at start; Postgres may still be starting, so keep trying until stopped."""
+    while not stop.is_set():
+        try:
+            await asyncio.to_thread(prepare_database, settings.pg_dsn)
+            return
+        except psycopg.OperationalError as exc:
+            log.warning("segmenter.postgres_unavailable", error=str(exc))
+            await asyncio.sleep(1)

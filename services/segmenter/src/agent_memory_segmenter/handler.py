@@ -1,0 +1,70 @@
+"""Segmenter: each RECORDED event -> recompute its session's segments -> announce changes.
+
+The event is already in Postgres when its message arrives (the recorder publishes after its
+commit), so the message is only a nudge: which session to recompute, and from where. The
+result depends on the stored events alone, which makes redelivery, reordering and a second
+replica harmless.
+
+Published message, on ``mem.segments.<tenant>.<project>`` with Nats-Msg-Id
+``<tenant>/<segment_id>/v<version>`` (JSON, times in RFC 3339)::
+
+    {"tenant", "segment_id", "version", "project_id", "agent_id", "session_id", "ordinal",
+     "start_ts", "end_ts", "event_ids", "overlap_count", "token_count", "close_reason"}
+
+sent once per closed version (a consumer keeps the highest version it has seen per segment).
+``close_reason`` 'retracted' with empty ``event_ids`` withdraws a segment that a late event
+merged into an earlier one.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+
+from nats.aio.msg import Msg
+from psycopg import AsyncConnection
+
+from agent_memory_common.consumer import Handler, Publication
+from agent_memory_common.event import Event
+from agent_memory_common.logs import get_logger
+from agent_memory_segmenter.logic import SessionKey, Thresholds
+from agent_memory_segmenter.store import caused_publications, lock_session, resegment
+
+log = get_logger(__name__)
+
+
+def make_handler(thresholds: Thresholds) -> Handler:
+    async def handle(conn: AsyncConnection, msgs: Sequence[Msg]) -> list[Publication]:
+        events = [Event.from_wire(m.data) for m in msgs]
+        sessions: dict[SessionKey, list[Event]] = defaultdict(list)
+        for e in events:
+            sessions[SessionKey(e.tenant, e.project_id, e.session_id)].append(e)
+        # one lock order for every replica, so that two batches can wait but never deadlock
+        for key in sorted(
+            sessions, key=lambda k: (k.lock_key, k.tenant, k.project_id, k.session_id)
+        ):
+            mine = sessions[key]
+            await lock_session(conn, key)
+            await resegment(
+                conn,
+                key,
+                thresholds,
+                since=min((e.ts, e.event_id) for e in mine),
+                cause_event_ids=sorted({e.event_id for e in mine}),
+            )
+        by_tenant: dict[str, set[str]] = defaultdict(set)
+        for e in events:
+            by_tenant[e.tenant].add(e.event_id)
+        publications: dict[str, Publication] = {}
+        for tenant, ids in sorted(by_tenant.items()):
+            for p in await caused_publications(conn, tenant, sorted(ids)):
+                publications[p.msg_id] = p
+        log.debug(
+            "segmenter.batch",
+            messages=len(msgs),
+            sessions=len(sessions),
+            publications=len(publications),
+        )
+        return list(publications.values())
+
+    return handle

@@ -1,0 +1,47 @@
+"""Segmenter settings: ``AGENT_MEMORY_SEGMENTER__*`` plus the common ones."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field, model_validator
+
+from agent_memory_common.settings import CommonSettings
+from agent_memory_segmenter.logic import Thresholds
+
+
+class SegmenterOptions(BaseModel):
+    gap_s: float = Field(
+        default=1800.0, gt=0, description="Event-time gap (seconds) that closes a segment."
+    )
+    token_budget: int = Field(
+        default=4000, ge=1, description="Estimated tokens at which a segment is closed."
+    )
+    overlap_tokens: int = Field(
+        default=500, ge=0, description="Tokens of a budget-closed segment carried into the next."
+    )
+    idle_flush_s: float = Field(
+        default=600.0,
+        gt=0,
+        description="Wall-clock seconds without a new event after which a session's open "
+        "segment is closed and published.",
+    )
+    idle_check_interval_s: float = Field(
+        default=15.0, gt=0, description="How often the idle flush and outbox sweep run."
+    )
+    batch_size: int = Field(default=256, ge=1, le=5000)
+    pool_size: int = Field(default=3, ge=2, description="One connection is the idle flush's.")
+
+    @model_validator(mode="after")
+    def _overlap_below_budget(self) -> SegmenterOptions:
+        if self.overlap_tokens >= self.token_budget:
+            raise ValueError("overlap_tokens must be smaller than token_budget")
+        return self
+
+    @property
+    def thresholds(self) -> Thresholds:
+        return Thresholds(
+            gap_s=self.gap_s, token_budget=self.token_budget, overlap_tokens=self.overlap_tokens
+        )
+
+
+class Settings(CommonSettings):
+    segmenter: SegmenterOptions = SegmenterOptions()
