@@ -1,0 +1,225 @@
+"""``agent-memory toc``: browse the table of contents from a year down to a segment's events.
+
+    agent-memory toc --project my-project            years (and their months)
+    agent-memory toc month:2026-03@my-project        a node: bullets, grips, children
+    agent-memory toc segment:sg_...  --events        a segment and the events it holds
+    agent-memory toc --project my-project --at 2026-03-31T14:00:00Z   the path to an instant
+
+Everything goes through the query service's HTTP API, so the CLI shows exactly what an agent
+sees; ids printed can be pasted back as the next argument.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import textwrap
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from agent_memory_cli.settings import Settings
+
+EXCERPT_CHARS = 160
+EVENT_CHARS = 300
+
+
+class ApiFailure(Exception):
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class TocClient:
+    def __init__(self, settings: Settings, token: str | None) -> None:
+        headers = {"authorization": f"Bearer {token}"} if token else {}
+        self.base = settings.query_url
+        self.http = httpx.Client(base_url=self.base, headers=headers, timeout=30)
+
+    def get(self, path: str, **params: Any) -> dict[str, Any]:
+        try:
+            r = self.http.get(path, params={k: v for k, v in params.items() if v is not None})
+        except httpx.HTTPError as exc:
+            raise ApiFailure(2, f"query service not reachable at {self.base}: {exc}") from None
+        if r.status_code != 200:
+            try:
+                message = r.json().get("message") or r.text
+            except ValueError:
+                message = r.text
+            raise ApiFailure(1, f"{r.status_code}: {message}")
+        data: dict[str, Any] = r.json()
+        return data
+
+    def node(self, node_id: str, version: int | None = None) -> dict[str, Any]:
+        return self.get(f"/v1/toc/nodes/{quote(node_id, safe=':@~')}", version=version)
+
+    def children(self, node_id: str, version: int | None = None) -> dict[str, Any]:
+        return self.get(f"/v1/toc/nodes/{quote(node_id, safe=':@~')}/children", version=version)
+
+
+def _when(ts: str | None) -> str:
+    return (ts or "")[:16].replace("T", " ")
+
+
+def _one_line(text: str, limit: int) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _line(node: dict[str, Any], indent: str = "") -> str:
+    count = node.get("event_count") if node["level"] == "segment" else node.get("child_count")
+    unit = "events" if node["level"] == "segment" else "children"
+    pin = " pinned" if node.get("pinned") else ""
+    return (
+        f"{indent}{node['node_id']}  {node['title']}"
+        f"  [{node['memory_kind']} {node['salience']:.2f}{pin}] ({count} {unit})"
+    )
+
+
+def render_years(client: TocClient, project: str | None) -> list[str]:
+    years = client.get("/v1/toc", project_id=project)["years"]
+    if not years:
+        scope = f"project {project!r}" if project else "any project"
+        return [f"no table of contents yet for {scope}"]
+    lines = []
+    for year in years:
+        lines.append(_line(year))
+        for month in client.children(year["node_id"])["children"]:
+            lines.append(_line(month, "  "))
+    lines.append("")
+    lines.append("open one: agent-memory toc <id>")
+    return lines
+
+
+def render_node(
+    client: TocClient, node_id: str, version: int | None, events: bool, width: int
+) -> list[str]:
+    node = client.node(node_id, version)
+    version_note = f"v{node['version']} of {node['latest_version']}"
+    lines = [
+        f"{node['node_id']}   {node['level']}   {version_note}   "
+        f"{_when(node['start_ts'])} → {_when(node['end_ts'])}",
+        f"  {node['title']}",
+        f"  kind: {node['memory_kind']}   salience: {node['salience']:.2f}"
+        + ("   pinned" if node["pinned"] else "")
+        + f"   summarizer: {node['summarizer']}",
+    ]
+    if node["keywords"]:
+        lines.append("  key phrases: " + ", ".join(node["keywords"]))
+    if node["level"] == "segment":
+        lines.append(
+            f"  session: {node['session_id']}   agent: {node['agent_id']}   "
+            f"events: {len(node['event_ids'])} (overlap {node['overlap_count'] or 0})"
+        )
+    if node["parent_id"]:
+        lines.append(f"  up: {node['parent_id']}")
+    lines.append("")
+    wrap_width = max(width, 50)
+    for n, bullet in enumerate(node["bullets"], 1):
+        lines.extend(
+            textwrap.wrap(
+                f"{n}. [{bullet['kind']}] {bullet['text']}",
+                width=wrap_width,
+                initial_indent="  ",
+                subsequent_indent="      ",
+            )
+        )
+        for grip in bullet["grips"]:
+            lines.append(
+                f"      ↳ {grip['grip_id']}  events {', '.join(grip['event_ids'])}: "
+                f"“{_one_line(grip['excerpt'], EXCERPT_CHARS)}”"
+            )
+    children = client.children(node_id, version)
+    if node["level"] == "segment":
+        if events:
+            lines.append("")
+            lines.append("events:")
+            for e in children["events"]:
+                mark = " (overlap)" if e["overlap"] else ""
+                head = f"  {_when(e['ts'])}  {e['role']:<9} {e['type']:<12} {e['event_id']}{mark}"
+                lines.append(head)
+                text = _one_line(e["text"], EVENT_CHARS)
+                if text:
+                    lines.extend(
+                        textwrap.wrap(
+                            text,
+                            width=wrap_width,
+                            initial_indent="      ",
+                            subsequent_indent="      ",
+                        )
+                    )
+        else:
+            lines.append("")
+            lines.append(f"its events: agent-memory toc {node_id} --events")
+    else:
+        lines.append("")
+        lines.append("children:" if children["children"] else "children: none")
+        for child in children["children"]:
+            lines.append(_line(child, "  "))
+        if events:
+            lines.append("(--events lists the events of a segment; open one of its segments)")
+    return lines
+
+
+def render_at(client: TocClient, project: str | None, ts: str) -> list[str]:
+    if not project:
+        raise ApiFailure(1, "--at needs --project")
+    data = client.get("/v1/toc/at", ts=ts, project_id=project)
+    lines = [f"{ts} in {project}:"]
+    for depth, node in enumerate(data["path"]):
+        lines.append(_line(node, "  " * (depth + 1)))
+    if data["segment_id"] is None:
+        lines.append("  (no segment holds that instant)")
+    return lines
+
+
+def _run(settings: Settings, args: argparse.Namespace) -> int:
+    token = args.token or os.environ.get("AGENT_MEMORY_TOKEN")
+    client = TocClient(settings, token)
+    width = shutil.get_terminal_size((100, 20)).columns - 1
+    try:
+        if args.json:
+            if args.node_id:
+                data: Any = {
+                    "node": client.node(args.node_id, args.version),
+                    "children": client.children(args.node_id, args.version),
+                }
+            elif args.at:
+                data = client.get("/v1/toc/at", ts=args.at, project_id=args.project)
+            else:
+                data = client.get("/v1/toc", project_id=args.project)
+            print(json.dumps(data, indent=2, ensure_ascii=False))
+            return 0
+        if args.node_id:
+            lines = render_node(client, args.node_id, args.version, args.events, width)
+        elif args.at:
+            lines = render_at(client, args.project, args.at)
+        else:
+            lines = render_years(client, args.project)
+    except ApiFailure as exc:
+        print(f"agent-memory: {exc}")
+        return exc.code
+    finally:
+        client.http.close()
+    print("\n".join(lines))
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "toc",
+        help="browse the table of contents: years, months, weeks, days, segments, events",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("node_id", nargs="?", help="a node id printed by a previous call")
+    parser.add_argument("--project", help="the project (years of every project if omitted)")
+    parser.add_argument("--events", action="store_true", help="a segment's events")
+    parser.add_argument("--version", type=int, help="an older version of the node")
+    parser.add_argument("--at", help="the path to this instant (RFC 3339 or epoch ms)")
+    parser.add_argument("--json", action="store_true", help="the raw JSON of the API")
+    parser.add_argument("--token", help="bearer token (default: AGENT_MEMORY_TOKEN)")
+    parser.set_defaults(run=_run)

@@ -1,0 +1,233 @@
+"""``/v1/toc``, ``/v1/grips``, ``/v1/memories/{id}/pin``: navigating the table of contents.
+
+The TOC is the layer that always answers: plain Postgres reads of what the summarizer wrote,
+no index involved, so an agent can find its way (year -> month -> week -> day -> segment ->
+events) and check any bullet against its grips while every search index is down.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Path, Query
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from agent_memory_common.event import parse_ts
+from agent_memory_common.http import ApiError, error_responses
+from agent_memory_query import toc_store as store
+from agent_memory_query.context import Ctx, Tenant
+from agent_memory_query.timeparam import parse_time_param
+
+router = APIRouter(tags=["toc"])
+
+Level = Literal["year", "month", "week", "day", "segment"]
+_ID = r"^[^\x00-\x1f\x7f]+$"
+MAX_QUERY_CHARS = 1000
+NodeId = Annotated[str, Path(min_length=1, max_length=300, pattern=_ID)]
+ProjectParam = Annotated[str | None, Query(min_length=1, max_length=200, pattern=_ID)]
+
+
+def _not_found(what: str, value: str, field: str) -> ApiError:
+    return ApiError(404, "not_found", f"no {what} {value!r}", field=field)
+
+
+@router.get(
+    "/v1/toc",
+    summary="The years of a project's table of contents (of every project if none is given)",
+    responses=error_responses(401, 422),
+)
+async def toc_years(
+    ctx: Ctx,
+    tenant: Tenant,
+    project_id: ProjectParam = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> dict[str, Any]:
+    async with ctx.pool.connection() as conn:
+        years = await store.years(conn, tenant, project_id, limit)
+    return {"project_id": project_id, "years": years}
+
+
+@router.get(
+    "/v1/toc/nodes/{node_id}",
+    summary="A node: title, bullets with their grips, key phrases, salience, kind, children",
+    responses=error_responses(401, 404, 422),
+)
+async def toc_node(
+    ctx: Ctx,
+    tenant: Tenant,
+    node_id: NodeId,
+    version: Annotated[
+        int | None, Query(ge=1, description="An older version; default latest")
+    ] = None,
+) -> dict[str, Any]:
+    async with ctx.pool.connection() as conn:
+        found = await store.node(conn, tenant, node_id, version)
+        if found is None:
+            raise await _missing_node(conn, tenant, node_id, version)
+    return found
+
+
+async def _missing_node(conn: Any, tenant: str, node_id: str, version: int | None) -> ApiError:
+    if version is not None and await store.node_exists(conn, tenant, node_id):
+        return _not_found(f"version {version} of node", node_id, "version")
+    return _not_found("node", node_id, "node_id")
+
+
+@router.get(
+    "/v1/toc/nodes/{node_id}/children",
+    summary="A node's children (latest versions, in time order); a segment's events",
+    responses=error_responses(401, 404, 422),
+)
+async def toc_children(
+    ctx: Ctx,
+    tenant: Tenant,
+    node_id: NodeId,
+    version: Annotated[int | None, Query(ge=1, description="Children of an older version")] = None,
+) -> dict[str, Any]:
+    async with ctx.pool.connection() as conn:
+        found = await store.node(conn, tenant, node_id, version)
+        if found is None:
+            raise await _missing_node(conn, tenant, node_id, version)
+        out: dict[str, Any] = {
+            "node_id": node_id,
+            "level": found["level"],
+            "version": found["version"],
+        }
+        if found["level"] == "segment":
+            events = await store.events_by_id(conn, tenant, found["event_ids"])
+            overlap = set(found["event_ids"][: found["overlap_count"] or 0])
+            out["children"] = []
+            out["events"] = [
+                store.event_json(e) | {"overlap": e["event_id"] in overlap} for e in events
+            ]
+        else:
+            out["children"] = await store.latest_summaries(conn, tenant, found["child_ids"])
+    return out
+
+
+@router.get(
+    "/v1/toc/at",
+    summary="The path year -> month -> week -> day -> segment holding an instant",
+    responses=error_responses(401, 404, 422),
+)
+async def toc_at(
+    ctx: Ctx,
+    tenant: Tenant,
+    ts: Annotated[str, Query(min_length=1, description="RFC 3339 or epoch ms")],
+    project_id: Annotated[str, Query(min_length=1, max_length=200, pattern=_ID)],
+) -> dict[str, Any]:
+    instant = parse_time_param("ts", ts)
+    assert instant is not None
+    async with ctx.pool.connection() as conn:
+        path, segment = await store.path_at(conn, tenant, project_id, instant)
+        if not path:
+            raise ApiError(
+                404,
+                "not_found",
+                f"nothing in the table of contents of {project_id!r} at {instant.isoformat()}",
+                field="ts",
+            )
+        nodes = await store.latest_summaries(conn, tenant, path)
+    order = {node_id: i for i, node_id in enumerate(path)}
+    nodes.sort(key=lambda n: order[n["node_id"]])
+    return {"ts": instant, "project_id": project_id, "segment_id": segment, "path": nodes}
+
+
+@router.get(
+    "/v1/grips/{grip_id}",
+    summary="A grip: its excerpt, the events it points at, and N events of context each side",
+    responses=error_responses(401, 404, 422),
+)
+async def grip(
+    ctx: Ctx,
+    tenant: Tenant,
+    grip_id: NodeId,
+    context: Annotated[int, Query(ge=0, le=50, description="Events before and after")] = 2,
+) -> dict[str, Any]:
+    async with ctx.pool.connection() as conn:
+        found = await store.grip_with_context(conn, tenant, grip_id, context)
+    if found is None:
+        raise _not_found("grip", grip_id, "grip_id")
+    return found
+
+
+class TocSearch(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    # its length is checked in the route, with a message that says what to do instead
+    query: str = Field(default="", description="Words to look for (at most 1,000 characters)")
+    project_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=_ID)
+    node_id: str | None = Field(
+        default=None, min_length=1, max_length=300, pattern=_ID, description="Only this subtree"
+    )
+    since: str | int | None = Field(default=None, description="RFC 3339 or epoch ms")
+    until: str | int | None = Field(default=None, description="RFC 3339 or epoch ms")
+    levels: list[Level] | None = Field(default=None, min_length=1)
+    limit: int = Field(default=20, ge=1, le=200)
+
+    @field_validator("since", "until", mode="before")
+    @classmethod
+    def _valid_time(cls, value: object) -> object:
+        if value is not None:
+            parse_ts(value)
+        return value
+
+
+@router.post(
+    "/v1/toc/search",
+    summary="Index-free term search over node titles, bullets and key phrases",
+    responses=error_responses(401, 404, 422),
+)
+async def toc_search(ctx: Ctx, tenant: Tenant, body: TocSearch) -> dict[str, Any]:
+    if len(body.query) > MAX_QUERY_CHARS:
+        raise ApiError(
+            422, "validation_error", f"query: at most {MAX_QUERY_CHARS} characters", field="query"
+        )
+    terms = store.search_terms(body.query)
+    if not terms:
+        raise ApiError(422, "validation_error", "query: no searchable word in it", field="query")
+    since = parse_ts(body.since) if body.since is not None else None
+    until = parse_ts(body.until) if body.until is not None else None
+    if since and until and since >= until:
+        raise ApiError(422, "validation_error", "until: must be after since", field="until")
+    async with ctx.pool.connection() as conn:
+        if body.node_id is not None and not await store.node_exists(conn, tenant, body.node_id):
+            raise _not_found("node", body.node_id, "node_id")
+        hits = await store.search(
+            conn,
+            tenant,
+            terms,
+            project_id=body.project_id,
+            root=body.node_id,
+            since=since,
+            until=until,
+            levels=list(body.levels) if body.levels else None,
+            limit=body.limit,
+        )
+    return {"terms": terms, "hits": hits}
+
+
+async def _pin(ctx: Ctx, tenant: str, memory_id: str, pinned: bool) -> dict[str, Any]:
+    async with ctx.pool.connection() as conn, conn.transaction():
+        result = await store.pin(conn, tenant, memory_id, pinned)
+    if result is None:
+        raise _not_found("memory (grip or node)", memory_id, "memory_id")
+    return result
+
+
+@router.post(
+    "/v1/memories/{memory_id}/pin",
+    summary="Pin a grip or a node: +0.20 salience",
+    responses=error_responses(401, 404, 422),
+)
+async def pin(ctx: Ctx, tenant: Tenant, memory_id: NodeId) -> dict[str, Any]:
+    return await _pin(ctx, tenant, memory_id, True)
+
+
+@router.post(
+    "/v1/memories/{memory_id}/unpin",
+    summary="Unpin a grip or a node",
+    responses=error_responses(401, 404, 422),
+)
+async def unpin(ctx: Ctx, tenant: Tenant, memory_id: NodeId) -> dict[str, Any]:
+    return await _pin(ctx, tenant, memory_id, False)

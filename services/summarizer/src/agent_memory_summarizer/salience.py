@@ -1,0 +1,239 @@
+"""Memory kind and salience, decided once at write time and stored on grips and nodes.
+
+Kinds: ``constraint`` ("must", "never", "always", "required", "need to"), ``definition`` ("is
+defined as", "means", "we call"), ``procedure`` ("step", "first ... then", "follow"),
+``preference`` ("prefer", "like", "avoid", "don't use"), ``observation`` (the default) and
+``episode`` (task records; only ever set explicitly, never guessed).
+
+Bare keywords misfire in ways that are cheap to avoid, so the classifier works per sentence on
+the prose only and:
+
+- drops code (fenced blocks and inline code): ``if x must_be: ...`` is not a rule;
+- treats a question as an observation: "must we always use UTC?" states no constraint;
+- honours negations that cancel the cue: "not required", "no need to", "doesn't mean",
+  "not always";
+- tells a cue word from its other uses: "looks like" (comparison), "the following" (list),
+  "this means that" (consequence), "must have crashed" (inference), "never seen" (experience),
+  "to avoid" (purpose).
+
+A text's kind is the strongest kind among its sentences, in the order constraint, definition,
+procedure, preference: a rule buried in a long message still marks the message.
+
+Salience = min(len/500, 1) * 0.45 + 0.20 if the kind is not an observation + 0.20 if pinned.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable
+from typing import Literal
+
+from agent_memory_summarizer.text import split_sentences, strip_code
+
+MemoryKind = Literal[
+    "constraint", "definition", "procedure", "preference", "observation", "episode"
+]
+KINDS: tuple[MemoryKind, ...] = (
+    "constraint",
+    "definition",
+    "procedure",
+    "preference",
+    "observation",
+    "episode",
+)
+# Strongest first: used when a text holds sentences of several kinds.
+PRIORITY: tuple[MemoryKind, ...] = ("constraint", "definition", "procedure", "preference")
+
+LENGTH_WEIGHT = 0.45
+LENGTH_SCALE = 500
+KIND_BONUS = 0.20
+PIN_BONUS = 0.20
+
+
+def salience(length: int, kind: str, pinned: bool = False) -> float:
+    """The write-time importance of a memory, in [0, 0.85]."""
+    value = min(max(length, 0) / LENGTH_SCALE, 1.0) * LENGTH_WEIGHT
+    if kind != "observation":
+        value += KIND_BONUS
+    if pinned:
+        value += PIN_BONUS
+    return round(value, 4)
+
+
+def _rx(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE)
+
+
+_QUESTION_START = _rx(
+    r"^\s*(?:so\s+|and\s+|but\s+)?(?:should|shall|must|do|does|did|can|could|would|will|is|are|"
+    r"what|why|how|when|where|who|which)\s+(?:we|i|you|they|it|he|she|this|that|there)\b"
+)
+
+# --- constraint -----------------------------------------------------------------------------
+_CONSTRAINT = _rx(
+    r"\b(?:must|never|always|required|requires|mandatory|forbidden|need(?:s)? to|have to|has to|"
+    r"(?:is|are) not allowed)\b"
+)
+_CONSTRAINT_CANCEL = [
+    _rx(r"\b(?:not|n't|no longer|never)\s+(?:strictly\s+|really\s+)?(?:required|mandatory)\b"),
+    _rx(r"\b(?:do|does|did)(?: not|n't)\s+(?:really\s+)?(?:need|have) to\b"),
+    _rx(r"\bno need to\b|\bneedn't\b|\bnot necessar"),
+    _rx(r"\b(?:not|almost|nearly|as)\s+always\b"),
+    _rx(r"\bmust(?:'ve| have)\s+\w+"),  # inference: "it must have crashed"
+    _rx(r"\bmust be (?:a|an|the|because|why|that|it)\b"),  # inference: "that must be the cache"
+    _rx(r"\bnever\s+(?:seen|heard|noticed|had|been|happened|worked|managed|tried|used)\b"),
+    _rx(r"\bhave\s+never\b|\bhas\s+never\b"),
+]
+
+# --- definition -----------------------------------------------------------------------------
+_DEFINITION = _rx(
+    r"\b(?:is|are) defined as\b|\bmeans\b|\bwe call\b|\brefers? to\b|\bstands for\b|"
+    r"\bis short for\b|\bis called\b|\bis what we call\b"
+)
+_DEFINITION_CANCEL = [
+    _rx(r"\b(?:doesn't|does not|don't|do not|didn't|did not)\s+(?:\w+\s+)?mean"),
+    _rx(r"\b(?:this|that|it|which|which also|which then)\s+means\b"),  # a consequence
+    _rx(r"\bmeans that\b"),
+    _rx(r"\bby (?:all|no|any|some) means\b|\bby means of\b|\bmeans to an end\b"),
+]
+
+# --- procedure ------------------------------------------------------------------------------
+_IMPERATIVE = (
+    r"(?:run|install|open|start|stop|click|copy|create|add|set|call|build|restart|deploy|"
+    r"check out|checkout|clone|edit|apply|commit|push|pull|export|source|enable|disable|"
+    r"remove|delete|upgrade|migrate|rebuild|configure|go to|navigate to|type|press|execute)"
+)
+_PROCEDURE = [
+    _rx(r"\bsteps?\s*(?:\d+|one|two|three|four|five)\b|\bstep[- ]by[- ]step\b"),
+    _rx(r"\b(?:first|next|final|last|second|third) step\b|\bthe steps? (?:is|are)\b"),
+    _rx(r"\bfirst\b[^.?!]*\bthen\b"),
+    _rx(r"^\s*" + _IMPERATIVE + r"\b[^.?!]*\bthen\b"),
+    _rx(r"^\s*to \w+[^,.?!]*,[^.?!]*\bthen\b"),  # "to release, bump ..., then tag ..."
+    _rx(
+        r"\bfollow (?:these|the|this|our|my) (?:steps|instructions|procedure|process|recipe|"
+        r"runbook|checklist)\b|\bas follows:"
+    ),
+    _rx(r"\bthen\b[^.?!]*\bfinally\b"),
+]
+_NUMBERED_LINE = re.compile(r"^\s*(?:\d+[.)]|step \d+)\s+\S", re.IGNORECASE | re.MULTILINE)
+
+# --- preference -----------------------------------------------------------------------------
+_PREFERENCE = [
+    _rx(r"\bprefer(?:s|red|ably|ence)?\b"),
+    _rx(
+        r"\b(?:i|we|they|team|user|users|he|she)(?:'d| would| really| also| all| do)?\s+"
+        r"(?:like|love|likes|loves|liked)\b"
+    ),
+    _rx(r"(?:\bwould|'d) (?:rather|like)\b|\bnot a fan of\b|\bfavou?r(?:s|ed)?\b(?! of)"),
+    _rx(r"\b(?:don't|do not|dont|please don't|please do not) use\b"),
+]
+_AVOID = _rx(r"\bavoid(?:s|ed|ing)?\b")
+_TO_AVOID = _rx(r"\b(?:in order |so as )?to avoid\b")  # purpose, not taste
+
+
+def _any(patterns: list[re.Pattern[str]], text: str) -> bool:
+    return any(p.search(text) for p in patterns)
+
+
+def _constraint(s: str) -> bool:
+    return bool(_CONSTRAINT.search(s)) and not _masked(_CONSTRAINT, _CONSTRAINT_CANCEL, s)
+
+
+def _definition(s: str) -> bool:
+    return bool(_DEFINITION.search(s)) and not _masked(_DEFINITION, _DEFINITION_CANCEL, s)
+
+
+def _procedure(s: str) -> bool:
+    return _any(_PROCEDURE, s) or len(_NUMBERED_LINE.findall(s)) >= 2
+
+
+def _preference(s: str) -> bool:
+    if _any(_PREFERENCE, s):
+        return True
+    return bool(_AVOID.search(s)) and not _masked(_AVOID, [_TO_AVOID], s)
+
+
+def _masked(cue: re.Pattern[str], cancels: list[re.Pattern[str]], s: str) -> bool:
+    """True when every cue occurrence lies inside a cancelling phrase."""
+    spans = [m.span() for c in cancels for m in c.finditer(s)]
+    for m in cue.finditer(s):
+        if not any(lo <= m.start() < hi or lo < m.end() <= hi for lo, hi in spans):
+            return False
+    return True
+
+
+_CHECKS: dict[MemoryKind, Callable[[str], bool]] = {
+    "constraint": _constraint,
+    "definition": _definition,
+    "procedure": _procedure,
+    "preference": _preference,
+}
+
+
+def is_question(sentence: str) -> bool:
+    s = sentence.strip()
+    return s.endswith("?") or bool(_QUESTION_START.match(s) and not s.endswith("."))
+
+
+def classify_sentence(sentence: str) -> MemoryKind:
+    prose = strip_code(sentence).strip()
+    if not prose or is_question(prose):
+        return "observation"
+    for kind in PRIORITY:
+        if _CHECKS[kind](prose):
+            return kind
+    return "observation"
+
+
+@functools.lru_cache(maxsize=8192)  # sessions repeat themselves; the rules are pure
+def classify(text: str) -> MemoryKind:
+    """The strongest kind stated by any non-question sentence of ``text``."""
+    found: list[MemoryKind] = []
+    prose = strip_code(text)
+    if _procedure_list(prose):
+        found.append("procedure")
+    for sentence in split_sentences(prose):
+        if not sentence.is_code:
+            found.append(classify_sentence(sentence.text))
+    for kind in PRIORITY:
+        if kind in found:
+            return kind
+    return "observation"
+
+
+def _procedure_list(prose: str) -> bool:
+    """A numbered list spans several "sentences" once split, so it is checked whole."""
+    return len(_NUMBERED_LINE.findall(prose)) >= 2
+
+
+def strongest(kinds: list[str]) -> MemoryKind:
+    """The kind of a node: the most frequent non-observation kind of its bullets (ties by
+    priority), else observation. An ``episode`` child keeps its parent an episode only if most
+    bullets are episodes, which never happens by accident."""
+    best: MemoryKind = "observation"
+    best_count = 0
+    for kind in (*PRIORITY, "episode"):
+        count = kinds.count(kind)
+        if count > best_count:
+            best, best_count = kind, count
+    return best
+
+
+# The keyword lists of the issue, matched as bare words: the baseline the classifier must beat.
+BASELINE_KEYWORDS: tuple[tuple[MemoryKind, tuple[str, ...]], ...] = (
+    ("constraint", ("must", "never", "always", "required", "need to")),
+    ("definition", ("is defined as", "means", "we call")),
+    ("procedure", ("step", "follow")),
+    ("preference", ("prefer", "like", "avoid", "don't use")),
+)
+
+
+def classify_baseline(text: str) -> MemoryKind:
+    low = text.lower()
+    for kind, words in BASELINE_KEYWORDS:
+        if any(re.search(r"\b" + re.escape(w) + r"\b", low) for w in words):
+            return kind
+        if kind == "procedure" and re.search(r"\bfirst\b.*\bthen\b", low, re.DOTALL):
+            return kind
+    return "observation"
