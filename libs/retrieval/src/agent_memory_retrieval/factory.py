@@ -1,0 +1,61 @@
+"""Pick the adapter for each port from the settings: the composition roots call only these.
+
+Opening never fails because an engine is down: the adapters connect lazily, report through
+``healthy()`` and raise ``IndexUnavailableError`` from ``search``, so the query service can start
+and answer from the other tiers while an index is away.
+"""
+
+from __future__ import annotations
+
+from psycopg_pool import AsyncConnectionPool
+
+from agent_memory_retrieval.ports import Embedder, TextIndex, VectorIndex
+from agent_memory_retrieval.settings import RetrievalSettings
+
+
+async def open_text_index(settings: RetrievalSettings, *, writer: bool) -> TextIndex:
+    """OpenSearch when ``AGENT_MEMORY_OPENSEARCH_URL`` is set, else the embedded Tantivy.
+
+    ``writer=True`` only in the one process that writes (the bm25-indexer, or ``admin
+    rebuild-index`` while it is stopped): Tantivy allows one writer per index folder; readers in
+    any number of processes see its commits on their next search.
+    """
+    if settings.opensearch_url:
+        from agent_memory_retrieval.opensearch_index import OpenSearchIndex
+
+        return OpenSearchIndex.from_settings(settings)
+    from agent_memory_retrieval.tantivy_index import TantivyIndex
+
+    return TantivyIndex(settings.tantivy_path, writer=writer)
+
+
+async def open_vector_index(
+    settings: RetrievalSettings, *, pool: AsyncConnectionPool | None = None
+) -> VectorIndex:
+    """Qdrant when ``AGENT_MEMORY_QDRANT_URL`` is set, else pgvector in our Postgres.
+
+    ``pool``: the caller's Postgres pool to share (pgvector only); without one the adapter opens
+    and closes its own small pool.
+    """
+    if settings.qdrant_url:
+        from agent_memory_retrieval.qdrant_index import QdrantIndex
+
+        return await QdrantIndex.open(
+            url=settings.qdrant_url,
+            api_key=settings.qdrant_api_key,
+            collection=settings.qdrant_collection,
+        )
+    from agent_memory_retrieval.pgvector_index import PgVectorIndex
+
+    return await PgVectorIndex.open(settings.pg_dsn, pool=pool)
+
+
+def load_embedder(settings: RetrievalSettings) -> Embedder:
+    """all-MiniLM-L6-v2 from the installed wheel, offline; slow (seconds), so call it once."""
+    from agent_memory_retrieval.minilm import MiniLMEmbedder
+
+    return MiniLMEmbedder.load(
+        model_dir=settings.embedding_model,
+        batch_size=settings.embedding_batch_size,
+        threads=settings.torch_threads,
+    )

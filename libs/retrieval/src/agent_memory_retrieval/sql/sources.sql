@@ -1,0 +1,51 @@
+-- name: toc_present
+SELECT to_regclass('toc_nodes') IS NOT NULL AND to_regclass('toc_grips') IS NOT NULL
+
+-- name: latest_versions
+SELECT n.tenant, n.node_id, n.latest_version
+FROM toc_nodes AS n
+JOIN unnest(%(tenants)s::text[], %(node_ids)s::text[]) AS k (tenant, node_id)
+  ON n.tenant = k.tenant AND n.node_id = k.node_id
+
+-- name: count_events
+SELECT count(*) FROM events
+
+-- name: count_nodes
+SELECT count(*) FROM toc_nodes WHERE latest_version > 0
+
+-- name: count_grips
+SELECT count(*) FROM toc_grips
+
+-- name: events_page
+SELECT seq, tenant, event_id, ts, project_id, agent_id, session_id, user_id, role, type, text,
+       metadata, received_at
+FROM events
+WHERE seq > %(after)s
+ORDER BY seq
+LIMIT %(limit)s
+
+-- name: nodes_page
+SELECT n.tenant, n.node_id, n.project_id, n.level, n.is_empty, n.pinned,
+       v.version, v.bucket, v.parent_id, v.title, v.bullets, v.keywords, v.memory_kind,
+       v.base_salience, v.start_ts, v.end_ts, v.session_id, v.agent_id, v.event_ids
+FROM toc_nodes AS n
+JOIN toc_node_versions AS v
+  ON v.tenant = n.tenant AND v.node_id = n.node_id AND v.version = n.latest_version
+WHERE n.latest_version > 0 AND (n.tenant, n.node_id) > (%(after_tenant)s, %(after_node)s)
+ORDER BY n.tenant, n.node_id
+LIMIT %(limit)s
+
+-- name: grips_by_id
+SELECT grip_id, node_id, node_version, event_ids, excerpt, memory_kind, salience
+FROM toc_grips
+WHERE tenant = %(tenant)s AND grip_id = ANY(%(ids)s::text[])
+
+-- name: grips_page
+SELECT g.tenant, g.grip_id, g.node_id, g.node_version, g.event_ids, g.excerpt, g.memory_kind,
+       g.salience, v.project_id, v.start_ts, v.session_id, v.agent_id
+FROM toc_grips AS g
+JOIN toc_node_versions AS v
+  ON v.tenant = g.tenant AND v.node_id = g.node_id AND v.version = g.node_version
+WHERE (g.tenant, g.grip_id) > (%(after_tenant)s, %(after_grip)s)
+ORDER BY g.tenant, g.grip_id
+LIMIT %(limit)s

@@ -1,0 +1,274 @@
+"""``TextIndex`` on Tantivy, the embedded BM25 engine: one folder, any number of processes.
+
+Tantivy allows one ``IndexWriter`` per folder at a time (a lock file) and any number of readers,
+in any process, which see a writer's commits after ``reload()``. The writer here is opened per
+write call and released after its commit, so the bm25-indexer service and ``agent-memory admin
+rebuild-index`` can take turns on the same folder instead of one locking the other out.
+
+Every keyword field is indexed with the ``raw`` tokenizer (exact match) and prefixed with ``v:``
+so that an empty value (``session_id=''``) is still a term. The searchable text is one ``body``
+field (title + text) analysed with lowercase, English stop words and stemming; the document
+itself is kept as a stored JSON blob, so hits rebuild the full ``IndexDoc``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import orjson
+import tantivy
+from tantivy import (
+    FieldType,
+    Filter,
+    Index,
+    Occur,
+    Query,
+    SchemaBuilder,
+    TextAnalyzer,
+    TextAnalyzerBuilder,
+    Tokenizer,
+)
+
+from agent_memory_common.logs import get_logger
+from agent_memory_retrieval.docs import (
+    Hit,
+    IndexDoc,
+    SearchFilter,
+    as_utc,
+    doc_from_json,
+    doc_to_json,
+)
+from agent_memory_retrieval.ports import IndexUnavailableError
+
+log = get_logger(__name__)
+
+SCHEMA_VERSION = "v1"  # a new folder per schema, so an upgrade never opens an old layout
+ANALYZER = "am_en"
+KEYWORDS = ("id", "tenant", "project", "agent", "session", "type", "level", "kind")
+WRITER_HEAP = 32_000_000
+LOCK_WAIT_S = 30.0
+
+
+def _analyzer() -> TextAnalyzer:
+    return (
+        TextAnalyzerBuilder(Tokenizer.simple())
+        .filter(Filter.remove_long(40))
+        .filter(Filter.lowercase())
+        .filter(Filter.stopword("english"))
+        .filter(Filter.stemmer("english"))
+        .build()
+    )
+
+
+def _schema() -> tantivy.Schema:
+    builder = SchemaBuilder()
+    for name in KEYWORDS:
+        builder.add_text_field(name, stored=False, tokenizer_name="raw", index_option="basic")
+    builder.add_text_field("body", stored=False, tokenizer_name=ANALYZER)
+    builder.add_date_field("ts", indexed=True, fast=True)
+    builder.add_float_field("salience", indexed=True, fast=True)
+    builder.add_bytes_field("source", stored=True)
+    return builder.build()
+
+
+def _kw(value: str) -> str:
+    return "v:" + value
+
+
+class TantivyIndex:
+    """A Tantivy index folder; ``writer=False`` instances refuse to write."""
+
+    def __init__(self, root: Path, *, writer: bool) -> None:
+        self._path = root / SCHEMA_VERSION
+        self._writer = writer
+        self._schema = _schema()
+        self._analyzer = _analyzer()
+        self._index: Index | None = None
+        self._write_lock = asyncio.Lock()
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    # --- opening ------------------------------------------------------------------------------
+
+    def _open(self) -> Index:
+        """Open lazily: a reader started before the first write finds the folder later."""
+        if self._index is not None:
+            return self._index
+        if self._writer:
+            self._path.mkdir(parents=True, exist_ok=True)
+        elif not (self._path / "meta.json").is_file():
+            raise IndexUnavailableError(f"no Tantivy index at {self._path} yet")
+        try:
+            index = Index(self._schema, path=str(self._path), reuse=True)
+        except ValueError as exc:
+            raise IndexUnavailableError(f"cannot open Tantivy index {self._path}: {exc}") from exc
+        index.register_tokenizer(ANALYZER, self._analyzer)
+        self._index = index
+        return index
+
+    def _searcher(self) -> tantivy.Searcher:
+        index = self._open()
+        index.reload()  # pick up commits made by the writer process since the last search
+        return index.searcher()
+
+    def _index_writer(self) -> tantivy.IndexWriter:
+        if not self._writer:
+            raise PermissionError("this TantivyIndex was opened read-only (writer=False)")
+        index = self._open()
+        deadline = time.monotonic() + LOCK_WAIT_S
+        delay = 0.02
+        while True:
+            try:
+                return index.writer(heap_size=WRITER_HEAP, num_threads=1)
+            except ValueError as exc:
+                if "LockBusy" not in str(exc) or time.monotonic() > deadline:
+                    raise IndexUnavailableError(f"Tantivy writer lock: {exc}") from exc
+                time.sleep(delay)  # another process (indexer or rebuild) is committing
+                delay = min(delay * 2, 0.5)
+
+    # --- writes -------------------------------------------------------------------------------
+
+    def _document(self, doc: IndexDoc) -> tantivy.Document:
+        body = f"{doc.title}\n{doc.text}" if doc.title else doc.text
+        return tantivy.Document(
+            id=_kw(doc.id),
+            tenant=_kw(doc.tenant),
+            project=_kw(doc.project_id),
+            agent=_kw(doc.agent_id),
+            session=_kw(doc.session_id),
+            type=_kw(doc.type),
+            level=_kw(doc.level),
+            kind=_kw(doc.kind),
+            body=body,
+            ts=as_utc(doc.ts),
+            salience=float(doc.salience),
+            source=orjson.dumps(doc_to_json(doc)),
+        )
+
+    def _write(self, upserts: Sequence[IndexDoc], deletes: Sequence[str], clear: bool) -> None:
+        writer = self._index_writer()
+        try:
+            if clear:
+                writer.delete_all_documents()
+            for doc_id in deletes:
+                writer.delete_documents_by_term("id", _kw(doc_id))
+            # the last copy of an id in one call wins, as with a sequence of upserts
+            latest = {doc.id: doc for doc in upserts}
+            for doc in latest.values():
+                writer.delete_documents_by_term("id", _kw(doc.id))
+                writer.add_document(self._document(doc))
+            writer.commit()
+        except BaseException:
+            with contextlib.suppress(Exception):
+                writer.rollback()
+            raise
+        finally:
+            writer.wait_merging_threads()  # finish merges and release the lock file
+
+    async def upsert(self, docs: Sequence[IndexDoc]) -> None:
+        if not docs:
+            return
+        async with self._write_lock:
+            await asyncio.to_thread(self._write, docs, (), False)
+
+    async def delete(self, ids: Sequence[str]) -> None:
+        if not ids:
+            return
+        async with self._write_lock:
+            await asyncio.to_thread(self._write, (), ids, False)
+
+    async def clear(self) -> None:
+        async with self._write_lock:
+            await asyncio.to_thread(self._write, (), (), True)
+
+    # --- reads --------------------------------------------------------------------------------
+
+    def _term(self, field: str, value: str) -> Query:
+        return Query.term_query(self._schema, field, _kw(value))
+
+    def _any_of(self, field: str, values: Sequence[str]) -> Query:
+        if not values:
+            return Query.empty_query()
+        return Query.term_set_query(self._schema, field, [_kw(v) for v in values])
+
+    def _filter(self, flt: SearchFilter) -> Query:
+        parts: list[Query] = [self._term("tenant", flt.tenant)]
+        for field, value in (
+            ("project", flt.project_id),
+            ("agent", flt.agent_id),
+            ("session", flt.session_id),
+        ):
+            if value is not None:
+                parts.append(self._term(field, value))
+        for field, values in (("type", flt.types), ("kind", flt.kinds), ("level", flt.levels)):
+            if values is not None:
+                parts.append(self._any_of(field, values))
+        if flt.since is not None or flt.until is not None:
+            lower = as_utc(flt.since) if flt.since is not None else None
+            if flt.until is None:
+                ts_range = Query.range_query(self._schema, "ts", FieldType.Date, lower, None)
+            else:
+                upper = as_utc(flt.until)
+                ts_range = Query.range_query(
+                    self._schema, "ts", FieldType.Date, lower, upper, include_upper=False
+                )
+            parts.append(ts_range)
+        return Query.const_score_query(Query.boolean_query([(Occur.Must, q) for q in parts]), 0.0)
+
+    def _text_query(self, text: str) -> Query | None:
+        tokens = self._analyzer.analyze(text)  # stop words are not indexed: drop them here too
+        if not tokens:
+            return None
+        terms = list(dict.fromkeys(tokens))
+        return Query.boolean_query(
+            [(Occur.Should, Query.term_query(self._schema, "body", t)) for t in terms]
+        )
+
+    def _search(self, query: str, flt: SearchFilter, limit: int) -> list[Hit]:
+        text = self._text_query(query)
+        if text is None or limit <= 0:
+            return []
+        full = Query.boolean_query([(Occur.Must, text), (Occur.Must, self._filter(flt))])
+        for attempt in (1, 2):
+            searcher = self._searcher()
+            try:
+                result = searcher.search(full, limit, count=False)
+                hits = []
+                for score, address in result.hits:
+                    source = searcher.doc(address).get_first("source")
+                    if not isinstance(source, bytes):
+                        raise IndexUnavailableError(f"Tantivy document without source: {address}")
+                    doc = doc_from_json(orjson.loads(source))
+                    hits.append(Hit(id=doc.id, score=float(score), doc=doc))
+                return hits
+            except ValueError as exc:  # a segment merged away by the writer process: reload
+                if attempt == 2:
+                    raise IndexUnavailableError(f"Tantivy search failed: {exc}") from exc
+        return []
+
+    async def search(self, query: str, flt: SearchFilter, limit: int) -> list[Hit]:
+        return await asyncio.to_thread(self._search, query, flt, limit)
+
+    def _count(self, tenant: str) -> int:
+        searcher = self._searcher()
+        result = searcher.search(self._term("tenant", tenant), 1, count=True)
+        return int(getattr(result, "count", 0) or 0)  # ``count`` is missing from the stubs
+
+    async def count(self, tenant: str) -> int:
+        return await asyncio.to_thread(self._count, tenant)
+
+    async def healthy(self) -> bool:
+        try:
+            await asyncio.to_thread(self._searcher)
+        except (IndexUnavailableError, ValueError, OSError):
+            return False
+        return True
+
+    async def close(self) -> None:
+        self._index = None

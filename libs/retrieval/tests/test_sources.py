@@ -1,0 +1,219 @@
+"""The one mapping from the system of record to index documents, on a real Postgres.
+
+The live writers map pipeline messages and ``rebuild-index`` maps table rows; both must give
+the same documents, or a rebuild would change search results.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import orjson
+import psycopg
+import pytest
+from psycopg.types.json import Jsonb
+
+from agent_memory_common.errors import PoisonMessageError
+from agent_memory_common.event import Event
+from agent_memory_retrieval.docs import IndexDoc
+from agent_memory_retrieval.sources import (
+    DocChanges,
+    event_pages,
+    grip_pages,
+    node_pages,
+    recorded_changes,
+    toc_changes,
+)
+
+T = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+SEG = "segment:seg-1"
+DAY = "day:2026-03-02@proj"
+GONE = "segment:seg-gone"
+
+
+def _version(node_id: str, version: int, level: str, **over: Any) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "tenant": "acme",
+        "node_id": node_id,
+        "version": version,
+        "project_id": "proj",
+        "level": level,
+        "bucket": node_id.split(":", 1)[1],
+        "parent_id": None,
+        "title": f"{node_id} v{version}",
+        "bullets": [],
+        "keywords": ["k"],
+        "memory_kind": "observation",
+        "base_salience": 0.3,
+        "start_ts": T,
+        "end_ts": T + timedelta(hours=1),
+        "session_id": None,
+        "agent_id": None,
+        "event_ids": None,
+        "cause": f"c-{node_id}-{version}",
+    }
+    row.update(over)
+    return row
+
+
+GRIPS = [
+    # made by the segment's version 1, still cited by version 2 and by the day rollup
+    {"grip_id": "grip:aaa", "node_version": 1, "event_ids": ["e1", "e2"],
+     "excerpt": "we must use UTC", "memory_kind": "constraint", "base_salience": 0.5},
+    # made by version 2
+    {"grip_id": "grip:bbb", "node_version": 2, "event_ids": ["e3"], "excerpt": "retries back off",
+     "memory_kind": "observation", "base_salience": 0.2},
+]  # fmt: skip
+
+VERSIONS = [
+    _version(SEG, 1, "segment", session_id="s1", agent_id="claude", event_ids=["e1", "e2"],
+             bullets=[{"text": "UTC everywhere", "kind": "constraint", "grip_ids": ["grip:aaa"]}]),
+    _version(SEG, 2, "segment", session_id="s1", agent_id="claude", event_ids=["e1", "e2", "e3"],
+             memory_kind="constraint", base_salience=0.6,
+             bullets=[{"text": "UTC everywhere", "kind": "constraint", "grip_ids": ["grip:aaa"]},
+                      {"text": "retries back off", "kind": "observation",
+                       "grip_ids": ["grip:bbb"]}]),
+    _version(DAY, 1, "day",
+             bullets=[{"text": "retries back off", "kind": "observation", "grip_ids": ["grip:bbb"]},
+                      {"text": "UTC everywhere", "kind": "constraint", "grip_ids": ["grip:aaa"]}]),
+    _version(GONE, 1, "segment", session_id="s2", agent_id="claude", event_ids=["e9"],
+             bullets=[{"text": "soon retracted", "kind": "observation", "grip_ids": []}]),
+    _version(GONE, 2, "segment", session_id="s2", agent_id="claude", event_ids=[]),
+]  # fmt: skip
+LATEST = {SEG: 2, DAY: 1, GONE: 2}
+
+
+def seed_toc(dsn: str) -> None:
+    """The rows the summarizer would have written for the versions above."""
+    with psycopg.connect(dsn) as conn:
+        for node_id, latest in LATEST.items():
+            v = next(r for r in VERSIONS if r["node_id"] == node_id)
+            conn.execute(
+                "INSERT INTO toc_nodes (tenant, node_id, project_id, level, bucket, start_ts,"
+                " end_ts, latest_version, is_empty, pinned) VALUES"
+                " ('acme', %s, 'proj', %s, %s, %s, %s, %s, %s, %s)",
+                (node_id, v["level"], v["bucket"], T, T + timedelta(hours=1), latest,
+                 node_id == GONE, node_id == DAY),
+            )  # fmt: skip
+        for v in VERSIONS:
+            conn.execute(
+                "INSERT INTO toc_node_versions (tenant, node_id, version, project_id, level,"
+                " bucket, parent_id, title, bullets, keywords, memory_kind, base_salience,"
+                " start_ts, end_ts, session_id, agent_id, event_ids, cause, summarizer,"
+                " search_text) VALUES (%(tenant)s, %(node_id)s, %(version)s, %(project_id)s,"
+                " %(level)s, %(bucket)s, %(parent_id)s, %(title)s, %(bullets)s, %(keywords)s,"
+                " %(memory_kind)s, %(base_salience)s, %(start_ts)s, %(end_ts)s, %(session_id)s,"
+                " %(agent_id)s, %(event_ids)s, %(cause)s, 'extractive', 'x')",
+                {**v, "bullets": Jsonb(v["bullets"])},
+            )
+        for g in GRIPS:
+            conn.execute(
+                "INSERT INTO toc_grips (tenant, grip_id, project_id, node_id, node_version,"
+                " bullet_index, event_ids, excerpt, memory_kind, base_salience) VALUES"
+                " ('acme', %(grip_id)s, 'proj', %(node_id)s, %(node_version)s, 0, %(event_ids)s,"
+                " %(excerpt)s, %(memory_kind)s, %(base_salience)s)",
+                {**g, "node_id": SEG},
+            )
+
+
+def payload(v: dict[str, Any]) -> bytes:
+    """The summarizer's ``mem.toc`` message for one version (see its toc.publication)."""
+    cited = list(dict.fromkeys(gid for b in v["bullets"] for gid in b["grip_ids"]))
+    grips = [
+        {**g, "node_id": SEG, "bullet_index": 0, "salience": g["base_salience"], "pinned": False}
+        for g in GRIPS
+        if g["grip_id"] in cited
+    ]
+    pinned = v["node_id"] == DAY
+    body = {**v, "salience": v["base_salience"] + (0.2 if pinned else 0.0), "grips": grips}
+    return orjson.dumps(body)
+
+
+def by_id(changes: DocChanges) -> dict[str, IndexDoc]:
+    return {d.id: d for d in changes.upserts}
+
+
+async def collect(dsn: str, reader: Any) -> DocChanges:
+    out = DocChanges()
+    async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
+        async for _, changes in reader(conn, 2):  # small pages: the paging is exercised too
+            out.extend(changes)
+    return out
+
+
+async def test_toc_messages_map_to_node_and_grip_documents(pg_dsn: str) -> None:
+    seed_toc(pg_dsn)
+    async with await psycopg.AsyncConnection.connect(pg_dsn) as conn:
+        live = await toc_changes(conn, [payload(v) for v in VERSIONS])
+
+    docs = by_id(live)
+    seg, day = docs["node:acme:segment:seg-1"], docs["node:acme:day:2026-03-02@proj"]
+    # the latest version wins; version 1 was stale by the time it was handled
+    assert seg.title == "segment:seg-1 v2"
+    assert seg.text == "UTC everywhere\nretries back off"
+    assert (seg.type, seg.level, seg.kind, seg.session_id, seg.agent_id) == (
+        "toc_node", "segment", "constraint", "s1", "claude",
+    )  # fmt: skip
+    assert seg.event_ids == ("e1", "e2", "e3")
+    # a rollup's provenance: the events of the grips its bullets cite, in bullet order
+    assert day.event_ids == ("e3", "e1", "e2")
+    assert day.salience == pytest.approx(0.5)  # pinned: +0.2
+    # each grip once, from the version that made it, with that version's time and session
+    grip = docs["grip:acme:grip:aaa"]
+    assert (grip.type, grip.level, grip.kind, grip.text) == (
+        "grip", "grip", "constraint", "we must use UTC",
+    )  # fmt: skip
+    assert (grip.session_id, grip.ts, grip.event_ids) == ("s1", T, ("e1", "e2"))
+    assert "grip:acme:grip:bbb" in docs
+    assert len([d for d in live.upserts if d.type == "grip"]) == 2
+    # the retracted segment leaves the index
+    assert "node:acme:segment:seg-gone" in live.deletes
+    assert "node:acme:segment:seg-gone" not in docs
+
+
+async def test_rebuild_reads_the_same_documents_as_the_pipeline_wrote(pg_dsn: str) -> None:
+    seed_toc(pg_dsn)
+    async with await psycopg.AsyncConnection.connect(pg_dsn) as conn:
+        live = await toc_changes(conn, [payload(v) for v in VERSIONS])
+    nodes, grips = await collect(pg_dsn, node_pages), await collect(pg_dsn, grip_pages)
+
+    assert by_id(nodes) | by_id(grips) == by_id(live)
+    assert nodes.deletes == ["node:acme:segment:seg-gone"]
+
+
+async def test_events_map_alike_from_messages_and_rows(pg_dsn: str) -> None:
+    events = [
+        Event(
+            event_id=f"e{i}", ts=T + timedelta(seconds=i), tenant="acme", project_id="proj",
+            agent_id="claude", session_id="s1", role="user", type="message",
+            text="a rule: never force-push" if i == 2 else f"event {i}",
+            metadata={"memory_kind": "constraint"} if i == 2 else {}, received_at=T,
+        )
+        for i in range(5)
+    ]  # fmt: skip
+    with psycopg.connect(pg_dsn) as conn:
+        for e in events:
+            conn.execute(
+                "INSERT INTO events (tenant, event_id, ts, project_id, agent_id, session_id,"
+                " role, type, text, metadata, received_at) VALUES (%s, %s, %s, %s, %s, %s, %s,"
+                " %s, %s, %s, %s)",
+                (e.tenant, e.event_id, e.ts, e.project_id, e.agent_id, e.session_id, e.role,
+                 e.type, e.text, Jsonb(e.metadata), e.received_at),
+            )  # fmt: skip
+
+    live = recorded_changes([e.to_wire() for e in events])
+    rebuilt = await collect(pg_dsn, event_pages)
+
+    assert by_id(live) == by_id(rebuilt)
+    rule = by_id(live)["event:acme:e2"]
+    assert (rule.kind, rule.level, rule.event_ids) == ("constraint", "event", ("e2",))
+    assert rule.salience > by_id(live)["event:acme:e1"].salience
+
+
+async def test_bad_messages_are_poison(pg_dsn: str) -> None:
+    async with await psycopg.AsyncConnection.connect(pg_dsn) as conn:
+        with pytest.raises(PoisonMessageError):
+            await toc_changes(conn, [b'{"tenant": "acme"}'])
+        with pytest.raises(PoisonMessageError):
+            await toc_changes(conn, [b"not json"])

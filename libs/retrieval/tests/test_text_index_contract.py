@@ -1,0 +1,173 @@
+"""The ``TextIndex`` contract, run on every selected adapter (see conftest.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from agent_memory_retrieval.docs import IndexDoc, SearchFilter, grip_doc_id, node_doc_id
+from agent_memory_retrieval.opensearch_index import OpenSearchIndex
+from agent_memory_retrieval.ports import TextIndex
+
+T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)  # make_doc(n) is at T0 + n minutes
+
+
+def ids(hits: list[Any]) -> list[str]:
+    return [h.id for h in hits]
+
+
+async def test_upsert_then_search_returns_the_whole_document(
+    text_index: TextIndex, make_doc: Callable[..., IndexDoc]
+) -> None:
+    index = text_index
+    doc = make_doc(
+        1,
+        "we chose postgres for the event log",
+        title="storage decision",
+        kind="constraint",
+        salience=0.9,
+        event_ids=("e-1", "e-2"),
+    )
+    await index.upsert([doc, make_doc(2, "lunch was pasta")])
+
+    hits = await index.search("postgres", SearchFilter("acme"), 10)
+
+    assert ids(hits) == [doc.id]
+    assert hits[0].doc == doc
+    assert hits[0].score > 0
+
+
+async def test_redelivery_overwrites_instead_of_duplicating(
+    text_index: TextIndex, make_doc: Callable[..., IndexDoc]
+) -> None:
+    index = text_index
+    await index.upsert([make_doc(1, "first wording about kafka")])
+    await index.upsert([make_doc(1, "first wording about kafka")])
+    await index.upsert([make_doc(1, "second wording about kafka"), make_doc(2, "other kafka")])
+
+    assert await index.count("acme") == 2
+    hits = await index.search("kafka wording", SearchFilter("acme"), 10)
+    assert sorted(ids(hits)) == sorted({h.id for h in hits})  # no id twice
+    by_id = {h.id: h.doc for h in hits}
+    assert by_id[make_doc(1).id].text == "second wording about kafka"
+
+
+async def test_tenant_filter_never_leaks(
+    text_index: TextIndex, make_doc: Callable[..., IndexDoc]
+) -> None:
+    index = text_index
+    await index.upsert(
+        [
+            make_doc(1, "secret roadmap for launch", tenant="acme"),
+            make_doc(1, "secret roadmap for launch", tenant="globex"),
+            make_doc(2, "secret roadmap again", tenant="globex"),
+        ]
+    )
+
+    acme = await index.search("secret roadmap", SearchFilter("acme"), 10)
+    globex = await index.search("secret roadmap", SearchFilter("globex"), 10)
+
+    assert {h.doc.tenant for h in acme} == {"acme"} and len(acme) == 1
+    assert {h.doc.tenant for h in globex} == {"globex"} and len(globex) == 2
+    assert await index.count("acme") == 1
+    assert await index.count("globex") == 2
+    assert await index.count("initech") == 0
+    assert await index.search("secret", SearchFilter("initech"), 10) == []
+
+
+async def test_every_filter_is_applied_in_the_engine(
+    text_index: TextIndex, make_doc: Callable[..., IndexDoc]
+) -> None:
+    index = text_index
+    docs = [
+        make_doc(0, "deploy notes"),
+        make_doc(1, "deploy notes", project_id="other"),
+        make_doc(2, "deploy notes", agent_id="codex"),
+        make_doc(3, "deploy notes", session_id="s2"),
+        make_doc(4, "deploy notes", kind="procedure"),
+        make_doc(
+            5, "deploy notes", id=grip_doc_id("acme", "g1"), type="grip", level="grip", kind="grip"
+        ),
+        make_doc(6, "deploy notes", id=node_doc_id("acme", "n1"), type="toc_node", level="day"),
+        make_doc(7, "deploy notes", session_id=""),
+    ]
+    await index.upsert(docs)
+    all_ids = {d.id for d in docs}
+
+    async def found(**flt: Any) -> set[str]:
+        return set(ids(await index.search("deploy", SearchFilter("acme", **flt), 50)))
+
+    assert await found() == all_ids
+    assert await found(project_id="other") == {docs[1].id}
+    assert await found(agent_id="codex") == {docs[2].id}
+    assert await found(session_id="s2") == {docs[3].id}
+    assert await found(kinds=("procedure",)) == {docs[4].id}
+    assert await found(types=("grip", "toc_node")) == {docs[5].id, docs[6].id}
+    assert await found(levels=("day",)) == {docs[6].id}
+    assert await found(types=()) == set()
+    # since is inclusive, until exclusive
+    since, until = T0 + timedelta(minutes=2), T0 + timedelta(minutes=4)
+    assert await found(since=since, until=until) == {docs[2].id, docs[3].id}
+    assert await found(since=T0 + timedelta(minutes=6)) == {docs[6].id, docs[7].id}
+    assert await found(until=T0 + timedelta(minutes=1)) == {docs[0].id}
+    assert await found(
+        project_id="proj", agent_id="claude-code", session_id="s1", kinds=("observation",)
+    ) == {docs[0].id, docs[6].id}
+
+
+async def test_limit_and_empty_query(
+    text_index: TextIndex, make_doc: Callable[..., IndexDoc]
+) -> None:
+    index = text_index
+    await index.upsert([make_doc(i, f"migration step {i}") for i in range(6)])
+
+    assert len(await index.search("migration", SearchFilter("acme"), 3)) == 3
+    assert await index.search("", SearchFilter("acme"), 10) == []
+    assert await index.search("migration", SearchFilter("acme"), 0) == []
+
+
+async def test_delete_and_clear(text_index: TextIndex, make_doc: Callable[..., IndexDoc]) -> None:
+    index = text_index
+    await index.upsert([make_doc(i, f"cache warmup {i}") for i in range(3)])
+    await index.upsert([make_doc(9, "cache warmup", tenant="globex")])
+
+    await index.delete([make_doc(0).id, "event:acme:never-indexed"])
+    assert await index.count("acme") == 2
+    assert make_doc(0).id not in ids(await index.search("cache", SearchFilter("acme"), 10))
+
+    await index.clear()
+    assert await index.count("acme") == 0
+    assert await index.count("globex") == 0
+    assert await index.healthy()
+
+
+async def test_bm25_ranks_by_term_statistics_and_stems(
+    text_index: TextIndex, make_doc: Callable[..., IndexDoc], analyses_text: bool
+) -> None:
+    """For engines that analyse text; the in-memory stand-in neither stems nor scores, and its
+    requests are covered by the other tests, so here it must be the stand-in to pass."""
+    index = text_index
+    if not analyses_text:
+        assert isinstance(index, OpenSearchIndex)
+        return
+    await index.upsert(
+        [
+            make_doc(1, "the retry policy of the recorder"),
+            make_doc(2, "the recorder retries with backoff, a retry policy with jitter"),
+            make_doc(3, "the gateway accepts events"),
+            make_doc(4, "she was running the benchmarks", title="benchmarks"),
+        ]
+    )
+
+    hits = await index.search("recorder retry policy", SearchFilter("acme"), 10)
+    assert set(ids(hits)) == {make_doc(1).id, make_doc(2).id}
+    assert hits[0].score >= hits[1].score
+
+    # stemming: "runs" finds "running"; stop words are not indexed, so they match nothing
+    assert ids(await index.search("runs", SearchFilter("acme"), 10)) == [make_doc(4).id]
+    assert await index.search("the", SearchFilter("acme"), 10) == []
+    # query syntax is not interpreted: quotes, colons and dashes are just text
+    assert make_doc(1).id in ids(
+        await index.search('tenant:globex "retry" -policy (', SearchFilter("acme"), 10)
+    )

@@ -1,0 +1,1 @@
+"""The bm25-indexer service: recorded events and TOC node versions into the text index."""

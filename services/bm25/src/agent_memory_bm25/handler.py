@@ -1,0 +1,41 @@
+"""bm25-indexer: decode -> map to index documents -> one upsert (one commit) per batch.
+
+The text index writes are upserts under deterministic ids, so a redelivered batch overwrites
+what it wrote before; the durable consumer, acked only after the commit, is the checkpoint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from nats.aio.msg import Msg
+from psycopg import AsyncConnection
+
+from agent_memory_bm25.logic import searchable
+from agent_memory_common.consumer import Publication
+from agent_memory_common.logs import get_logger
+from agent_memory_retrieval.ports import TextIndex
+from agent_memory_retrieval.sources import DocChanges, recorded_changes, toc_changes
+
+log = get_logger(__name__)
+
+
+class IndexHandler:
+    def __init__(self, index: TextIndex) -> None:
+        self._index = index
+
+    async def recorded(self, conn: AsyncConnection, msgs: Sequence[Msg]) -> list[Publication]:
+        await self._apply(recorded_changes([m.data for m in msgs]))
+        return []
+
+    async def toc(self, conn: AsyncConnection, msgs: Sequence[Msg]) -> list[Publication]:
+        await self._apply(await toc_changes(conn, [m.data for m in msgs]))
+        return []
+
+    async def _apply(self, changes: DocChanges) -> None:
+        if changes.deletes:
+            await self._index.delete(changes.deletes)
+        docs = searchable(changes.upserts)
+        if docs:
+            await self._index.upsert(docs)
+        log.debug("bm25.batch", docs=len(docs), deletes=len(changes.deletes))

@@ -1,0 +1,164 @@
+"""The bm25-indexer end to end: gateway -> recorder -> RECORDED -> bm25-indexer -> Tantivy,
+every part a real process on a real nats-server and Postgres; read back by a reader instance
+as the query service would."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import httpx
+import nats
+import orjson
+import psycopg
+
+from agent_memory_common.event import Event
+from agent_memory_common.subjects import STREAM_RECORDED, recorded_subject, toc_subject
+from agent_memory_embedded.servers import NatsServer
+from agent_memory_embedded.testing import make_stack
+from agent_memory_retrieval.docs import SearchFilter
+from agent_memory_retrieval.tantivy_index import TantivyIndex
+from tests.helpers import eventually, make_event
+
+
+def indexed(root: Path, tenant: str = "default") -> int:
+    async def count() -> int:
+        index = TantivyIndex(root, writer=False)
+        return await index.count(tenant) if await index.healthy() else -1
+
+    return asyncio.run(count())
+
+
+def search(root: Path, query: str) -> list[str]:
+    async def run() -> list[str]:
+        hits = await TantivyIndex(root, writer=False).search(query, SearchFilter("default"), 50)
+        return [h.id for h in hits]
+
+    return asyncio.run(run())
+
+
+def pending(nats_url: str, durable: str) -> int:
+    async def info() -> int:
+        nc = await nats.connect(nats_url)
+        try:
+            ci = await nc.jetstream().consumer_info(STREAM_RECORDED, durable)
+            return int(ci.num_pending or 0) + int(ci.num_ack_pending or 0)
+        finally:
+            await nc.close()
+
+    return asyncio.run(info())
+
+
+def republish_as_redelivery(nats_url: str, pg_dsn: str) -> int:
+    """Put every recorded event on RECORDED once more, under new message ids, as a recorder
+    retry after a lost ack would; returns how many."""
+    with psycopg.connect(pg_dsn) as conn:
+        cols = "event_id, ts, tenant, project_id, agent_id, session_id, user_id, role, type, "
+        rows = conn.execute(f"SELECT {cols} text, metadata, received_at FROM events").fetchall()
+    events = [
+        Event(
+            event_id=r[0],
+            ts=r[1],
+            tenant=r[2],
+            project_id=r[3],
+            agent_id=r[4],
+            session_id=r[5],
+            user_id=r[6],
+            role=r[7],
+            type=r[8],
+            text=r[9],
+            metadata=r[10],
+            received_at=r[11],
+        )
+        for r in rows
+    ]
+
+    async def publish() -> None:
+        nc = await nats.connect(nats_url)
+        try:
+            js = nc.jetstream()
+            for e in events:
+                subject = recorded_subject(e.tenant, e.project_id)
+                await js.publish(
+                    subject, e.to_wire(), headers={"Nats-Msg-Id": f"again/{e.event_id}"}
+                )
+        finally:
+            await nc.close()
+
+    asyncio.run(publish())
+    return len(events)
+
+
+def publish_toc_version(nats_url: str) -> None:
+    """A TOC node version as the summarizer publishes it (services/summarizer toc.py)."""
+    payload = {
+        "tenant": "default", "project_id": "proj", "node_id": "segment:seg-9", "version": 1,
+        "level": "segment", "bucket": "seg-9", "parent_id": "day:2026-01-01@proj",
+        "title": "Flaky zookeeper tests", "keywords": ["zookeeper"],
+        "bullets": [{"text": "pinned the zookeeper image", "kind": "procedure",
+                     "salience": 0.4, "grip_ids": ["grip:abc"]}],
+        "memory_kind": "procedure", "salience": 0.4, "pinned": False, "child_ids": [],
+        "start_ts": "2026-01-01T00:00:00Z", "end_ts": "2026-01-01T00:10:00Z",
+        "session_id": "s1", "agent_id": "claude-code", "event_ids": ["e-000007"],
+        "overlap_count": 0, "source_version": 1, "summarizer": "extractive",
+        "grips": [{"grip_id": "grip:abc", "node_id": "segment:seg-9", "node_version": 1,
+                   "bullet_index": 0, "event_ids": ["e-000007"],
+                   "excerpt": "the zookeeper quorum lost a node", "memory_kind": "observation",
+                   "salience": 0.1, "pinned": False}],
+    }  # fmt: skip
+
+    async def publish() -> None:
+        nc = await nats.connect(nats_url)
+        try:
+            await nc.jetstream().publish(
+                toc_subject("default", "proj"),
+                orjson.dumps(payload),
+                headers={"Nats-Msg-Id": "default/segment:seg-9/v1"},
+            )
+        finally:
+            await nc.close()
+
+    asyncio.run(publish())
+
+
+def test_indexes_recorded_events_once_and_resumes_after_kill(
+    nats_server: NatsServer, pg_dsn: str, tmp_path: Path
+) -> None:
+    stack = make_stack(nats_server, pg_dsn, tmp_path)
+    root = tmp_path / "home" / "tantivy"
+    try:
+        for name in ("gateway", "recorder", "bm25-indexer"):
+            stack.start(name)
+        batch = [make_event(i, text=f"note {i}: the kafka migration plan") for i in range(20)]
+        batch[7]["text"] = "the zookeeper quorum lost a node during the deploy"
+        r = httpx.post(f"{stack.gateway_url}/v1/events", json={"events": batch})
+        assert r.status_code == 202, r.text
+        eventually(lambda: indexed(root) == 20, what="20 events indexed")
+        assert search(root, "zookeeper quorum") == ["event:default:e-000007"]
+
+        # redelivery: the same events again under new message ids -> still one doc each
+        assert republish_as_redelivery(nats_server.url, pg_dsn) == 20
+        eventually(lambda: pending(nats_server.url, "bm25-indexer") == 0, what="redelivery seen")
+        assert indexed(root) == 20
+
+        # kill -9, ingest while it is down, restart: the durable consumer resumes
+        stack.processes["bm25-indexer"].kill()
+        more = [make_event(i, text=f"late note {i} about the raft election") for i in range(20, 30)]
+        assert (
+            httpx.post(f"{stack.gateway_url}/v1/events", json={"events": more}).status_code == 202
+        )
+        eventually(lambda: pending(nats_server.url, "bm25-indexer") >= 10, what="backlog")
+        stack.start("bm25-indexer")
+        eventually(lambda: indexed(root) == 30, what="backlog indexed after restart")
+        assert len(search(root, "raft election")) == 10
+
+        # a TOC node version: the node and the grip it made become documents
+        publish_toc_version(nats_server.url)
+        eventually(lambda: indexed(root) == 32, what="TOC node and grip indexed")
+        assert set(search(root, "zookeeper")) == {
+            "event:default:e-000007",
+            "node:default:segment:seg-9",
+            "grip:default:grip:abc",
+        }
+    finally:
+        stack.stop()

@@ -1,0 +1,172 @@
+"""``agent-memory admin ...``: operator commands on the derived data.
+
+``rebuild-index`` refills the BM25 and/or the vector index from the system of record (every
+event, and the latest version of every table-of-contents node and every grip when the TOC
+tables exist), through the same mapping the live indexers use, so the result is the index the
+pipeline would have built. Documents are upserted under their deterministic ids: running it
+twice, or while the indexer services run, changes nothing but what was missing or outdated.
+Search keeps answering meanwhile; with ``--fresh`` the selected index is emptied first, and
+until it is refilled search leans on the other tiers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+
+import psycopg
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from agent_memory_cli.settings import Settings
+from agent_memory_common.db import prepare_database
+from agent_memory_retrieval.factory import load_embedder, open_text_index, open_vector_index
+from agent_memory_retrieval.ports import Embedder, TextIndex, VectorIndex
+from agent_memory_retrieval.settings import RetrievalSettings
+from agent_memory_retrieval.sources import (
+    DocChanges,
+    count_sources,
+    event_pages,
+    grip_pages,
+    node_pages,
+    toc_present,
+)
+
+PageReader = Callable[[psycopg.AsyncConnection, int], AsyncIterator[tuple[int, DocChanges]]]
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    admin = sub.add_parser("admin", help="operator commands (rebuild derived indexes)")
+    admin_sub = admin.add_subparsers(dest="admin_command", required=True)
+    rebuild = admin_sub.add_parser(
+        "rebuild-index",
+        help="refill the BM25 and/or vector index from Postgres (both when neither is named)",
+    )
+    rebuild.add_argument("--bm25", action="store_true", help="the text (BM25) index")
+    rebuild.add_argument("--vector", action="store_true", help="the vector index (embeds)")
+    rebuild.add_argument(
+        "--fresh", action="store_true", help="empty the selected indexes first (drops orphans)"
+    )
+    rebuild.add_argument("--page-size", type=int, default=256, help="rows per write (default 256)")
+    rebuild.add_argument("--quiet", action="store_true", help="no progress bar")
+    rebuild.set_defaults(run=_cmd_rebuild)
+
+
+@dataclass
+class RebuildReport:
+    rows: int = 0
+    text_docs: int = 0
+    vector_docs: int = 0
+    deleted: int = 0
+    seconds: float = 0.0
+
+
+def _cmd_rebuild(settings: Settings, args: argparse.Namespace) -> int:
+    both = not args.bm25 and not args.vector
+    if args.page_size < 1:
+        print("agent-memory: --page-size must be at least 1", file=sys.stderr)
+        return 2
+    retrieval = RetrievalSettings()
+    try:
+        prepare_database(retrieval.pg_dsn)
+    except psycopg.OperationalError as exc:
+        print(f"agent-memory: Postgres not reachable: {exc}", file=sys.stderr)
+        return 2
+    report = asyncio.run(
+        rebuild_index(
+            retrieval,
+            bm25=both or args.bm25,
+            vector=both or args.vector,
+            fresh=args.fresh,
+            page_size=args.page_size,
+            progress=not args.quiet,
+        )
+    )
+    print(
+        f"rebuilt from {report.rows} rows in {report.seconds:.1f}s: "
+        f"{report.text_docs} BM25 documents, {report.vector_docs} vectors, "
+        f"{report.deleted} removed"
+    )
+    return 0
+
+
+async def rebuild_index(
+    settings: RetrievalSettings,
+    *,
+    bm25: bool,
+    vector: bool,
+    fresh: bool = False,
+    page_size: int = 256,
+    progress: bool = True,
+    embedder: Embedder | None = None,
+) -> RebuildReport:
+    """Refill the selected indexes; ``embedder`` may be passed in (tests load it once)."""
+    started = time.monotonic()
+    report = RebuildReport()
+    text: TextIndex | None = await open_text_index(settings, writer=True) if bm25 else None
+    vectors: VectorIndex | None = await open_vector_index(settings) if vector else None
+    if vector and embedder is None:
+        embedder = await asyncio.to_thread(load_embedder, settings)
+    try:
+        if fresh:
+            for index in (text, vectors):
+                if index is not None:
+                    await index.clear()
+        async with await psycopg.AsyncConnection.connect(settings.pg_dsn, autocommit=True) as conn:
+            total = await count_sources(conn)
+            sources: list[PageReader] = [event_pages]
+            if await toc_present(conn):
+                sources += [node_pages, grip_pages]
+            columns = (
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                TimeRemainingColumn(),
+            )
+            with Progress(*columns, console=Console(stderr=True), disable=not progress) as bar:
+                task = bar.add_task("rebuilding", total=total)
+                for pages in sources:
+                    async for rows, changes in pages(conn, page_size):
+                        await _write(changes, text, vectors, embedder, report)
+                        report.rows += rows
+                        bar.advance(task, rows)
+    finally:
+        for index in (text, vectors):
+            if index is not None:
+                await index.close()
+    report.seconds = time.monotonic() - started
+    return report
+
+
+async def _write(
+    changes: DocChanges,
+    text: TextIndex | None,
+    vectors: VectorIndex | None,
+    embedder: Embedder | None,
+    report: RebuildReport,
+) -> None:
+    docs = [d for d in changes.upserts if (d.title + d.text).strip()]
+    for index in (text, vectors):
+        if index is not None and changes.deletes:
+            await index.delete(changes.deletes)
+    if changes.deletes:
+        report.deleted += len(changes.deletes)
+    if text is not None and docs:
+        await text.upsert(docs)
+        report.text_docs += len(docs)
+    if vectors is not None and embedder is not None and docs:
+        embedded = await asyncio.to_thread(embedder.embed, [d.embedding_text() for d in docs])
+        await vectors.upsert(docs, embedded)
+        report.vector_docs += len(docs)

@@ -1,0 +1,1 @@
+"""The embedder service: recorded events and TOC node versions into the vector index."""
