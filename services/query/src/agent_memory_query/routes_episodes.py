@@ -1,0 +1,304 @@
+"""``/v1/episodes`` and ``/v1/playbooks``: what agents tried, how it went, what they learnt.
+
+An episode is a memory of kind ``episode``: a task, the actions taken, an outcome
+(success | failure | partial), lessons and a value score in [0, 1] (how worth recalling it is).
+``GET /v1/episodes/similar`` finds past episodes like a new task, so an agent starts from what
+worked (or did not) last time.
+
+The playbook is the ACE (Agentic Context Engineering) playbook of a project: lesson entries with
+helpful / harmful / neutral counts, curated here (merged by meaning, see ``playbook.py``) so that
+every agent of the project shares one playbook that survives restarts.
+"""
+
+from __future__ import annotations
+
+import functools
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Path, Query, Response
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from agent_memory_common.event import parse_ts
+from agent_memory_common.http import error_responses
+from agent_memory_common.settings import CommonSettings
+from agent_memory_common.ulid import new_ulid
+from agent_memory_query import episodes_store as store
+from agent_memory_query.context import Ctx, QueryContext, Tenant
+from agent_memory_query.playbook import EmbedderChoice, choose_embedder
+
+router = APIRouter(tags=["episodes"])
+
+_ID = r"^[^\x00-\x1f\x7f]+$"
+IdStr = Annotated[str, Field(min_length=1, max_length=200, pattern=_ID)]
+
+
+class PlaybookOptions(BaseModel):
+    embedder: Literal["auto", "hashing"] = Field(
+        default="auto",
+        description="auto: the search embedder once loaded, else hashing; hashing: always.",
+    )
+    hashing_merge_threshold: float = Field(default=0.6, gt=0, le=1)
+    model_merge_threshold: float = Field(default=0.8, gt=0, le=1)
+
+
+class PlaybookSettings(CommonSettings):
+    """``AGENT_MEMORY_PLAYBOOK__*``; kept apart from the service settings it does not need."""
+
+    playbook: PlaybookOptions = PlaybookOptions()
+
+
+@functools.cache
+def playbook_options() -> PlaybookOptions:
+    return PlaybookSettings().playbook
+
+
+def embedder_choice(ctx: QueryContext) -> EmbedderChoice:
+    search = getattr(ctx, "search", None)
+    model = getattr(getattr(search, "brainstem", None), "embedder", None)
+    opts = playbook_options()
+    return choose_embedder(
+        model,
+        mode=opts.embedder,
+        hashing_threshold=opts.hashing_merge_threshold,
+        model_threshold=opts.model_merge_threshold,
+    )
+
+
+# -- episodes ---------------------------------------------------------------------------------
+
+
+class EpisodeStart(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    episode_id: IdStr | None = Field(
+        default=None, description="Client-chosen id: a retried start returns the same episode."
+    )
+    task: str = Field(min_length=1, max_length=20000)
+    project_id: IdStr
+    agent_id: IdStr | None = None
+    session_id: IdStr | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class ActionIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    action_id: IdStr | None = Field(default=None, description="Client-chosen idempotency key.")
+    action: str = Field(min_length=1, max_length=20000)
+    result: str | None = Field(default=None, max_length=100000)
+    ok: bool | None = None
+    ts: str | int | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _valid_ts(self) -> ActionIn:
+        if self.ts is not None:
+            parse_ts(self.ts)
+        return self
+
+
+class ActionsIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    actions: list[ActionIn] = Field(min_length=1, max_length=500)
+
+
+class EpisodeComplete(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    outcome: Literal["success", "failure", "partial"]
+    lessons: list[Annotated[str, Field(min_length=1, max_length=4000)]] = Field(
+        default_factory=list, max_length=100
+    )
+    summary: str | None = Field(default=None, max_length=20000)
+    value: float | None = Field(default=None, ge=0, le=1, description="Default: from outcome.")
+
+
+def _action_json(row: dict[str, Any]) -> dict[str, Any]:
+    return dict(row)
+
+
+@router.post(
+    "/v1/episodes",
+    status_code=201,
+    summary="Start an episode (a task an agent takes on)",
+    responses=error_responses(401, 409, 422),
+)
+async def start_episode(
+    ctx: Ctx, tenant: Tenant, body: EpisodeStart, response: Response
+) -> dict[str, Any]:
+    data = body.model_dump()
+    data["episode_id"] = body.episode_id or new_ulid()
+    async with ctx.pool.connection() as conn, conn.transaction():
+        row, created = await store.start_episode(conn, tenant, data)
+    if not created:
+        response.status_code = 200
+    return store.episode_json(row)
+
+
+@router.get(
+    "/v1/episodes/similar",
+    summary="Completed episodes like a task, best first",
+    responses=error_responses(401, 422),
+)
+async def similar_episodes(
+    ctx: Ctx,
+    tenant: Tenant,
+    q: Annotated[str, Query(min_length=1, max_length=4000, description="The new task")],
+    project_id: str | None = None,
+    outcome: Literal["success", "failure", "partial"] | None = None,
+    limit: Annotated[int, Query(ge=1, le=50)] = 5,
+) -> dict[str, Any]:
+    async with ctx.pool.connection() as conn:
+        rows = await store.similar_episodes(
+            conn, tenant, q, project_id=project_id, outcome=outcome, limit=limit
+        )
+    return {"results": [store.episode_json(r) for r in rows]}
+
+
+@router.get(
+    "/v1/episodes/{episode_id}",
+    summary="One episode with its actions",
+    responses=error_responses(401, 404),
+)
+async def get_episode(
+    ctx: Ctx, tenant: Tenant, episode_id: Annotated[str, Path(min_length=1)]
+) -> dict[str, Any]:
+    async with ctx.pool.connection() as conn:
+        row = await store.require_episode(conn, tenant, episode_id)
+        actions = await store.list_actions(conn, tenant, episode_id)
+    return store.episode_json(row, [_action_json(a) for a in actions])
+
+
+@router.post(
+    "/v1/episodes/{episode_id}/actions",
+    status_code=201,
+    summary="Record actions of a running episode (idempotent by action_id)",
+    responses=error_responses(401, 404, 409, 422),
+)
+async def add_actions(
+    ctx: Ctx,
+    tenant: Tenant,
+    body: ActionsIn,
+    episode_id: Annotated[str, Path(min_length=1)],
+) -> dict[str, Any]:
+    actions = []
+    for item in body.actions:
+        action = item.model_dump()
+        action["action_id"] = item.action_id or new_ulid()
+        action["ts"] = parse_ts(item.ts) if item.ts is not None else None
+        actions.append(action)
+    async with ctx.pool.connection() as conn, conn.transaction():
+        total = await store.add_actions(conn, tenant, episode_id, actions)
+    return {
+        "episode_id": episode_id,
+        "action_ids": [a["action_id"] for a in actions],
+        "actions_count": total,
+    }
+
+
+@router.post(
+    "/v1/episodes/{episode_id}/complete",
+    summary="Complete an episode with its outcome and lessons",
+    responses=error_responses(401, 404, 409, 422),
+)
+async def complete_episode(
+    ctx: Ctx,
+    tenant: Tenant,
+    body: EpisodeComplete,
+    episode_id: Annotated[str, Path(min_length=1)],
+) -> dict[str, Any]:
+    async with ctx.pool.connection() as conn, conn.transaction():
+        row = await store.complete_episode(
+            conn,
+            tenant,
+            episode_id,
+            outcome=body.outcome,
+            lessons=list(body.lessons),
+            summary=body.summary,
+            value=body.value,
+        )
+    return store.episode_json(row)
+
+
+# -- playbook ---------------------------------------------------------------------------------
+
+
+class LessonIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    id: IdStr | None = Field(default=None, description="Mark an existing entry instead of text.")
+    text: str | None = Field(default=None, min_length=1, max_length=4000)
+    mark: Literal["+", "-", "o"] = "o"
+    section: str = Field(default="general", min_length=1, max_length=100)
+    source: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _text_or_id(self) -> LessonIn:
+        if (self.id is None) == (self.text is None):
+            raise ValueError("give either text (a lesson) or id (an entry to mark), not both")
+        return self
+
+
+class CurateIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    entries: list[LessonIn] = Field(min_length=1, max_length=200)
+    agent_id: IdStr | None = None
+    submission_id: IdStr | None = Field(
+        default=None, description="Client-chosen: a retried submission is counted once."
+    )
+
+
+@router.get(
+    "/v1/playbooks/{project_id}/entries",
+    summary="The project's playbook; with q, the entries most relevant to q first",
+    responses=error_responses(401, 422),
+)
+async def get_playbook(
+    ctx: Ctx,
+    tenant: Tenant,
+    project_id: Annotated[str, Path(min_length=1, max_length=200)],
+    q: Annotated[str | None, Query(min_length=1, max_length=4000)] = None,
+    section: str | None = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 20,
+) -> dict[str, Any]:
+    choice = embedder_choice(ctx)
+    async with ctx.pool.connection() as conn:
+        entries = await store.read_playbook(
+            conn, tenant, project_id, choice, q=q, section=section, limit=limit
+        )
+    return {"project_id": project_id, "embedder": choice.name, "entries": entries}
+
+
+@router.post(
+    "/v1/playbooks/{project_id}/entries",
+    summary="Curate lessons into the playbook: merge by meaning, count +/-/o marks",
+    responses=error_responses(401, 404, 422),
+)
+async def post_playbook(
+    ctx: Ctx,
+    tenant: Tenant,
+    body: CurateIn,
+    project_id: Annotated[str, Path(min_length=1, max_length=200)],
+) -> dict[str, Any]:
+    choice = embedder_choice(ctx)
+    stamp = datetime.now().astimezone().isoformat()
+    lessons = [
+        store.Lesson(
+            mark=item.mark,
+            text=item.text,
+            entry_id=item.id,
+            section=item.section,
+            source={**item.source, "agent_id": body.agent_id, "at": stamp}
+            if body.agent_id or item.source
+            else {},
+        )
+        for item in body.entries
+    ]
+    async with ctx.pool.connection() as conn, conn.transaction():
+        results = await store.curate(
+            conn, tenant, project_id, lessons, choice, submission_id=body.submission_id
+        )
+    return {"project_id": project_id, "embedder": choice.name, "results": results}
