@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import signal
 from dataclasses import replace
 
-import psycopg
 from psycopg_pool import AsyncConnectionPool
 
 from agent_memory_common.consumer import TRANSIENT, ConsumerRunner, Publication
-from agent_memory_common.db import make_pool, prepare_database
 from agent_memory_common.logs import get_logger
 from agent_memory_common.natslink import NatsLink
-from agent_memory_common.streams import SEGMENTER, ensure_pipeline
+from agent_memory_common.service import consumer_service
+from agent_memory_common.streams import SEGMENTER
 from agent_memory_segmenter import store
 from agent_memory_segmenter.handler import make_handler
 from agent_memory_segmenter.settings import SegmenterOptions, Settings
@@ -27,29 +25,16 @@ OUTBOX_GRACE_S = 5.0
 
 
 async def run(settings: Settings, stop: asyncio.Event | None = None) -> None:
-    stop = stop or asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    await _prepare_database_until_ready(settings, stop)
-    link = NatsLink(settings.nats_servers, name="agent-memory-segmenter")
-    await link.start(wait=5)
     options = settings.segmenter
-    pool = make_pool(settings.pg_dsn, max_size=options.pool_size)
-    await pool.open()
-    try:
-        await link.wait_connected(timeout=60)
-        await ensure_pipeline(link.require_js(), settings)
+    async with consumer_service(
+        settings, "segmenter", pool_size=options.pool_size, stop=stop
+    ) as svc:
         spec = replace(SEGMENTER, batch_size=options.batch_size)
-        runner = ConsumerRunner(link, pool, spec, make_handler(options.thresholds))
+        runner = ConsumerRunner(svc.link, svc.pool, spec, make_handler(options.thresholds))
         log.info("segmenter.started", consumer=spec.durable, thresholds=str(options.thresholds))
         async with asyncio.TaskGroup() as tasks:
-            tasks.create_task(runner.run(stop))
-            tasks.create_task(_idle_loop(link, pool, options, stop))
-    finally:
-        await pool.close()
-        await link.close()
-        log.info("segmenter.stopped")
+            tasks.create_task(runner.run(svc.stop))
+            tasks.create_task(_idle_loop(svc.link, svc.pool, options, svc.stop))
 
 
 async def _idle_loop(
@@ -100,20 +85,4 @@ async def sweep_outbox(link: NatsLink, pool: AsyncConnectionPool, grace_s: float
 
 
 async def _publish(link: NatsLink, pubs: list[Publication]) -> None:
-    js = link.require_js()
-    futures = [
-        await js.publish_async(p.subject, p.payload, headers={"Nats-Msg-Id": p.msg_id})
-        for p in pubs
-    ]
-    await asyncio.wait_for(asyncio.gather(*futures), timeout=10)
-
-
-async def _prepare_database_until_ready(settings: Settings, stop: asyncio.Event) -> None:
-    """Migrate at start; Postgres may still be starting, so keep trying until stopped."""
-    while not stop.is_set():
-        try:
-            await asyncio.to_thread(prepare_database, settings.pg_dsn)
-            return
-        except psycopg.OperationalError as exc:
-            log.warning("segmenter.postgres_unavailable", error=str(exc))
-            await asyncio.sleep(1)
+    await link.require_publisher().publish(pubs, timeout=10)

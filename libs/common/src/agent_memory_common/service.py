@@ -1,0 +1,67 @@
+"""The start and stop every consumer service shares, written once.
+
+A consumer service migrates the database (Postgres may still be starting: it keeps trying),
+connects to NATS (in the background, reconnecting forever), opens its pool, makes sure the
+streams and durable consumers exist, and stops cleanly on SIGTERM or SIGINT: the ``stop`` event
+is set, the runners finish their batch, the pool and the connection close.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import psycopg
+from psycopg_pool import AsyncConnectionPool
+
+from agent_memory_common.db import make_pool, prepare_database
+from agent_memory_common.logs import get_logger
+from agent_memory_common.natslink import NatsLink
+from agent_memory_common.settings import CommonSettings
+from agent_memory_common.streams import ensure_pipeline
+
+log = get_logger(__name__)
+
+
+@dataclass(frozen=True)
+class ServiceParts:
+    link: NatsLink
+    pool: AsyncConnectionPool
+    stop: asyncio.Event
+
+
+@contextlib.asynccontextmanager
+async def consumer_service(
+    settings: CommonSettings, name: str, *, pool_size: int, stop: asyncio.Event | None = None
+) -> AsyncIterator[ServiceParts]:
+    stop = stop or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await prepare_database_until_ready(settings.pg_dsn, stop, name)
+    link = NatsLink(settings.nats_servers, name=f"agent-memory-{name}")
+    await link.start(wait=5)
+    pool = make_pool(settings.pg_dsn, max_size=pool_size)
+    await pool.open()
+    try:
+        await link.wait_connected(timeout=60)
+        await ensure_pipeline(link.require_js(), settings)
+        yield ServiceParts(link=link, pool=pool, stop=stop)
+    finally:
+        await pool.close()
+        await link.close()
+        log.info(f"{name}.stopped")
+
+
+async def prepare_database_until_ready(dsn: str, stop: asyncio.Event, name: str) -> None:
+    """Migrate at start; Postgres may still be starting, so keep trying until stopped."""
+    while not stop.is_set():
+        try:
+            await asyncio.to_thread(prepare_database, dsn)
+            return
+        except psycopg.OperationalError as exc:
+            log.warning(f"{name}.postgres_unavailable", error=str(exc))
+            await asyncio.sleep(1)
