@@ -1,0 +1,73 @@
+"""Reciprocal rank fusion: combine ranked lists whose scores are not comparable.
+
+BM25 scores are unbounded and depend on the corpus; cosine similarities live in [-1, 1]. RRF
+uses ranks only (score = sum over lists of weight / (k + rank)), which needs no calibration and
+is robust to one list being poor, the usual case when one index is stale or down. k = 60 is the
+value from Cormack et al. (2009) that damps the gap between the first few ranks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+RRF_K = 60
+
+
+class HitLike(Protocol):
+    @property
+    def id(self) -> str: ...
+    @property
+    def score(self) -> float: ...
+    @property
+    def doc(self) -> Any: ...
+
+
+@dataclass
+class Candidate:
+    """One item seen by one or more tiers, with its rank in each."""
+
+    id: str
+    doc: Any
+    ranks: dict[str, int] = field(default_factory=dict)  # tier -> 1-based rank
+    scores: dict[str, float] = field(default_factory=dict)  # tier -> the tier's own score
+    fused: float = 0.0  # normalised RRF: 1.0 = first in every list, all weights counted
+    score: float = 0.0  # after the ranking policy
+    factors: dict[str, float] = field(default_factory=dict)
+
+
+def rrf(
+    lists: Mapping[str, Sequence[HitLike]],
+    *,
+    k: int = RRF_K,
+    weights: Mapping[str, float] | None = None,
+) -> list[Candidate]:
+    """Fuse ``{tier: hits best first}``; the result is best first, ties broken by id.
+
+    The fused score is divided by the best possible one (sum of weights / (k + 1)), so 1.0
+    means "ranked first by every tier" whatever k and the weights are.
+    """
+    weights = weights or {}
+    by_id: dict[str, Candidate] = {}
+    total_weight = 0.0
+    for tier, hits in lists.items():
+        weight = weights.get(tier, 1.0)
+        if not hits or weight <= 0:
+            continue
+        total_weight += weight
+        rank = 0
+        for hit in hits:
+            cand = by_id.get(hit.id)
+            if cand is None:
+                cand = by_id[hit.id] = Candidate(id=hit.id, doc=hit.doc)
+            if tier in cand.ranks:  # a tier repeating an id counts once, at its best rank
+                continue
+            rank += 1
+            cand.ranks[tier] = rank
+            cand.scores[tier] = float(hit.score)
+            cand.fused += weight / (k + rank)
+    best = total_weight / (k + 1) if total_weight else 1.0
+    for cand in by_id.values():
+        cand.fused /= best
+    return sorted(by_id.values(), key=lambda c: (-c.fused, c.id))

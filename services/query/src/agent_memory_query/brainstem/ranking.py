@@ -1,0 +1,131 @@
+"""The ranking policy applied after fusion: what deserves to be remembered first.
+
+``score = fused * salience_factor * usage_penalty * staleness``
+
+- salience factor ``0.55 + 0.45 * salience``: a salient moment (a decision, a constraint) beats
+  chatter of equal relevance, but relevance still dominates (the factor never drops below 0.55).
+- usage penalty ``1 / (1 + decay * access_count)``: items returned again and again are the hubs
+  that match everything (greetings, boilerplate); a small decay lets other memories surface.
+- staleness, observations only: "the build is red" decays with age (half-life, with a floor so
+  an old observation is demoted, never hidden); constraints, definitions, procedures and
+  preferences state how things are until replaced, so they never go stale.
+- novelty gate: a near-duplicate of a better-ranked result adds nothing, so it is dropped.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+
+from agent_memory_query.brainstem.fusion import Candidate
+
+EVERGREEN_KINDS = frozenset({"constraint", "definition", "procedure", "preference"})
+STALE_KINDS = frozenset({"observation", ""})  # an unclassified moment is an observation
+_WORD = re.compile(r"\w+")
+
+
+@dataclass(frozen=True)
+class RankingPolicy:
+    salience_base: float = 0.55
+    salience_weight: float = 0.45
+    default_salience: float = 0.5
+    usage_decay: float = 0.02
+    stale_half_life_days: float = 30.0
+    stale_floor: float = 0.6
+    novelty_jaccard: float = 0.8
+
+
+def salience_factor(salience: float | None, policy: RankingPolicy) -> float:
+    s = policy.default_salience if salience is None or math.isnan(salience) else float(salience)
+    return policy.salience_base + policy.salience_weight * min(max(s, 0.0), 1.0)
+
+
+def usage_penalty(access_count: int, decay: float) -> float:
+    return 1.0 / (1.0 + decay * max(access_count, 0))
+
+
+def staleness(kind: str | None, ts: datetime | None, now: datetime, policy: RankingPolicy) -> float:
+    """1.0 for evergreen kinds and fresh observations, down to ``stale_floor`` with age."""
+    if (kind or "") not in STALE_KINDS or ts is None:
+        return 1.0
+    age_days = max((now - ts).total_seconds(), 0.0) / 86_400.0
+    decay: float = 0.5 ** (age_days / policy.stale_half_life_days)
+    return policy.stale_floor + (1.0 - policy.stale_floor) * decay
+
+
+def apply_policy(
+    candidates: Iterable[Candidate],
+    *,
+    access_counts: Mapping[str, int],
+    now: datetime,
+    policy: RankingPolicy,
+) -> list[Candidate]:
+    """Score every candidate and sort best first (ties: newer first, then id)."""
+    out = list(candidates)
+    for cand in out:
+        doc = cand.doc
+        kind, ts = getattr(doc, "kind", None), getattr(doc, "ts", None)
+        factors = {
+            "salience": salience_factor(getattr(doc, "salience", None), policy),
+            "usage": usage_penalty(access_counts.get(cand.id, 0), policy.usage_decay),
+            "staleness": staleness(kind, ts, now, policy),
+        }
+        cand.factors = factors
+        cand.score = cand.fused * factors["salience"] * factors["usage"] * factors["staleness"]
+    out.sort(key=lambda c: (-c.score, -_ts_key(c), c.id))
+    return out
+
+
+def _ts_key(cand: Candidate) -> float:
+    ts = getattr(cand.doc, "ts", None)
+    return ts.timestamp() if isinstance(ts, datetime) else 0.0
+
+
+def _tokens(doc: object) -> frozenset[str]:
+    text = getattr(doc, "text", "") or getattr(doc, "title", "") or ""
+    return frozenset(w for w in _WORD.findall(text.lower()) if len(w) > 1)
+
+
+def near_duplicate(a: frozenset[str], b: frozenset[str], threshold: float) -> bool:
+    if not a or not b:
+        return a == b
+    inter = len(a & b)
+    return inter / len(a | b) >= threshold
+
+
+MOMENT_TYPES = frozenset({"event", "grip"})
+
+
+def novelty_gate(
+    ranked: Iterable[Candidate], limit: int, threshold: float
+) -> tuple[list[Candidate], list[Candidate]]:
+    """Keep the best ``limit`` items, skipping any that adds nothing to those already kept.
+
+    Returns (kept, dropped). Two ways to add nothing: nearly the same words (token-set Jaccard
+    at or above ``threshold``: reworded copies, repeated tool output), or the same moments (a
+    grip or event whose events are all among those of the moments already kept, such as a
+    grip quoting an event shown above it). An overview (a TOC node) never makes a moment
+    redundant: it points at many events without showing them.
+    """
+    kept: list[Candidate] = []
+    kept_tokens: list[frozenset[str]] = []
+    covered: set[str] = set()
+    dropped: list[Candidate] = []
+    for cand in ranked:
+        if len(kept) >= limit:
+            break
+        tokens = _tokens(cand.doc)
+        moment = getattr(cand.doc, "type", "event") in MOMENT_TYPES
+        event_ids = set(getattr(cand.doc, "event_ids", ()) or ())
+        same_moments = moment and bool(event_ids) and event_ids <= covered
+        if same_moments or any(near_duplicate(tokens, seen, threshold) for seen in kept_tokens):
+            dropped.append(cand)
+            continue
+        kept.append(cand)
+        kept_tokens.append(tokens)
+        if moment:
+            covered |= event_ids
+    return kept, dropped

@@ -1,0 +1,125 @@
+"""What search needs for the life of the process: the indexes, the embedder, the brainstem.
+
+Opened once in the lifespan. Nothing here may stop the query service from starting: an index
+that cannot be opened or a model that cannot be loaded only takes its tier out, and the
+brainstem answers from the others (explain says so).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from psycopg_pool import AsyncConnectionPool
+
+from agent_memory_common.logs import get_logger
+from agent_memory_query import search_store
+from agent_memory_query.brainstem.engine import Brainstem, EngineOptions
+from agent_memory_query.brainstem.ranking import RankingPolicy
+from agent_memory_query.settings import SearchOptions, Settings
+from agent_memory_retrieval.docs import Hit, SearchFilter
+from agent_memory_retrieval.factory import load_embedder, open_text_index, open_vector_index
+from agent_memory_retrieval.ports import TextIndex, VectorIndex
+
+log = get_logger(__name__)
+
+
+def engine_options(opts: SearchOptions) -> EngineOptions:
+    return EngineOptions(
+        rrf_k=opts.rrf_k,
+        candidates=opts.candidates,
+        vector_candidates=opts.vector_candidates,
+        policy=RankingPolicy(
+            usage_decay=opts.usage_decay,
+            stale_half_life_days=opts.stale_half_life_days,
+            stale_floor=opts.stale_floor,
+            novelty_jaccard=opts.novelty_jaccard,
+        ),
+        min_similarity=opts.min_similarity,
+        tier_timeout_s=opts.tier_timeout_s,
+        health_timeout_s=opts.health_timeout_s,
+        health_ttl_s=opts.health_ttl_s,
+    )
+
+
+@dataclass
+class SearchRuntime:
+    brainstem: Brainstem
+    access: search_store.AccessRecorder
+    text_index: TextIndex | None
+    vector_index: VectorIndex | None
+    loader: asyncio.Task[None] | None = None
+
+    async def close(self) -> None:
+        if self.loader is not None and not self.loader.done():
+            self.loader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.loader
+        await self.access.close()
+        for index in (self.text_index, self.vector_index):
+            if index is not None:
+                with contextlib.suppress(Exception):
+                    await index.close()
+
+
+async def _load_embedder(settings: Settings, brainstem: Brainstem) -> None:
+    """Seconds of CPU (torch import, weights): in a thread, after the service is ready, so a
+    restart is not held up and searches meanwhile fall back to BM25 (explain says why)."""
+    try:
+        embedder = await asyncio.to_thread(load_embedder, settings)
+    except Exception as exc:
+        brainstem.set_embedder(None, f"embedder failed to load: {exc}")
+        log.error("search.embedder_unavailable", error=str(exc))
+        return
+    brainstem.set_embedder(embedder)
+    log.info("search.embedder_loaded", dimension=embedder.dimension)
+
+
+async def open_search(settings: Settings, pool: AsyncConnectionPool) -> SearchRuntime:
+    opts = settings.query.search
+    text_index: TextIndex | None = None
+    vector_index: VectorIndex | None = None
+    try:
+        text_index = await open_text_index(settings, writer=False)
+    except Exception as exc:  # the BM25 tier is lost, not the service
+        log.error("search.text_index_unavailable", error=str(exc))
+    try:
+        vector_index = await open_vector_index(settings)
+    except Exception as exc:
+        log.error("search.vector_index_unavailable", error=str(exc))
+
+    async def scan(query: str, flt: SearchFilter, limit: int) -> list[Hit]:
+        async with pool.connection() as conn:
+            return await search_store.scan_events(conn, query, flt, limit)
+
+    async def toc(query: str, flt: SearchFilter, limit: int) -> list[Hit]:
+        async with pool.connection() as conn:
+            return await search_store.toc_hits(conn, query, flt, limit)
+
+    async def lookup(tenant: str, ids: Sequence[str]) -> dict[str, int]:
+        async with pool.connection() as conn:
+            return await search_store.access_counts(conn, tenant, ids)
+
+    access = search_store.AccessRecorder(pool, interval_s=opts.access_flush_s)
+    access.start()
+    brainstem = Brainstem(
+        text_index=text_index,
+        vector_index=vector_index,
+        embedder=None,
+        toc_search=toc,
+        scan_search=scan,
+        access_lookup=lookup,
+        access_record=access.record,
+        options=engine_options(opts),
+        embedder_missing_reason=(
+            "embedder loading"
+            if opts.load_embedder
+            else "embedder disabled (AGENT_MEMORY_QUERY__SEARCH__LOAD_EMBEDDER=false)"
+        ),
+    )
+    loader = None
+    if opts.load_embedder:
+        loader = asyncio.create_task(_load_embedder(settings, brainstem), name="load-embedder")
+    return SearchRuntime(brainstem, access, text_index, vector_index, loader)

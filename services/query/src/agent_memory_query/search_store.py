@@ -1,0 +1,289 @@
+"""Postgres side of search: the raw event scan (last tier of the fallback chain) and the access
+counts behind the usage penalty. Static SQL is in ``sql/search.sql``; the scan is composed with
+``psycopg.sql`` because its filters are optional.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import psycopg
+from psycopg import AsyncConnection, sql
+from psycopg.rows import dict_row
+from psycopg_pool import AsyncConnectionPool
+
+from agent_memory_common.db import load_queries
+from agent_memory_common.event import Event
+from agent_memory_common.logs import get_logger
+from agent_memory_query import toc_store
+from agent_memory_query.brainstem.intent import STOPWORDS
+from agent_memory_retrieval.docs import (
+    DEFAULT_KIND,
+    Hit,
+    IndexDoc,
+    SearchFilter,
+    grip_doc_id,
+    node_doc_id,
+)
+from agent_memory_retrieval.sources import event_doc
+
+QUERIES = load_queries(__package__ or "", "sql/search.sql")
+log = get_logger(__name__)
+
+# The raw scan reads every matching row of the tenant, so it gets a hard time limit: a slow
+# answer from the last tier is still better than none, an endless one is not.
+SCAN_TIMEOUT_MS = 3000
+_TERM = re.compile(r"[^\W_]+", re.UNICODE)
+_FTS = sql.SQL("to_tsvector('english', text)")
+
+
+def scan_terms(query: str, max_terms: int = 24) -> list[str]:
+    """Alphanumeric words only, so the tsquery we build can never be a syntax error."""
+    seen: dict[str, None] = {}
+    for word in _TERM.findall(query.lower()):
+        if len(word) > 1 or word.isdigit():
+            seen.setdefault(word, None)
+    return list(seen)[:max_terms]
+
+
+def _where(flt: SearchFilter, params: dict[str, Any]) -> list[sql.Composable]:
+    where: list[sql.Composable] = [sql.SQL("tenant = %(tenant)s")]
+    params["tenant"] = flt.tenant
+    for name in ("project_id", "agent_id", "session_id"):
+        value = getattr(flt, name)
+        if value is not None:
+            where.append(sql.SQL("{} = %({})s").format(sql.Identifier(name), sql.SQL(name)))
+            params[name] = value
+    if flt.since is not None:
+        where.append(sql.SQL("ts >= %(since)s"))
+        params["since"] = flt.since
+    if flt.until is not None:
+        where.append(sql.SQL("ts < %(until)s"))
+        params["until"] = flt.until
+    return where
+
+
+def _event_doc(row: dict[str, Any]) -> IndexDoc:
+    """The same document the indexers make of this event (kind from metadata, salience)."""
+    return event_doc(
+        Event.model_construct(
+            event_id=row["event_id"],
+            ts=row["ts"],
+            tenant=row["tenant"],
+            project_id=row["project_id"],
+            agent_id=row["agent_id"],
+            session_id=row["session_id"],
+            user_id=None,
+            role=row["role"],
+            type=row["type"],
+            text=row["text"],
+            metadata=row["metadata"] or {},
+            received_at=row["ts"],
+        )
+    )
+
+
+async def scan_events(
+    conn: AsyncConnection, query: str, flt: SearchFilter, limit: int
+) -> list[Hit]:
+    """Full-text match of the query's words (any of them) over the events table, best first.
+
+    With no usable word (a query that was only a time expression, "what did we do yesterday")
+    it browses instead: the newest events inside the filter. Events are the only type here,
+    so a filter that excludes events (or asks for a kind events are not) returns nothing.
+    """
+    if flt.types is not None and "event" not in flt.types:
+        return []
+    if flt.levels is not None and "event" not in flt.levels:
+        return []
+    params: dict[str, Any] = {"limit": limit}
+    where = _where(flt, params)
+    terms = scan_terms(query)
+    if flt.kinds is not None:  # events carry their kind in metadata (default: observation)
+        params["kinds"] = list(flt.kinds)
+        kind = sql.SQL("coalesce(metadata->>'memory_kind', {})").format(sql.Literal(DEFAULT_KIND))
+        where.append(sql.SQL("{} = ANY(%(kinds)s)").format(kind))
+    if terms:
+        params["tsq"] = " | ".join(terms)
+        where.append(sql.SQL("{fts} @@ q").format(fts=_FTS))
+        stmt = sql.SQL(
+            "SELECT tenant, event_id, ts, project_id, agent_id, session_id, role, type, text,"
+            " metadata, ts_rank_cd({fts}, q) AS rank"
+            " FROM events, to_tsquery('english', %(tsq)s) AS q"
+            " WHERE {where} ORDER BY rank DESC, ts DESC, seq DESC LIMIT %(limit)s"
+        ).format(fts=_FTS, where=sql.SQL(" AND ").join(where))
+    else:
+        stmt = sql.SQL(
+            "SELECT tenant, event_id, ts, project_id, agent_id, session_id, role, type, text,"
+            " metadata, 0.0 AS rank FROM events WHERE {where}"
+            " ORDER BY ts DESC, seq DESC LIMIT %(limit)s"
+        ).format(where=sql.SQL(" AND ").join(where))
+    async with conn.transaction():
+        await conn.execute(sql.SQL("SET LOCAL statement_timeout = {}").format(SCAN_TIMEOUT_MS))
+        async with conn.cursor(row_factory=dict_row) as cur:
+            await cur.execute(stmt, params)
+            rows = await cur.fetchall()
+    return [Hit(id=(doc := _event_doc(r)).id, score=float(r["rank"]), doc=doc) for r in rows]
+
+
+def _matched(terms: Sequence[str], text: str) -> int:
+    """How many query terms start a word of ``text`` (the TOC search's own matching rule)."""
+    words = re.findall(r"[a-z0-9][a-z0-9_\-]*", text.lower())
+    return sum(1 for t in terms if any(w.startswith(t) for w in words))
+
+
+async def toc_hits(conn: AsyncConnection, query: str, flt: SearchFilter, limit: int) -> list[Hit]:
+    """The table of contents' index-free term search, as hits of the types ``flt`` wants.
+
+    A matching node is a ``toc_node`` hit (its matched bullets as text, the events of their
+    grips as provenance), best node first. The grips under matched bullets are ``grip`` hits,
+    the exact words a question wants: the bullet matching the most terms first, then the
+    better node. When both are wanted (an overview question), nodes come first.
+    """
+    every = toc_store.search_terms(query)
+    # "the" or "after" would match every bullet: content words only, unless there are none
+    terms = [t for t in every if t not in STOPWORDS] or every
+    if not terms:
+        return []
+    nodes = await toc_store.search(
+        conn,
+        flt.tenant,
+        terms,
+        project_id=flt.project_id,
+        root=None,
+        since=flt.since,
+        until=flt.until,
+        levels=None,
+        limit=limit,
+    )
+    grip_ids = [g for n in nodes for b in n["bullets"] for g in b["grip_ids"]]
+    grips = await toc_store.grips_by_id(conn, flt.tenant, list(dict.fromkeys(grip_ids)))
+    want = set(flt.types) if flt.types is not None else {"toc_node", "grip"}
+    node_hits: list[Hit] = []
+    grip_hits: list[tuple[tuple[int, int, int], Hit]] = []
+    for rank, node in enumerate(nodes):
+        node_grips = [grips[g] for b in node["bullets"] for g in b["grip_ids"] if g in grips]
+        if "toc_node" in want:
+            event_ids = [e for g in node_grips for e in g["event_ids"]]
+            doc = IndexDoc(
+                id=node_doc_id(flt.tenant, node["node_id"]),
+                type="toc_node",
+                tenant=flt.tenant,
+                project_id=node["project_id"],
+                agent_id="",
+                session_id="",
+                ts=node["start_ts"],
+                level=node["level"],
+                kind=node["memory_kind"],
+                salience=float(node["salience"]),
+                title=node["title"],
+                text="\n".join(b["text"] for b in node["bullets"]),
+                event_ids=tuple(dict.fromkeys(event_ids)),
+            )
+            node_hits.append(Hit(id=doc.id, score=float(node["score"]), doc=doc))
+        if "grip" not in want:
+            continue
+        for bullet in node["bullets"]:
+            matched = _matched(terms, bullet["text"])
+            for gid in bullet["grip_ids"]:
+                g = grips.get(gid)
+                if g is None:
+                    continue
+                doc = IndexDoc(
+                    id=grip_doc_id(flt.tenant, g["grip_id"]),
+                    type="grip",
+                    tenant=flt.tenant,
+                    project_id=g["project_id"],
+                    agent_id="",
+                    session_id="",
+                    ts=node["start_ts"],
+                    level="grip",
+                    kind=g["memory_kind"],
+                    salience=float(g["salience"]),
+                    text=g["excerpt"],
+                    event_ids=tuple(g["event_ids"]),
+                )
+                key = (-matched, rank, bullet["index"])
+                grip_hits.append((key, Hit(id=doc.id, score=float(matched), doc=doc)))
+    grip_hits.sort(key=lambda kh: kh[0])
+    hits: list[Hit] = []
+    seen: set[str] = set()
+    for hit in [*node_hits, *(h for _, h in grip_hits)]:
+        if hit.id in seen or (flt.kinds is not None and hit.doc.kind not in flt.kinds):
+            continue
+        seen.add(hit.id)
+        hits.append(hit)
+    return hits[:limit]
+
+
+async def access_counts(conn: AsyncConnection, tenant: str, ids: Sequence[str]) -> dict[str, int]:
+    if not ids:
+        return {}
+    cur = await conn.execute(QUERIES["access_counts"], {"tenant": tenant, "ids": list(ids)})
+    return {str(item): int(count) for item, count in await cur.fetchall()}
+
+
+class AccessRecorder:
+    """Counts returned items in memory and adds them to ``search_access`` in the background.
+
+    A search never waits for this write: it only appends to a counter. A flush every
+    ``interval_s`` turns the counter into one batched upsert; if Postgres is away the counts
+    are kept (up to ``max_pending`` items) and retried, and beyond that the usage history is
+    the part we give up, never the search.
+    """
+
+    def __init__(
+        self, pool: AsyncConnectionPool, *, interval_s: float = 0.5, max_pending: int = 100_000
+    ) -> None:
+        self._pool = pool
+        self._interval = interval_s
+        self._max_pending = max_pending
+        self._pending: Counter[tuple[str, str]] = Counter()
+        self._task: asyncio.Task[None] | None = None
+
+    def record(self, tenant: str, ids: Iterable[str]) -> None:
+        for item in ids:
+            key = (tenant, item)
+            if key in self._pending or len(self._pending) < self._max_pending:
+                self._pending[key] += 1
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.create_task(self._run(), name="access-recorder")
+
+    async def _run(self) -> None:
+        while True:
+            await asyncio.sleep(self._interval)
+            await self.flush()
+
+    async def flush(self) -> None:
+        if not self._pending:
+            return
+        batch, self._pending = self._pending, Counter()
+        keys = sorted(batch)
+        params = {
+            "tenants": [t for t, _ in keys],
+            "ids": [i for _, i in keys],
+            "counts": [batch[k] for k in keys],
+        }
+        try:
+            async with self._pool.connection(timeout=5) as conn:
+                await conn.execute(QUERIES["add_access"], params)
+        except (psycopg.Error, TimeoutError, OSError) as exc:
+            log.warning("search.access_flush_failed", error=str(exc), items=len(keys))
+            for key, count in batch.items():  # keep them for the next flush
+                if key in self._pending or len(self._pending) < self._max_pending:
+                    self._pending[key] += count
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        await self.flush()

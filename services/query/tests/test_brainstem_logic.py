@@ -1,0 +1,272 @@
+"""The brainstem's pure parts: intent, plan, fusion, ranking policy, novelty gate."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from agent_memory_query.brainstem.fusion import Candidate, rrf
+from agent_memory_query.brainstem.intent import classify
+from agent_memory_query.brainstem.planner import TierState, fetch_depth, make_plan
+from agent_memory_query.brainstem.ranking import (
+    RankingPolicy,
+    apply_policy,
+    novelty_gate,
+    salience_factor,
+    staleness,
+    usage_penalty,
+)
+from agent_memory_query.brainstem.timeparse import parse_time
+from agent_memory_retrieval.docs import Hit, IndexDoc
+
+NOW = datetime(2026, 3, 18, 15, 30, tzinfo=UTC)
+
+
+def doc(
+    i: str,
+    text: str = "",
+    *,
+    kind: str = "observation",
+    salience: float = 0.5,
+    age_days: float = 0.0,
+    type_: str = "event",
+) -> IndexDoc:
+    return IndexDoc(
+        id=i,
+        type=type_,
+        tenant="t",
+        project_id="p",
+        agent_id="a",
+        session_id="s",
+        ts=NOW - timedelta(days=age_days),
+        level="event",
+        kind=kind,
+        salience=salience,
+        text=text or f"text of {i}",
+        event_ids=(i,),
+    )
+
+
+def hits(*ids: str) -> list[Hit]:
+    return [Hit(id=i, score=1.0 / (n + 1), doc=doc(i)) for n, i in enumerate(ids)]
+
+
+# --- intent -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("query", "intent"),
+    [
+        ("what did we do yesterday?", "time-boxed"),
+        ("last week", "time-boxed"),
+        ("where did we set the gateway timeout", "locate"),
+        ("find the migration error", "locate"),
+        ("when did we switch to ULIDs?", "locate"),
+        ("the ConnectionRefusedError in the recorder", "locate"),
+        ("services/query/app.py lifespan", "locate"),
+        ('the "append-only" decision', "locate"),
+        ("what port does the gateway listen on?", "answer"),
+        ("why are events append-only", "answer"),
+        ("how do we run the tests", "answer"),
+        ("auth refactor", "explore"),
+        ("tell me about the indexer", "explore"),
+        ("overview of the retrieval work", "explore"),
+        ("what did we decide about auth last week?", "answer"),  # a topic inside a period
+    ],
+)
+def test_intent(query: str, intent: str) -> None:
+    parsed = parse_time(query, NOW)
+    assert classify(query, parsed.rest, parsed.range is not None) == intent
+
+
+# --- plan -------------------------------------------------------------------------------------
+
+UP = {t: TierState(t, True) for t in ("vector", "bm25", "toc", "scan")}
+
+
+def test_plan_with_everything_up() -> None:
+    plan = make_plan("answer", 10, UP)
+    assert plan.primary == ("vector", "bm25")
+    assert plan.chain == ("toc", "scan")
+    assert plan.fallbacks == ()
+    assert plan.need == 10 and plan.fetch == fetch_depth(10) == 40
+    assert fetch_depth(30) == 40  # a larger limit appends to the same first ten
+    assert fetch_depth(100) == 100 and fetch_depth(100, candidates=500) == 300  # bounded
+    assert make_plan("answer", 10, UP, candidates=100).fetch == 100
+    assert "toc_node" not in plan.types  # questions are answered by moments
+    assert "toc_node" in make_plan("explore", 10, UP).types
+
+
+def test_vector_down_falls_back_to_bm25() -> None:
+    states = {**UP, "vector": TierState("vector", False, "timeout")}
+    plan = make_plan("answer", 10, states)
+    assert plan.primary == ("bm25",)
+    assert plan.fallbacks == ("vector unavailable (timeout) -> bm25",)
+    assert plan.skipped["vector"] == "unavailable: timeout"
+
+
+def test_both_indexes_down_fall_back_to_toc_then_scan() -> None:
+    states = {
+        **UP,
+        "vector": TierState("vector", False, "not configured"),
+        "bm25": TierState("bm25", False, "index not healthy"),
+    }
+    plan = make_plan("locate", 5, states)
+    assert plan.primary == ()
+    assert plan.chain == ("toc", "scan")
+    assert plan.fallbacks == (
+        "vector and bm25 unavailable (not configured; index not healthy) -> toc",
+    )
+    states["toc"] = TierState("toc", False, "not configured")
+    plan = make_plan("locate", 5, states)
+    assert plan.chain == ("toc", "scan")  # the executor passes a down tier, and says so
+    assert plan.skipped["toc"] == "unavailable: not configured"
+    assert plan.fallbacks[0].endswith("-> scan")
+
+
+def test_requested_tiers_restrict_the_plan_and_its_fallbacks() -> None:
+    plan = make_plan("answer", 10, UP, requested=("bm25",))
+    assert plan.primary == ("bm25",)
+    assert plan.chain == ()
+    assert plan.skipped == {t: "not requested" for t in ("vector", "toc", "scan")}
+
+
+def test_locate_weights_exact_words_higher() -> None:
+    weights = make_plan("locate", 10, UP).weights
+    assert weights["bm25"] > weights["vector"]
+
+
+# --- fusion -----------------------------------------------------------------------------------
+
+
+def test_rrf_rewards_agreement() -> None:
+    fused = rrf({"bm25": hits("a", "b", "c"), "vector": hits("c", "d", "a")})
+    ids = [c.id for c in fused]
+    assert ids[:2] == ["a", "c"]  # both seen by both tiers
+    assert fused[0].ranks == {"bm25": 1, "vector": 3}
+    assert set(ids) == {"a", "b", "c", "d"}
+
+
+def test_rrf_k60_arithmetic_and_normalisation() -> None:
+    fused = rrf({"bm25": hits("a", "b"), "vector": hits("a")}, k=60)
+    a, b = fused
+    assert a.fused == pytest.approx(1.0)  # first everywhere
+    assert b.fused == pytest.approx((1 / 62) / (2 / 61))
+
+
+def test_rrf_weights_and_single_list() -> None:
+    fused = rrf({"bm25": hits("a"), "vector": hits("b")}, weights={"bm25": 1.0, "vector": 0.5})
+    assert [c.id for c in fused] == ["a", "b"]
+    only = rrf({"vector": hits("x", "y")})
+    assert only[0].fused == pytest.approx(1.0)
+    assert rrf({}) == []
+
+
+def test_rrf_counts_a_repeated_id_once_per_tier() -> None:
+    fused = rrf({"bm25": [*hits("a"), *hits("a"), *hits("b")]})
+    assert [(c.id, c.ranks["bm25"]) for c in fused] == [("a", 1), ("b", 2)]
+
+
+# --- ranking policy ---------------------------------------------------------------------------
+
+POLICY = RankingPolicy()
+
+
+def test_salience_factor_bounds() -> None:
+    assert salience_factor(0.0, POLICY) == pytest.approx(0.55)
+    assert salience_factor(1.0, POLICY) == pytest.approx(1.0)
+    assert salience_factor(2.0, POLICY) == pytest.approx(1.0)
+    assert salience_factor(None, POLICY) == pytest.approx(0.55 + 0.45 * 0.5)
+
+
+def test_usage_penalty() -> None:
+    assert usage_penalty(0, 0.5) == 1.0
+    assert usage_penalty(2, 0.5) == pytest.approx(0.5)
+    assert usage_penalty(10, 0.0) == 1.0
+
+
+@pytest.mark.parametrize("kind", ["constraint", "definition", "procedure", "preference"])
+def test_evergreen_kinds_never_go_stale(kind: str) -> None:
+    assert staleness(kind, NOW - timedelta(days=900), NOW, POLICY) == 1.0
+
+
+def test_observations_decay_to_the_floor() -> None:
+    fresh = staleness("observation", NOW, NOW, POLICY)
+    month = staleness("observation", NOW - timedelta(days=30), NOW, POLICY)
+    years = staleness("observation", NOW - timedelta(days=3000), NOW, POLICY)
+    assert fresh == pytest.approx(1.0)
+    assert month == pytest.approx(POLICY.stale_floor + (1 - POLICY.stale_floor) / 2)
+    assert years == pytest.approx(POLICY.stale_floor, abs=1e-6)
+    assert staleness("observation", NOW + timedelta(days=3), NOW, POLICY) == 1.0  # future
+
+
+def test_old_constraint_outranks_fresh_observation_of_similar_relevance() -> None:
+    """The observation is one rank ahead after fusion; policy puts the constraint first."""
+    obs = Candidate("obs", doc("obs", kind="observation", salience=0.3), fused=1.0)
+    rule = Candidate(
+        "rule", doc("rule", kind="constraint", salience=0.5, age_days=120), fused=61 / 62
+    )
+    ranked = apply_policy([obs, rule], access_counts={}, now=NOW, policy=POLICY)
+    assert [c.id for c in ranked] == ["rule", "obs"]
+    assert ranked[0].factors["staleness"] == 1.0
+
+
+def test_an_old_observation_loses_to_a_fresh_one() -> None:
+    old = Candidate("old", doc("old", age_days=200), fused=1.0)
+    new = Candidate("new", doc("new", age_days=1), fused=0.97)
+    ranked = apply_policy([old, new], access_counts={}, now=NOW, policy=POLICY)
+    assert [c.id for c in ranked] == ["new", "old"]
+
+
+def test_usage_penalty_demotes_items_returned_again_and_again() -> None:
+    hub = Candidate("hub", doc("hub"), fused=1.0)
+    other = Candidate("other", doc("other"), fused=0.9)
+    ranked = apply_policy(
+        [hub, other], access_counts={"hub": 50}, now=NOW, policy=RankingPolicy(usage_decay=0.02)
+    )
+    assert [c.id for c in ranked] == ["other", "hub"]
+    assert ranked[1].factors["usage"] == pytest.approx(0.5)
+
+
+def test_novelty_gate_drops_a_moment_already_shown() -> None:
+    """A grip quoting an event shown above adds nothing; an overview never hides moments."""
+    event = Candidate("e1", doc("e1", "we decided to keep events append-only forever"))
+    grip = Candidate("g1", doc("g1", "…keep events append-only…", type_="grip"))
+    grip.doc = IndexDoc(**{**grip.doc.__dict__, "event_ids": ("e1",)})
+    node = Candidate("n1", doc("n1", "storage decisions of the week", type_="toc_node"))
+    node.doc = IndexDoc(**{**node.doc.__dict__, "event_ids": ("e1", "e2")})
+    other = Candidate("e2", doc("e2", "the recorder acks after the commit"))
+    kept, dropped = novelty_gate([node, event, grip, other], limit=10, threshold=0.8)
+    assert [c.id for c in kept] == ["n1", "e1", "e2"]
+    assert [c.id for c in dropped] == ["g1"]
+
+
+def test_novelty_gate_drops_near_duplicates_and_fills_up_to_limit() -> None:
+    texts = {
+        "a": "the gateway listens on port 8700 by default",
+        "b": "the gateway listens on port 8700 by default.",  # the same words
+        "c": "recorder acks only after the commit",
+        "d": "the query service listens on 8701",
+    }
+    ranked = [Candidate(i, doc(i, t)) for i, t in texts.items()]
+    kept, dropped = novelty_gate(ranked, limit=3, threshold=0.8)
+    assert [c.id for c in kept] == ["a", "c", "d"]
+    assert [c.id for c in dropped] == ["b"]
+    kept, _ = novelty_gate(ranked, limit=1, threshold=0.8)
+    assert [c.id for c in kept] == ["a"]
+
+
+@dataclass
+class _Bare:
+    """A document with none of the optional attributes: the policy must not need them."""
+
+    text: str
+
+
+def test_policy_tolerates_missing_attributes() -> None:
+    ranked = apply_policy(
+        [Candidate("x", _Bare("hello"), fused=0.5)], access_counts={}, now=NOW, policy=POLICY
+    )
+    assert ranked[0].score == pytest.approx(0.5 * salience_factor(None, POLICY))

@@ -1,0 +1,474 @@
+"""LoCoMo retrieval benchmark through the real pipeline: recall@1/5/10 by turn and by session.
+
+Run by ``make bench-locomo``. Data: ``../shared/bench-data/locomo/locomo10.json`` (CC BY-NC 4.0,
+Maharana et al., ACL 2024; see that folder's README). Protocol (issue 4):
+
+1. ``agent-memory up`` in a temporary home on free ports: every service of the product, the
+   real gateway, recorder, segmenter, summarizer, indexers and query service, no LLM.
+2. One event per turn through ``POST /v1/events``: ``event_id`` = ``<sample_id>:<dia_id>``,
+   ``project_id`` = the sample id, ``session_id`` = ``<sample_id>:session_<n>``, ``ts`` = the
+   session's date and time plus the turn's index in seconds, ``role`` user, the speaker in
+   ``metadata``; an image turn's BLIP caption is appended to its text.
+3. Wait for ``/v1/status`` drained. A LoCoMo session is a finished conversation, so the
+   segmenter's idle flush is shortened (``AGENT_MEMORY_SEGMENTER__IDLE_FLUSH_S``) and the wait
+   also covers the last segments of every session being closed, summarized and indexed
+   (no open segment left, then drained again).
+4. Every question of categories 1-4 with usable evidence (1,536), with its ``project_id``,
+   for the full system and for ``tiers=["bm25"]`` and ``tiers=["vector"]``, ``limit`` 30:
+   the first ten results are exactly those of ``limit`` 10 (the brainstem asks each tier for
+   the same 40 candidates up to a limit of 40), the rest lets session recall@10 count ten
+   distinct sessions.
+
+Metric: each answer's ``event_ids`` flattened in rank order, repeats dropped. Turn recall@k =
+share of the question's evidence turns among the first k ids. Session recall@k = share of the
+evidence's sessions among the first k distinct sessions of that list. Evidence ids are
+normalised as ``bench/locomo_baselines.py`` did for the derived files (split on ``;`` and
+spaces, ``D:`` -> ``D``, leading zeros dropped, repeats and ids absent from the conversation
+removed); the baselines in ``derived/locomo10_baseline_top10.jsonl`` (raw turns, no service)
+are printed beside ours with the same turn metric.
+
+The full system runs first: returned items are counted for the usage penalty, so a later
+configuration sees the counts left by the earlier ones (as a live system would).
+
+A measurement, not a test: a missed target prints MISS and the exit code stays 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import types
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psycopg
+
+from agent_memory_embedded import free_port
+
+REPO = Path(__file__).resolve().parents[2]
+DEFAULT_DATA = REPO.parent / "shared" / "bench-data" / "locomo" / "locomo10.json"
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+TARGET_SESSION_R10 = 0.95
+TARGET_TURN_R10 = 0.70
+KS = (1, 5, 10)
+CONFIGS: dict[str, list[str] | None] = {"full": None, "bm25": ["bm25"], "vector": ["vector"]}
+
+# --------------------------------------------------------------------------------------------
+# The data
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Question:
+    sample_id: str
+    index: int
+    category: int
+    question: str
+    evidence: tuple[str, ...]  # dia ids, normalised
+
+
+def normalise_evidence(raw: Sequence[str], known: set[str]) -> tuple[str, ...]:
+    out: list[str] = []
+    for item in raw:
+        for part in re.split(r"[;\s]+", item):
+            part = part.strip().replace("D:", "D")
+            m = re.fullmatch(r"D(\d+):(\d+)", part)
+            if not m:
+                continue
+            dia = f"D{int(m.group(1))}:{int(m.group(2))}"
+            if dia in known and dia not in out:
+                out.append(dia)
+    return tuple(out)
+
+
+def session_of(dia_id: str) -> str:
+    return dia_id.split(":")[0]
+
+
+def load_locomo(
+    path: Path, samples: set[str] | None
+) -> tuple[list[dict[str, Any]], list[Question]]:
+    data = json.loads(path.read_text())
+    events: list[dict[str, Any]] = []
+    questions: list[Question] = []
+    for sample in data:
+        sid = sample["sample_id"]
+        if samples and sid not in samples:
+            continue
+        conv = sample["conversation"]
+        known: set[str] = set()
+        n = 1
+        while f"session_{n}" in conv:
+            start = datetime.strptime(conv[f"session_{n}_date_time"], "%I:%M %p on %d %B, %Y")
+            for i, turn in enumerate(conv[f"session_{n}"]):
+                text = turn["text"]
+                if turn.get("blip_caption"):
+                    text = f"{text} [image: {turn['blip_caption']}]"
+                known.add(turn["dia_id"])
+                events.append(
+                    {
+                        "event_id": f"{sid}:{turn['dia_id']}",
+                        "ts": (start + timedelta(seconds=i)).isoformat() + "Z",
+                        "project_id": sid,
+                        "agent_id": "locomo",
+                        "session_id": f"{sid}:session_{n}",
+                        "role": "user",
+                        "type": "message",
+                        "text": text,
+                        "metadata": {"speaker": turn["speaker"]},
+                    }
+                )
+            n += 1
+        for index, qa in enumerate(sample["qa"]):
+            if qa["category"] not in CATEGORIES:
+                continue
+            evidence = normalise_evidence(qa.get("evidence") or [], known)
+            if evidence:
+                questions.append(Question(sid, index, qa["category"], qa["question"], evidence))
+    return events, questions
+
+
+def reference_baselines(path: Path, questions: Sequence[Question]) -> dict[str, float]:
+    """Turn R@10 of the raw-turn baselines in the derived file, on the same questions."""
+    derived = path.parent / "derived" / "locomo10_baseline_top10.jsonl"
+    if not derived.exists():
+        return {}
+    wanted = {(q.sample_id, q.index): q for q in questions}
+    sums: dict[str, float] = defaultdict(float)
+    count = 0
+    for line in derived.read_text().splitlines():
+        row = json.loads(line)
+        q = wanted.get((row["conv_id"], row["qa_index"]))
+        if q is None:
+            continue
+        count += 1
+        for name, top in row["top10"].items():
+            sums[name] += len(set(q.evidence) & set(top[:10])) / len(q.evidence)
+    return {name: total / count for name, total in sums.items()} if count else {}
+
+
+# --------------------------------------------------------------------------------------------
+# The stack: `agent-memory up`, exactly as a user starts it
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Product:
+    workdir: Path
+    extra_env: dict[str, str]
+    proc: subprocess.Popen[bytes] | None = None
+    gateway_url: str = ""
+    query_url: str = ""
+    pg_dsn: str = ""
+
+    def start(self) -> None:
+        ports = {name: free_port() for name in ("nats", "pg", "gateway", "query")}
+        self.gateway_url = f"http://127.0.0.1:{ports['gateway']}"
+        self.query_url = f"http://127.0.0.1:{ports['query']}"
+        self.pg_dsn = f"postgresql://postgres@127.0.0.1:{ports['pg']}/agent_memory"
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith("AGENT_MEMORY_") or k == "AGENT_MEMORY_LOG_LEVEL"
+        }
+        env.update(
+            {
+                "AGENT_MEMORY_HOME": str(self.workdir / "home"),
+                "AGENT_MEMORY_EMBEDDED__NATS_PORT": str(ports["nats"]),
+                "AGENT_MEMORY_EMBEDDED__PG_PORT": str(ports["pg"]),
+                "AGENT_MEMORY_GATEWAY__PORT": str(ports["gateway"]),
+                "AGENT_MEMORY_QUERY__PORT": str(ports["query"]),
+                "AGENT_MEMORY_LOG_JSON": "true",
+                # a LoCoMo session is over once its turns are in: close its segment soon
+                "AGENT_MEMORY_SEGMENTER__IDLE_FLUSH_S": "15",
+                "AGENT_MEMORY_SEGMENTER__IDLE_CHECK_INTERVAL_S": "3",
+                **self.extra_env,
+            }
+        )
+        log = open(self.workdir / "agent-memory-up.log", "ab")  # noqa: SIM115 - lives with proc
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "agent_memory_cli", "up"],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"agent-memory up exited; see {self.workdir}")
+            if _ok(self.gateway_url + "/readyz") and _ok(self.query_url + "/readyz"):
+                return
+            time.sleep(0.5)
+        raise RuntimeError(f"the stack did not become ready; see {self.workdir}")
+
+    def stop(self) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=90)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+
+
+def _ok(url: str) -> bool:
+    try:
+        return httpx.get(url, timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def ingest(product: Product, events: Sequence[dict[str, Any]], batch: int = 200) -> float:
+    t0 = time.monotonic()
+    with httpx.Client(timeout=60) as client:
+        for start in range(0, len(events), batch):
+            body = {"events": list(events[start : start + batch])}
+            r = client.post(f"{product.gateway_url}/v1/events", json=body)
+            if r.status_code != 202:
+                raise RuntimeError(f"gateway refused a batch: {r.status_code} {r.text}")
+    return time.monotonic() - t0
+
+
+def status(product: Product) -> dict[str, Any]:
+    try:
+        r = httpx.get(f"{product.query_url}/v1/status", timeout=10)
+        return dict(r.json()) if r.status_code == 200 else {}
+    except (httpx.HTTPError, ValueError):
+        return {}
+
+
+def open_segments(product: Product) -> int:
+    try:
+        with psycopg.connect(product.pg_dsn, connect_timeout=5) as conn:
+            row = conn.execute("SELECT count(*) FROM segments WHERE status = 'open'").fetchone()
+    except psycopg.Error:
+        return -1
+    return int(row[0]) if row else -1
+
+
+def wait_until_indexed(product: Product, expected: int, timeout: float = 3600) -> float:
+    """Drained with every event stored, no open segment left, and drained once more."""
+    t0 = time.monotonic()
+    deadline = t0 + timeout
+    phase = "events"
+    last = ""
+    while time.monotonic() < deadline:
+        st = status(product)
+        drained = bool(st.get("drained")) and st.get("events_stored") == expected
+        if phase == "events" and drained:
+            phase = "segments"
+        if phase == "segments" and open_segments(product) == 0:
+            phase = "final"
+            time.sleep(2)
+            continue
+        if phase == "final" and drained:
+            return time.monotonic() - t0
+        backlog = sum(
+            c.get("pending", 0) + c.get("ack_pending", 0) for c in st.get("consumers", [])
+        )
+        line = f"    waiting ({phase}): stored {st.get('events_stored')}, backlog {backlog}"
+        if line != last and int(time.monotonic() - t0) % 10 == 0:
+            print(line, flush=True)
+            last = line
+        time.sleep(1)
+    raise RuntimeError("the pipeline did not drain in time")
+
+
+def wait_for_vectors(product: Product, timeout: float = 600) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        body = {"query": "warm up", "tiers": ["vector"], "project_id": "no-such-project"}
+        with contextlib.suppress(httpx.HTTPError, KeyError, ValueError):
+            r = httpx.post(f"{product.query_url}/v1/search", json=body, timeout=30)
+            if r.json()["explain"]["tiers"]["vector"]["status"] == "used":
+                return
+        time.sleep(1)
+    raise RuntimeError("the query service never loaded its embedding model")
+
+
+# --------------------------------------------------------------------------------------------
+# Asking and scoring
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Scores:
+    turn: dict[int, list[float]] = field(default_factory=lambda: defaultdict(list))
+    session: dict[int, list[float]] = field(default_factory=lambda: defaultdict(list))
+    by_category: dict[int, Scores] = field(default_factory=dict)
+    latency_ms: list[float] = field(default_factory=list)
+    server_ms: list[float] = field(default_factory=list)
+    empty: int = 0
+
+    def add(self, q: Question, ranked: Sequence[str]) -> None:
+        sessions = list(dict.fromkeys(session_of(d) for d in ranked))
+        ev_sessions = {session_of(d) for d in q.evidence}
+        for k in KS:
+            self.turn[k].append(len(set(q.evidence) & set(ranked[:k])) / len(q.evidence))
+            self.session[k].append(len(ev_sessions & set(sessions[:k])) / len(ev_sessions))
+
+
+def flatten(answer: dict[str, Any], sample_id: str) -> list[str]:
+    """Every result's event ids in rank order, repeats dropped, as this sample's dia ids."""
+    prefix = f"{sample_id}:"
+    out: dict[str, None] = {}
+    for result in answer["results"]:
+        for event_id in result["event_ids"]:
+            if event_id.startswith(prefix):
+                out.setdefault(event_id[len(prefix) :], None)
+    return list(out)
+
+
+async def ask_all(
+    url: str, questions: Sequence[Question], tiers: list[str] | None, limit: int
+) -> Scores:
+    scores = Scores()
+    async with httpx.AsyncClient(timeout=60) as client:
+        for q in questions:
+            body: dict[str, Any] = {"query": q.question, "project_id": q.sample_id, "limit": limit}
+            if tiers:
+                body["tiers"] = tiers
+            t0 = time.perf_counter()
+            r = await client.post(f"{url}/v1/search", json=body)
+            wall = (time.perf_counter() - t0) * 1000
+            if r.status_code != 200:
+                raise RuntimeError(f"search failed for {q.question!r}: {r.status_code} {r.text}")
+            answer = r.json()
+            ranked = flatten(answer, q.sample_id)
+            scores.empty += not ranked
+            scores.latency_ms.append(wall)
+            scores.server_ms.append(float(answer["explain"]["timings_ms"].get("total", 0.0)))
+            scores.add(q, ranked)
+            scores.by_category.setdefault(q.category, Scores()).add(q, ranked)
+    return scores
+
+
+def pct(values: Sequence[float], p: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    k = (len(ordered) - 1) * p / 100
+    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
+
+
+def _row(label: str, s: Scores, n: int) -> str:
+    turn = "  ".join(f"{statistics.fmean(s.turn[k]):.3f}" for k in KS)
+    sess = "  ".join(f"{statistics.fmean(s.session[k]):.3f}" for k in KS)
+    return f"  {label:<22} {n:>5}   {turn}    {sess}"
+
+
+def report(name: str, s: Scores, questions: Sequence[Question]) -> list[str]:
+    lines = [
+        f"{name}: latency p50 {pct(s.latency_ms, 50):.1f} ms, p95 {pct(s.latency_ms, 95):.1f} ms"
+        f" (server p50 {pct(s.server_ms, 50):.1f} ms); {s.empty} answers without evidence ids",
+        f"  {'':<22} {'n':>5}   turn R@1  R@5  R@10  session R@1  R@5  R@10",
+        _row("overall", s, len(questions)),
+    ]
+    counts: defaultdict[int, int] = defaultdict(int)
+    for q in questions:
+        counts[q.category] += 1
+    for cat in sorted(s.by_category):
+        lines.append(_row(f"{cat} {CATEGORIES[cat]}", s.by_category[cat], counts[cat]))
+    return lines
+
+
+def _terminate(signum: int, _frame: types.FrameType | None) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="locomo10.json")
+    parser.add_argument("--samples", help="comma-separated sample ids (default: all 10)")
+    parser.add_argument("--configs", default="full,bm25,vector", help="full, bm25, vector")
+    parser.add_argument("--limit", type=int, default=30, help="results asked per question")
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="VAR=VALUE", help="extra stack setting"
+    )
+    parser.add_argument("--keep", action="store_true", help="keep the work folder")
+    args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, _terminate)
+    if not args.data.exists():
+        print(f"bench-locomo: no data at {args.data} (see ../shared/bench-data/README.md)")
+        return 2
+    samples = set(args.samples.split(",")) if args.samples else None
+    events, questions = load_locomo(args.data, samples)
+    extra_env = dict(item.split("=", 1) for item in args.set)
+    print(
+        f"LoCoMo: {len({e['project_id'] for e in events})} conversations, {len(events):,} turns,"
+        f" {len(questions):,} questions (categories 1-4 with evidence)"
+    )
+    workdir = Path(tempfile.mkdtemp(prefix="agent-memory-bench-locomo-"))
+    product = Product(workdir, extra_env)
+    failed = True
+    lines: list[str] = []
+    results: dict[str, Scores] = {}
+    try:
+        t0 = time.monotonic()
+        product.start()
+        print(f"  stack up in {time.monotonic() - t0:.0f} s ({workdir})")
+        post_s = ingest(product, events)
+        print(f"  posted {len(events):,} events in {post_s:.1f} s")
+        indexed_s = wait_until_indexed(product, len(events))
+        print(f"  drained, segments closed and indexed {indexed_s:.0f} s after the last post")
+        wait_for_vectors(product)
+        for name in args.configs.split(","):
+            t0 = time.monotonic()
+            scores = asyncio.run(ask_all(product.query_url, questions, CONFIGS[name], args.limit))
+            results[name] = scores
+            block = report(name, scores, questions)
+            print("\n".join(block) + f"\n  ({time.monotonic() - t0:.0f} s)", flush=True)
+            lines.extend(block)
+        failed = False
+    except KeyboardInterrupt:
+        print("interrupted")
+    finally:
+        product.stop()
+        if args.keep or failed:
+            print(f"work folder kept: {workdir}")
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
+    if failed:
+        return 1
+    print("\n=== LoCoMo retrieval (no LLM) ===")
+    print("\n".join(lines))
+    full = results.get("full")
+    if full is not None:
+        s10 = statistics.fmean(full.session[10])
+        t10 = statistics.fmean(full.turn[10])
+        ok = s10 >= TARGET_SESSION_R10 and t10 >= TARGET_TURN_R10
+        print(
+            f"\ntarget (full system): session R@10 >= {TARGET_SESSION_R10} and turn R@10 >= "
+            f"{TARGET_TURN_R10}: {'PASS' if ok else 'MISS'} (session {s10:.3f}, turn {t10:.3f})"
+        )
+    refs = reference_baselines(args.data, questions)
+    if refs:
+        print("reference, raw turns without the service (derived file), turn R@10:")
+        for ref_name, value in refs.items():
+            print(f"  {ref_name:<45} {value:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
