@@ -16,7 +16,7 @@ export HF_HUB_OFFLINE := 1
 
 MEMBERS := $(wildcard libs/*/pyproject.toml services/*/pyproject.toml)
 
-.PHONY: help install run test check lint format typecheck test-fast bench bench-ingest clean
+.PHONY: help install run test check lint format typecheck test-fast bench bench-ingest bench-toc bench-search bench-locomo clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -25,8 +25,17 @@ $(UV):
 	$(PYTHON) -m venv $(BOOT)
 	$(BOOT)/bin/python -m pip install --quiet --disable-pip-version-check 'uv==$(UV_VERSION)'
 
+# torch is not in uv.lock (root pyproject: override-dependencies drops it): resolved by uv from
+# PyPI it comes as the CUDA build plus GBs of nvidia-* wheels, and uv does not read pip's
+# find-links. So `sync` installs everything else (--inexact: keep the torch installed below)
+# and torch is installed pinned, as the CPU wheel from /opt/wheels where that folder exists
+# (2.13.0+cpu satisfies ==2.13.0 and sorts above the PyPI build), else from PyPI.
+# --no-config: `uv pip` would otherwise apply the override and install nothing.
+TORCH := torch==2.13.0
+
 $(VENV)/.synced: $(UV) uv.lock pyproject.toml $(MEMBERS)
-	$(UV) sync --frozen --all-packages $(FIND_LINKS)
+	$(UV) sync --frozen --all-packages --inexact $(FIND_LINKS)
+	$(UV) pip install --no-config --python $(BIN)/python '$(TORCH)' $(FIND_LINKS)
 	@touch $@
 
 install: $(VENV)/.synced ## create .venv with every package (uv workspace, one lock)
@@ -53,10 +62,19 @@ format: install ## apply ruff fixes and formatting
 typecheck: install
 	$(BIN)/mypy
 
-bench: bench-ingest ## every benchmark
+bench: bench-ingest bench-toc bench-search bench-locomo ## every benchmark
 
 bench-ingest: install ## gateway events/s accepted, recorder events/s recorded, request latency
 	$(BIN)/python tests/bench/bench_ingest.py
+
+bench-toc: install ## segments summarized/s; p50/p95 of each TOC call and of a year -> segment descent
+	$(BIN)/python tests/bench/bench_toc.py
+
+bench-search: install ## search p50/p95 at 10k and 100k events, query embedding included
+	$(BIN)/python tests/bench/bench_search.py
+
+bench-locomo: install ## LoCoMo recall@1/5/10 (turn, session) through the real pipeline
+	$(BIN)/python tests/bench/bench_locomo.py
 
 clean: ## remove the environments (data in .agent-memory is kept)
 	rm -rf $(VENV) $(BOOT) .mypy_cache .ruff_cache .pytest_cache

@@ -78,12 +78,13 @@ def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     }
 
 
+_SECTIONS = ("body", "query", "path", "header", "cookie")
+
+
 def field_path(loc: tuple[int | str, ...] | list[int | str]) -> str:
-    """Render a pydantic location as ``events[3].role``; request sections are dropped."""
+    """Render a pydantic location as ``events[3].role``."""
     parts: list[str] = []
     for item in loc:
-        if item in ("body", "query", "path", "header"):
-            continue
         if isinstance(item, int):
             parts.append(f"[{item}]")
         else:
@@ -91,10 +92,15 @@ def field_path(loc: tuple[int | str, ...] | list[int | str]) -> str:
     return "".join(parts)
 
 
-def validation_details(errors: list[Any]) -> list[dict[str, Any]]:
+def validation_details(errors: list[Any], *, request: bool = False) -> list[dict[str, Any]]:
+    """Field paths and messages of pydantic errors; ``request``: locations start with the
+    request section (``body``, ``query``...), which is dropped, and only that one part, so a
+    body field that happens to be called ``query`` is still named."""
     details = []
     for err in errors:
         loc = [p for p in err.get("loc", ()) if not (isinstance(p, str) and "[" in p)]
+        if request and loc and loc[0] in _SECTIONS:
+            loc = loc[1:]
         details.append({"field": field_path(loc), "message": err.get("msg", "invalid")})
     return details
 
@@ -106,7 +112,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
-        details = validation_details(list(exc.errors()))
+        details = validation_details(list(exc.errors()), request=True)
         first = details[0] if details else {"field": None, "message": "invalid request"}
         err = ApiError(
             422,

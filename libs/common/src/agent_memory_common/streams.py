@@ -20,9 +20,13 @@ from agent_memory_common.subjects import (
     DLQ_WILDCARD,
     EVENTS_WILDCARD,
     RECORDED_WILDCARD,
+    SEGMENTS_WILDCARD,
     STREAM_DLQ,
     STREAM_EVENTS,
     STREAM_RECORDED,
+    STREAM_SEGMENTS,
+    STREAM_TOC,
+    TOC_WILDCARD,
 )
 
 DAY_S = 86_400.0
@@ -49,6 +53,8 @@ def stream_configs(settings: CommonSettings) -> list[StreamConfig]:
     return [
         stream(STREAM_EVENTS, EVENTS_WILDCARD, 30),
         stream(STREAM_RECORDED, RECORDED_WILDCARD, 30),
+        stream(STREAM_SEGMENTS, SEGMENTS_WILDCARD, 30),
+        stream(STREAM_TOC, TOC_WILDCARD, 30),
         stream(STREAM_DLQ, DLQ_WILDCARD, 90),
     ]
 
@@ -71,7 +77,7 @@ class ConsumerSpec:
     stream: str
     filter_subject: str
     batch_size: int = 256
-    ack_wait_s: float = 60.0
+    ack_wait_s: float = 30.0
     max_ack_pending: int = 20_000
     fetch_timeout_s: float = 1.0
 
@@ -88,10 +94,38 @@ class ConsumerSpec:
 
 
 RECORDER = ConsumerSpec(durable="recorder", stream=STREAM_EVENTS, filter_subject=EVENTS_WILDCARD)
+SEGMENTER = ConsumerSpec(
+    durable="segmenter", stream=STREAM_RECORDED, filter_subject=RECORDED_WILDCARD
+)
+SUMMARIZER = ConsumerSpec(
+    durable="summarizer", stream=STREAM_SEGMENTS, filter_subject=SEGMENTS_WILDCARD
+)
+# The search indexers: one durable per stream they read (a JetStream consumer belongs to one
+# stream), each its own checkpoint. Embedding is the slow stage, hence smaller batches.
+EMBEDDER = ConsumerSpec(
+    durable="embedder", stream=STREAM_RECORDED, filter_subject=RECORDED_WILDCARD, batch_size=128
+)
+EMBEDDER_TOC = ConsumerSpec(
+    durable="embedder-toc", stream=STREAM_TOC, filter_subject=TOC_WILDCARD, batch_size=64
+)
+BM25_INDEXER = ConsumerSpec(
+    durable="bm25-indexer", stream=STREAM_RECORDED, filter_subject=RECORDED_WILDCARD
+)
+BM25_INDEXER_TOC = ConsumerSpec(
+    durable="bm25-indexer-toc", stream=STREAM_TOC, filter_subject=TOC_WILDCARD
+)
 
 # Every durable consumer of the pipeline, for /v1/status and for creating them ahead of time so
 # that no message published before a service first starts is missed.
-PIPELINE_CONSUMERS: tuple[ConsumerSpec, ...] = (RECORDER,)
+PIPELINE_CONSUMERS: tuple[ConsumerSpec, ...] = (
+    RECORDER,
+    SEGMENTER,
+    SUMMARIZER,
+    EMBEDDER,
+    EMBEDDER_TOC,
+    BM25_INDEXER,
+    BM25_INDEXER_TOC,
+)
 
 
 async def ensure_consumer(js: JetStreamContext, spec: ConsumerSpec) -> None:

@@ -4,6 +4,8 @@
 |------------------------------------------|-----------|----------------------------------|
 | ``mem.events.<tenant>.<project>``        | gateway   | recorder                         |
 | ``mem.recorded.<tenant>.<project>``      | recorder  | later stages (segmenter, ...)    |
+| ``mem.segments.<tenant>.<project>``      | segmenter | summarizer                       |
+| ``mem.toc.<tenant>.<project>``           | summarizer| search indexers                  |
 | ``mem.dlq.<consumer>``                   | any runner| an operator                      |
 """
 
@@ -15,10 +17,14 @@ import re
 STREAM_EVENTS = "EVENTS"
 STREAM_RECORDED = "RECORDED"
 STREAM_DLQ = "DEADLETTER"
+STREAM_SEGMENTS = "SEGMENTS"
+STREAM_TOC = "TOC"
 
 EVENTS_WILDCARD = "mem.events.>"
 RECORDED_WILDCARD = "mem.recorded.>"
 DLQ_WILDCARD = "mem.dlq.>"
+SEGMENTS_WILDCARD = "mem.segments.>"
+TOC_WILDCARD = "mem.toc.>"
 
 _SAFE_TOKEN = re.compile(r"^[A-Za-z0-9_\-]{1,64}$")
 
@@ -41,6 +47,15 @@ def event_subject(tenant: str, project_id: str) -> str:
 
 def recorded_subject(tenant: str, project_id: str) -> str:
     return f"mem.recorded.{subject_token(tenant)}.{subject_token(project_id)}"
+
+
+def segment_subject(tenant: str, project_id: str) -> str:
+    return f"mem.segments.{subject_token(tenant)}.{subject_token(project_id)}"
+
+
+def toc_subject(tenant: str, project_id: str) -> str:
+    """Each new TOC node version; message id ``<tenant>/<node_id>/v<version>``."""
+    return f"mem.toc.{subject_token(tenant)}.{subject_token(project_id)}"
 
 
 def dlq_subject(consumer: str) -> str:

@@ -91,6 +91,10 @@ class Stack:
         module, url = {
             "gateway": ("agent_memory_gateway", self.gateway_url),
             "recorder": ("agent_memory_recorder", ""),
+            "segmenter": ("agent_memory_segmenter", ""),
+            "summarizer": ("agent_memory_summarizer", ""),
+            "embedder": ("agent_memory_embedder", ""),
+            "bm25-indexer": ("agent_memory_bm25", ""),
             "query": ("agent_memory_query", self.query_url),
         }[name]
         ready = _http_ok(url + "/readyz") if url else None

@@ -52,7 +52,14 @@ def _cmd_status(settings: Settings, args: argparse.Namespace) -> int:
 # Further command groups live in their own modules (``toc.py``, ``search.py``, ``hooks.py``...)
 # and expose ``register(subparsers)``, which adds their parsers with ``set_defaults(run=...)``;
 # ``run`` takes (settings, args) and returns the exit code. Add the module name here.
-COMMAND_MODULES: tuple[str, ...] = ()
+COMMAND_MODULES: tuple[str, ...] = (
+    "mcp_cmd",
+    "hooks.commands",
+    "install.commands",
+    "search",
+    "admin",
+    "toc",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

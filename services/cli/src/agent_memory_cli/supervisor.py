@@ -32,6 +32,10 @@ class ServiceDef:
 
 SERVICES: tuple[ServiceDef, ...] = (
     ServiceDef("recorder", "agent_memory_recorder"),
+    ServiceDef("segmenter", "agent_memory_segmenter"),
+    ServiceDef("summarizer", "agent_memory_summarizer"),
+    ServiceDef("bm25-indexer", "agent_memory_bm25"),
+    ServiceDef("embedder", "agent_memory_embedder"),
     ServiceDef("gateway", "agent_memory_gateway", "gateway"),
     ServiceDef("query", "agent_memory_query", "query"),
 )

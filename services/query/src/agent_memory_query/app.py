@@ -16,13 +16,22 @@ from agent_memory_common.http import (
     install_error_handlers,
 )
 from agent_memory_common.natslink import NatsLink
-from agent_memory_query import routes_events, routes_status
+from agent_memory_query import (
+    routes_episodes,
+    routes_events,
+    routes_search,
+    routes_status,
+    routes_toc,
+)
 from agent_memory_query.context import QueryContext
+from agent_memory_query.mcp_http import McpEndpoint
+from agent_memory_query.search_runtime import open_search
 from agent_memory_query.settings import Settings
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
+    mcp = McpEndpoint(settings)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -31,12 +40,19 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         await pool.open()
         link = NatsLink(settings.nats_servers, name="agent-memory-query")
         await link.start(wait=5)
+        search = await open_search(settings, pool)
         app.state.ctx = QueryContext(
-            settings=settings, pool=pool, link=link, resolver=TenantResolver(settings.tokens)
+            settings=settings,
+            pool=pool,
+            link=link,
+            resolver=TenantResolver(settings.tokens),
+            search=search,
         )
         try:
-            yield
+            async with mcp.running():
+                yield
         finally:
+            await search.close()
             await link.close()
             await pool.close()
 
@@ -55,4 +71,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app.include_router(routes_events.router)
     app.include_router(routes_status.router)
+    app.include_router(routes_episodes.router)
+    mcp.install(app)  # /mcp: the MCP tools over streamable HTTP
+    app.include_router(routes_search.router)
+    app.include_router(routes_toc.router)
     return app

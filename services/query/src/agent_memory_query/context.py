@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from fastapi import Depends, Request
 from psycopg_pool import AsyncConnectionPool
@@ -12,6 +12,9 @@ from agent_memory_common.http import TenantResolver
 from agent_memory_common.natslink import NatsLink
 from agent_memory_query.settings import Settings
 
+if TYPE_CHECKING:
+    from agent_memory_query.search_runtime import SearchRuntime
+
 
 @dataclass
 class QueryContext:
@@ -19,6 +22,7 @@ class QueryContext:
     pool: AsyncConnectionPool
     link: NatsLink
     resolver: TenantResolver
+    search: SearchRuntime | None = None  # indexes, embedder and brainstem (routes_search)
 
 
 def get_context(request: Request) -> QueryContext:

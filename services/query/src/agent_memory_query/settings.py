@@ -4,14 +4,51 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from agent_memory_common.settings import CommonSettings
+from agent_memory_retrieval.settings import RetrievalSettings
+
+
+class SearchOptions(BaseModel):
+    """The brainstem's knobs: ``AGENT_MEMORY_QUERY__SEARCH__USAGE_DECAY=0.05`` and so on."""
+
+    rrf_k: int = Field(default=60, ge=1, description="Reciprocal rank fusion constant.")
+    candidates: int = Field(
+        default=40, ge=10, le=300, description="Candidates asked from each tier before fusion."
+    )
+    vector_candidates: int | None = Field(
+        default=None, ge=10, le=300, description="The vector tier's own depth; unset: candidates."
+    )
+    usage_decay: float = Field(
+        default=0.02, ge=0, description="Usage penalty 1 / (1 + decay * access_count)."
+    )
+    stale_half_life_days: float = Field(
+        default=30.0, gt=0, description="Age at which an observation's staleness is half-way."
+    )
+    stale_floor: float = Field(
+        default=0.6, ge=0, le=1, description="Staleness factor of a very old observation."
+    )
+    novelty_jaccard: float = Field(
+        default=0.8, gt=0, le=1, description="Word overlap at which a result is a near-duplicate."
+    )
+    min_similarity: float = Field(
+        default=0.3, ge=-1, le=1, description="Cosine at which a vector hit counts as good."
+    )
+    tier_timeout_s: float = Field(default=2.0, gt=0, description="Time limit of one tier.")
+    health_timeout_s: float = Field(default=0.25, gt=0, description="Time limit of healthy().")
+    health_ttl_s: float = Field(default=2.0, ge=0, description="How long a health check holds.")
+    access_flush_s: float = Field(default=0.5, gt=0, description="Access count write interval.")
+    load_embedder: bool = Field(
+        default=True, description="Load the embedding model (off: no vector tier)."
+    )
 
 
 class QueryOptions(BaseModel):
     host: str = "127.0.0.1"
     port: int = Field(default=8701, ge=1, le=65535)
     pool_size: int = Field(default=4, ge=1)
+    search: SearchOptions = SearchOptions()
 
 
-class Settings(CommonSettings):
+class Settings(RetrievalSettings):
+    """Retrieval settings (index engines, model) are shared with the index writers."""
+
     query: QueryOptions = QueryOptions()
