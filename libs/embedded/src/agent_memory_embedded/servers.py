@@ -89,7 +89,11 @@ class ManagedProcess:
             start_new_session=True,  # Ctrl-C in a terminal reaches the supervisor, not each child
         )
         if self.ready is not None:
-            self.wait_ready(timeout)
+            try:
+                self.wait_ready(timeout)
+            except BaseException:
+                self.stop()  # never leave a half-started child behind
+                raise
 
     def wait_ready(self, timeout: float) -> None:
         assert self.ready is not None
