@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,27 +16,8 @@ from agent_memory_client import (
     new_id,
     resolve_project_id,
 )
-from agent_memory_embedded.servers import PostgresServer, free_port
-from agent_memory_embedded.testing import Stack, create_database, running_stack, start_nats
-
-
-@pytest.fixture(scope="module")
-def lean_stack(
-    pg_server: PostgresServer, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Stack]:
-    """The real stack for this module, sentence model unloaded (ready in seconds)."""
-    workdir = tmp_path_factory.mktemp("client")
-    nats = start_nats(workdir)
-    try:
-        with running_stack(
-            nats,
-            create_database(pg_server),
-            workdir,
-            AGENT_MEMORY_QUERY__SEARCH__LOAD_EMBEDDER="false",
-        ) as s:
-            yield s
-    finally:
-        nats.stop()
+from agent_memory_embedded.servers import free_port
+from agent_memory_embedded.testing import Stack
 
 
 def client_for(stack: Stack) -> AgentMemoryClient:

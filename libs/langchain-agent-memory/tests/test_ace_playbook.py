@@ -6,11 +6,10 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import httpx
-import pytest
 from deepagents import create_deep_agent
 from langchain.agents import create_agent
 from langchain_core.callbacks import CallbackManagerForLLMRun
@@ -21,8 +20,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import ToolException, tool
 from pydantic import Field
 
-from agent_memory_embedded.servers import PostgresServer
-from agent_memory_embedded.testing import Stack, create_database, running_stack, start_nats
+from agent_memory_embedded.testing import Stack
 from agent_memory_langchain import (
     AgentMemoryMiddleware,
     HeuristicReflector,
@@ -91,26 +89,6 @@ def read_config(path: str) -> str:
 
 
 read_config.handle_tool_error = True
-
-
-@pytest.fixture(scope="module")
-def lean_stack(
-    pg_server: PostgresServer, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Stack]:
-    """The real stack; the sentence model stays unloaded, so the server's curator uses its
-    deterministic hashing embedder."""
-    workdir = tmp_path_factory.mktemp("ace")
-    nats = start_nats(workdir)
-    try:
-        with running_stack(
-            nats,
-            create_database(pg_server),
-            workdir,
-            AGENT_MEMORY_QUERY__SEARCH__LOAD_EMBEDDER="false",
-        ) as s:
-            yield s
-    finally:
-        nats.stop()
 
 
 def playbook_of(stack: Stack, project: str) -> list[dict[str, Any]]:

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import httpx
-import pytest
 from langchain.agents import create_agent
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
@@ -19,8 +18,8 @@ from langchain_core.tools import tool
 from pydantic import Field
 
 from agent_memory_client import AgentMemoryClient
-from agent_memory_embedded.servers import PostgresServer, free_port
-from agent_memory_embedded.testing import Stack, create_database, running_stack, start_nats
+from agent_memory_embedded.servers import free_port
+from agent_memory_embedded.testing import Stack
 from agent_memory_langchain import AgentMemoryMiddleware
 
 
@@ -65,26 +64,6 @@ def lookup(topic: str) -> str:
 def broken(path: str) -> str:
     """Read a file."""
     raise FileNotFoundError(f"no such file: {path}")
-
-
-@pytest.fixture(scope="module")
-def lean_stack(
-    pg_server: PostgresServer, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Stack]:
-    """The real stack for this module (sentence model unloaded: search answers from its scan and
-    BM25 tiers, and the service is ready in seconds)."""
-    workdir = tmp_path_factory.mktemp("langchain")
-    nats = start_nats(workdir)
-    try:
-        with running_stack(
-            nats,
-            create_database(pg_server),
-            workdir,
-            AGENT_MEMORY_QUERY__SEARCH__LOAD_EMBEDDER="false",
-        ) as s:
-            yield s
-    finally:
-        nats.stop()
 
 
 def middleware(stack: Stack, **kw: Any) -> AgentMemoryMiddleware:

@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -18,28 +18,8 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult, TextContent
 
-from agent_memory_embedded.servers import NatsServer, PostgresServer
-from agent_memory_embedded.testing import Stack, create_database, running_stack, start_nats
-
-
-@pytest.fixture(scope="module")
-def lean_stack(
-    pg_server: PostgresServer, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Stack]:
-    """The real stack for this module, with the sentence model left unloaded (these tests do not
-    rank by vectors), so the query service is ready in seconds on a busy machine."""
-    workdir = tmp_path_factory.mktemp("mcp")
-    nats = start_nats(workdir)
-    try:
-        with running_stack(
-            nats,
-            create_database(pg_server),
-            workdir,
-            AGENT_MEMORY_QUERY__SEARCH__LOAD_EMBEDDER="false",
-        ) as s:
-            yield s
-    finally:
-        nats.stop()
+from agent_memory_embedded.servers import NatsServer
+from agent_memory_embedded.testing import Stack, running_stack
 
 
 def data_of(result: CallToolResult) -> dict[str, Any]:

@@ -7,39 +7,16 @@ import asyncio
 import json
 import sys
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
-import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp_types import CallToolResult, TextContent
 
-from agent_memory_embedded.servers import PostgresServer
-from agent_memory_embedded.testing import Stack, create_database, running_stack, start_nats
+from agent_memory_embedded.testing import Stack
 
 TOOLS = {"memory_search", "memory_toc", "memory_expand", "memory_timeline", "memory_note"}
-
-
-@pytest.fixture(scope="module")
-def lean_stack(
-    pg_server: PostgresServer, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Stack]:
-    """The real stack for this module, with the sentence model left unloaded (these tests do not
-    rank by vectors), so the query service is ready in seconds on a busy machine."""
-    workdir = tmp_path_factory.mktemp("mcp")
-    nats = start_nats(workdir)
-    try:
-        with running_stack(
-            nats,
-            create_database(pg_server),
-            workdir,
-            AGENT_MEMORY_QUERY__SEARCH__LOAD_EMBEDDER="false",
-        ) as s:
-            yield s
-    finally:
-        nats.stop()
 
 
 def stdio_params(stack: Stack, *args: str) -> StdioServerParameters:

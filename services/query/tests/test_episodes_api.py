@@ -2,35 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import httpx
 import pytest
 
 from agent_memory_client import AgentMemoryClient, ApiError
 from agent_memory_client.types import EpisodeAction
-from agent_memory_embedded.servers import PostgresServer
-from agent_memory_embedded.testing import Stack, create_database, running_stack, start_nats
-
-
-@pytest.fixture(scope="module")
-def lean_stack(
-    pg_server: PostgresServer, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Stack]:
-    """One stack for the module; the sentence model stays unloaded, so the playbook uses the
-    deterministic hashing embedder and the service starts in seconds."""
-    workdir = tmp_path_factory.mktemp("episodes")
-    nats = start_nats(workdir)
-    try:
-        with running_stack(
-            nats,
-            create_database(pg_server),
-            workdir,
-            AGENT_MEMORY_QUERY__SEARCH__LOAD_EMBEDDER="false",
-        ) as s:
-            yield s
-    finally:
-        nats.stop()
+from agent_memory_embedded.testing import Stack
 
 
 def client_of(stack: Stack) -> AgentMemoryClient:

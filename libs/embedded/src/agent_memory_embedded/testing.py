@@ -167,15 +167,37 @@ def stack(nats_server: NatsServer, pg_dsn: str, tmp_path: Path) -> Iterator[Stac
         yield s
 
 
+@contextlib.contextmanager
+def module_stack(
+    pg_server: PostgresServer, tmp_path_factory: pytest.TempPathFactory, **extra_env: str
+) -> Iterator[Stack]:
+    """A stack on its own nats-server and database, for one module's tests."""
+    workdir = tmp_path_factory.mktemp("stack")
+    nats = start_nats(workdir)
+    try:
+        with running_stack(nats, create_database(pg_server), workdir, **extra_env) as s:
+            yield s
+    finally:
+        nats.stop()
+
+
 @pytest.fixture(scope="module")
 def shared_stack(
     pg_server: PostgresServer, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Stack]:
     """One stack for a whole module, for tests that only read or only get refused."""
-    workdir = tmp_path_factory.mktemp("stack")
-    nats = start_nats(workdir)
-    try:
-        with running_stack(nats, create_database(pg_server), workdir) as s:
-            yield s
-    finally:
-        nats.stop()
+    with module_stack(pg_server, tmp_path_factory) as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
+def lean_stack(
+    pg_server: PostgresServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Stack]:
+    """One stack for a module whose tests do not rank by vectors: the query service leaves the
+    sentence model unloaded (search answers from its other tiers, the playbook curator uses its
+    deterministic hashing embedder), so it is ready in seconds even on a busy machine."""
+    with module_stack(
+        pg_server, tmp_path_factory, AGENT_MEMORY_QUERY__SEARCH__LOAD_EMBEDDER="false"
+    ) as s:
+        yield s

@@ -22,6 +22,7 @@ from agent_memory_common.event import Event
 from agent_memory_common.logs import get_logger
 from agent_memory_query import toc_store
 from agent_memory_query.brainstem.intent import STOPWORDS
+from agent_memory_query.store import event_conditions
 from agent_memory_retrieval.docs import (
     DEFAULT_KIND,
     Hit,
@@ -49,23 +50,6 @@ def scan_terms(query: str, max_terms: int = 24) -> list[str]:
         if len(word) > 1 or word.isdigit():
             seen.setdefault(word, None)
     return list(seen)[:max_terms]
-
-
-def _where(flt: SearchFilter, params: dict[str, Any]) -> list[sql.Composable]:
-    where: list[sql.Composable] = [sql.SQL("tenant = %(tenant)s")]
-    params["tenant"] = flt.tenant
-    for name in ("project_id", "agent_id", "session_id"):
-        value = getattr(flt, name)
-        if value is not None:
-            where.append(sql.SQL("{} = %({})s").format(sql.Identifier(name), sql.SQL(name)))
-            params[name] = value
-    if flt.since is not None:
-        where.append(sql.SQL("ts >= %(since)s"))
-        params["since"] = flt.since
-    if flt.until is not None:
-        where.append(sql.SQL("ts < %(until)s"))
-        params["until"] = flt.until
-    return where
 
 
 def _event_doc(row: dict[str, Any]) -> IndexDoc:
@@ -102,7 +86,7 @@ async def scan_events(
     if flt.levels is not None and "event" not in flt.levels:
         return []
     params: dict[str, Any] = {"limit": limit}
-    where = _where(flt, params)
+    where = event_conditions(flt, params)
     terms = scan_terms(query)
     if flt.kinds is not None:  # events carry their kind in metadata (default: observation)
         params["kinds"] = list(flt.kinds)

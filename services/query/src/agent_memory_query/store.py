@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from psycopg import AsyncConnection, sql
 from psycopg.rows import dict_row
@@ -30,17 +30,28 @@ class EventFilter:
     until: datetime | None = None
 
 
-async def list_events(
-    conn: AsyncConnection,
-    flt: EventFilter,
-    *,
-    order: Literal["asc", "desc"],
-    limit: int,
-    after: tuple[datetime, int] | None,
-) -> list[dict[str, Any]]:
-    """Keyset pagination on (ts, seq): stable while new events keep arriving."""
+class EventScope(Protocol):
+    """The filters an event query can take: EventFilter here, SearchFilter in search."""
+
+    @property
+    def tenant(self) -> str: ...
+    @property
+    def project_id(self) -> str | None: ...
+    @property
+    def agent_id(self) -> str | None: ...
+    @property
+    def session_id(self) -> str | None: ...
+    @property
+    def since(self) -> datetime | None: ...
+    @property
+    def until(self) -> datetime | None: ...
+
+
+def event_conditions(flt: EventScope, params: dict[str, Any]) -> list[sql.Composable]:
+    """WHERE conditions on the events table for a tenant, ids and a [since, until) window;
+    fills ``params`` with their values."""
     where: list[sql.Composable] = [sql.SQL("tenant = %(tenant)s")]
-    params: dict[str, Any] = {"tenant": flt.tenant, "limit": limit}
+    params["tenant"] = flt.tenant
     for name in ("project_id", "agent_id", "session_id"):
         value = getattr(flt, name)
         if value is not None:
@@ -52,6 +63,20 @@ async def list_events(
     if flt.until is not None:
         where.append(sql.SQL("ts < %(until)s"))
         params["until"] = flt.until
+    return where
+
+
+async def list_events(
+    conn: AsyncConnection,
+    flt: EventFilter,
+    *,
+    order: Literal["asc", "desc"],
+    limit: int,
+    after: tuple[datetime, int] | None,
+) -> list[dict[str, Any]]:
+    """Keyset pagination on (ts, seq): stable while new events keep arriving."""
+    params: dict[str, Any] = {"limit": limit}
+    where = event_conditions(flt, params)
     if after is not None:
         op = sql.SQL(">") if order == "asc" else sql.SQL("<")
         where.append(sql.SQL("(ts, seq) {} (%(after_ts)s, %(after_seq)s)").format(op))
