@@ -117,6 +117,33 @@ def seed_toc(dsn: str) -> None:
             )
 
 
+def insert_events(dsn: str, events: list[Event]) -> None:
+    with psycopg.connect(dsn) as conn:
+        for e in events:
+            conn.execute(
+                "INSERT INTO events (tenant, event_id, ts, project_id, agent_id, session_id,"
+                " role, type, text, metadata, received_at) VALUES (%s, %s, %s, %s, %s, %s, %s,"
+                " %s, %s, %s, %s)",
+                (e.tenant, e.event_id, e.ts, e.project_id, e.agent_id, e.session_id, e.role,
+                 e.type, e.text, Jsonb(e.metadata), e.received_at),
+            )  # fmt: skip
+
+
+def seed_segment_events(dsn: str) -> None:
+    """The events of segment seg-1 (e1..e3), which its index context is made of."""
+    insert_events(
+        dsn,
+        [
+            Event(
+                event_id=f"e{i}", ts=T + timedelta(seconds=i), tenant="acme", project_id="proj",
+                agent_id="claude", session_id="s1", role="user", type="message",
+                text=f"said {i}", metadata={"speaker": "Ann"} if i == 1 else {}, received_at=T,
+            )
+            for i in (1, 2, 3)
+        ],
+    )  # fmt: skip
+
+
 def payload(v: dict[str, Any]) -> bytes:
     """The summarizer's ``mem.toc`` message for one version (see its toc.publication)."""
     cited = list(dict.fromkeys(gid for b in v["bullets"] for gid in b["grip_ids"]))
@@ -144,6 +171,7 @@ async def collect(dsn: str, reader: Any) -> DocChanges:
 
 async def test_toc_messages_map_to_node_and_grip_documents(pg_dsn: str) -> None:
     seed_toc(pg_dsn)
+    seed_segment_events(pg_dsn)
     async with await psycopg.AsyncConnection.connect(pg_dsn) as conn:
         live = await toc_changes(conn, [payload(v) for v in VERSIONS])
 
@@ -156,6 +184,9 @@ async def test_toc_messages_map_to_node_and_grip_documents(pg_dsn: str) -> None:
         "toc_node", "segment", "constraint", "s1", "claude",
     )  # fmt: skip
     assert seg.event_ids == ("e1", "e2", "e3")
+    # matched by every word said in it, in event order; never shown
+    assert seg.context == "Ann: said 1\nsaid 2\nsaid 3"
+    assert docs["node:acme:day:2026-03-02@proj"].context == ""
     # a rollup's provenance: the events of the grips its bullets cite, in bullet order
     assert day.event_ids == ("e3", "e1", "e2")
     assert day.salience == pytest.approx(0.5)  # pinned: +0.2
@@ -174,6 +205,7 @@ async def test_toc_messages_map_to_node_and_grip_documents(pg_dsn: str) -> None:
 
 async def test_rebuild_reads_the_same_documents_as_the_pipeline_wrote(pg_dsn: str) -> None:
     seed_toc(pg_dsn)
+    seed_segment_events(pg_dsn)
     async with await psycopg.AsyncConnection.connect(pg_dsn) as conn:
         live = await toc_changes(conn, [payload(v) for v in VERSIONS])
     nodes, grips = await collect(pg_dsn, node_pages), await collect(pg_dsn, grip_pages)
@@ -188,27 +220,35 @@ async def test_events_map_alike_from_messages_and_rows(pg_dsn: str) -> None:
             event_id=f"e{i}", ts=T + timedelta(seconds=i), tenant="acme", project_id="proj",
             agent_id="claude", session_id="s1", role="user", type="message",
             text="a rule: never force-push" if i == 2 else f"event {i}",
-            metadata={"memory_kind": "constraint"} if i == 2 else {}, received_at=T,
+            metadata={"memory_kind": "constraint"} if i == 2 else {"speaker": f"P{i % 2}"},
+            received_at=T,
         )
         for i in range(5)
     ]  # fmt: skip
-    with psycopg.connect(pg_dsn) as conn:
-        for e in events:
-            conn.execute(
-                "INSERT INTO events (tenant, event_id, ts, project_id, agent_id, session_id,"
-                " role, type, text, metadata, received_at) VALUES (%s, %s, %s, %s, %s, %s, %s,"
-                " %s, %s, %s, %s)",
-                (e.tenant, e.event_id, e.ts, e.project_id, e.agent_id, e.session_id, e.role,
-                 e.type, e.text, Jsonb(e.metadata), e.received_at),
-            )  # fmt: skip
+    other_session = Event(
+        event_id="x1", ts=T + timedelta(seconds=3, milliseconds=500), tenant="acme",
+        project_id="proj", agent_id="claude", session_id="s2", role="user", type="message",
+        text="elsewhere", metadata={}, received_at=T,
+    )  # fmt: skip
+    events.insert(4, other_session)
+    insert_events(pg_dsn, events)
 
-    live = recorded_changes([e.to_wire() for e in events])
+    async with await psycopg.AsyncConnection.connect(pg_dsn) as conn:
+        live = await recorded_changes(conn, [e.to_wire() for e in events])
     rebuilt = await collect(pg_dsn, event_pages)
 
     assert by_id(live) == by_id(rebuilt)
-    rule = by_id(live)["event:acme:e2"]
+    docs = by_id(live)
+    rule = docs["event:acme:e2"]
     assert (rule.kind, rule.level, rule.event_ids) == ("constraint", "event", ("e2",))
-    assert rule.salience > by_id(live)["event:acme:e1"].salience
+    assert rule.salience > docs["event:acme:e1"].salience
+    # the speaker is the title; the previous turn of the same session is the context, across
+    # the rebuild's page boundaries (pages of 2) and past another session's event
+    assert (docs["event:acme:e1"].title, docs["event:acme:e1"].context) == ("P1", "P0: event 0")
+    assert (rule.title, rule.context) == ("", "P1: event 1")
+    assert docs["event:acme:e3"].context == "a rule: never force-push"
+    assert docs["event:acme:e4"].context == "P1: event 3"
+    assert docs["event:acme:e0"].context == docs["event:acme:x1"].context == ""
 
 
 async def test_bad_messages_are_poison(pg_dsn: str) -> None:

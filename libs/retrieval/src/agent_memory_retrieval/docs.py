@@ -42,7 +42,13 @@ def as_utc(ts: datetime) -> datetime:
 
 @dataclass(frozen=True)
 class IndexDoc:
-    """One searchable item; ``text`` is what BM25 and the embedder read (with ``title``)."""
+    """One searchable item; ``text`` is what BM25 and the embedder read (with ``title``).
+
+    ``context`` is matched by BM25 but never shown nor embedded: for an event, the turn before
+    it in its session. An answer rarely repeats the words of its question ("What are you
+    researching?" - "Adoption agencies"), so without the question beside it the answer is
+    found by none of the words a user later asks with.
+    """
 
     id: str
     type: str  # DocType
@@ -57,6 +63,11 @@ class IndexDoc:
     title: str = ""
     text: str = ""
     event_ids: tuple[str, ...] = ()
+    context: str = ""
+
+    def match_text(self) -> str:
+        """What the text indexes match: title, text and context."""
+        return "\n".join(part for part in (self.title, self.text, self.context) if part)
 
     def embedding_text(self) -> str:
         """The text the embedder sees: title first, as it is the densest summary."""
@@ -134,6 +145,7 @@ def doc_to_json(doc: IndexDoc) -> dict[str, object]:
         "title": doc.title,
         "text": doc.text,
         "event_ids": list(doc.event_ids),
+        "context": doc.context,
     }
 
 
@@ -152,4 +164,5 @@ def doc_from_json(data: Mapping[str, Any]) -> IndexDoc:
         title=str(data.get("title") or ""),
         text=str(data.get("text") or ""),
         event_ids=tuple(str(e) for e in data.get("event_ids") or ()),
+        context=str(data.get("context") or ""),
     )

@@ -50,6 +50,7 @@ def index_body() -> dict[str, Any]:
                 "salience": {"type": "float"},
                 "title": english,
                 "text": english,
+                "context": english,
                 "event_ids": {"type": "keyword", "index": False},
             },
         },
@@ -98,13 +99,13 @@ def search_body(query: str, flt: SearchFilter, limit: int) -> dict[str, Any]:
         "track_total_hits": False,
         "query": {
             "bool": {
-                # cross_fields scores title and text as if they were one field, as Tantivy's
-                # ``body`` does, so both engines rank alike
+                # cross_fields scores title, text and context as if they were one field, as
+                # Tantivy's ``body`` does, so both engines rank alike
                 "must": [
                     {
                         "multi_match": {
                             "query": query,
-                            "fields": ["title", "text"],
+                            "fields": ["title", "text", "context"],
                             "type": "cross_fields",
                             "operator": "or",
                         }
@@ -143,6 +144,11 @@ class OpenSearchIndex:
             if not await self._client.indices.exists(index=self._index):
                 await self._client.indices.create(
                     index=self._index, body=index_body(), params={"ignore": 400}
+                )
+            else:  # an index made by an older release: new fields are added, never changed
+                await self._client.indices.put_mapping(
+                    index=self._index,
+                    body={"properties": index_body()["mappings"]["properties"]},
                 )
         except _UNAVAILABLE as exc:
             raise _unavailable(exc) from exc

@@ -4,7 +4,9 @@ The live writers (the embedder and bm25-indexer services) map pipeline messages 
 events, TOC node versions) and ``agent-memory admin rebuild-index`` maps Postgres rows, through
 the same functions, so that a rebuild produces exactly the documents the pipeline produced.
 
-- An event becomes ``event:<tenant>:<event_id>``.
+- An event becomes ``event:<tenant>:<event_id>``, titled with its speaker (``metadata.speaker``,
+  when the agent names who spoke) and matched with the turn before it in its session
+  (``context``). Both come from the same rows whether the writer reads a message or a page.
 - A TOC node version becomes ``node:<tenant>:<node_id>`` (title + bullets; provenance is the
   segment's events, or for a rollup the events of the grips its bullets cite, in order). A node
   whose latest version is empty (a retracted segment) is deleted from the indexes.
@@ -15,7 +17,7 @@ the same functions, so that a rebuild produces exactly the documents the pipelin
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -49,7 +51,25 @@ def event_salience(length: int, kind: str) -> float:
     return round(value, 4)
 
 
-def event_doc(event: Event) -> IndexDoc:
+CONTEXT_CHARS = 600  # enough for the question a turn answers, not a whole tool output
+
+
+def speaker_of(metadata: Mapping[str, Any] | None) -> str:
+    """Who spoke, when the agent says so: "what did Caroline research?" names the speaker,
+    and a turn rarely names its own speaker in its text."""
+    value = (metadata or {}).get("speaker")
+    return value.strip()[:80] if isinstance(value, str) else ""
+
+
+def context_of(text: str | None, metadata: Mapping[str, Any] | None) -> str:
+    """A previous turn as context: ``speaker: text``, cut to ``CONTEXT_CHARS``."""
+    body = (text or "")[:CONTEXT_CHARS].strip()
+    speaker = speaker_of(metadata)
+    return f"{speaker}: {body}" if speaker and body else body
+
+
+def event_doc(event: Event, context: str = "") -> IndexDoc:
+    """``context``: the previous turn of the session (``context_of``), '' for none."""
     kind = event.metadata.get("memory_kind")
     if kind not in MEMORY_KINDS:
         kind = DEFAULT_KIND
@@ -64,9 +84,10 @@ def event_doc(event: Event) -> IndexDoc:
         level="event",
         kind=str(kind),
         salience=event_salience(len(event.text), str(kind)),
-        title="",
+        title=speaker_of(event.metadata),
         text=event.text,
         event_ids=(event.event_id,),
+        context=context,
     )
 
 
@@ -154,6 +175,40 @@ def node_changes(
     return changes
 
 
+SEGMENT_CONTEXT_CHARS = 20_000  # a segment is closed at ~4,000 tokens; tool output is cut
+
+
+async def with_segment_text(conn: AsyncConnection, changes: DocChanges) -> DocChanges:
+    """Segment nodes matched by every word said in them, not only by their summary.
+
+    A segment's bullets keep a few sentences; its ``context`` (matched, never shown) is the
+    text of all its events, so a search finds the stretch of conversation where something was
+    said, and the brainstem can lift the moments inside it.
+    """
+    wanted = {
+        (d.tenant, e): d.id for d in changes.upserts if d.level == "segment" for e in d.event_ids
+    }
+    if not wanted:
+        return changes
+    cur = conn.cursor(row_factory=dict_row)
+    await cur.execute(
+        QUERIES["texts_by_id"],
+        {"tenants": [k[0] for k in wanted], "event_ids": [k[1] for k in wanted]},
+    )
+    texts: dict[tuple[str, str], str] = {
+        (r["tenant"], r["event_id"]): context_of(r["text"], r["metadata"])
+        for r in await cur.fetchall()
+    }
+    upserts = []
+    for doc in changes.upserts:
+        if doc.level == "segment":
+            parts = [texts.get((doc.tenant, e), "") for e in doc.event_ids]
+            text = "\n".join(p for p in parts if p)[:SEGMENT_CONTEXT_CHARS]
+            doc = replace(doc, context=text)
+        upserts.append(doc)
+    return DocChanges(upserts=upserts, deletes=changes.deletes)
+
+
 # --- reading the system of record (rebuild) ----------------------------------------------------
 
 
@@ -216,7 +271,8 @@ async def event_pages(
                     text=r["text"],
                     metadata=r["metadata"] or {},
                     received_at=r["received_at"],
-                )
+                ),
+                context_of(r["prev_text"], r["prev_metadata"]),
             )
             for r in rows
         ]
@@ -262,7 +318,7 @@ async def node_pages(
             ]
             # grips are indexed from their own table (grip_pages), not from the nodes here
             changes.extend(node_changes(payload, with_grips=False))
-        yield len(rows), changes
+        yield len(rows), await with_segment_text(conn, changes)
 
 
 async def grip_pages(
@@ -286,12 +342,34 @@ async def grip_pages(
 # --- reading the pipeline (live writers) -------------------------------------------------------
 
 
-def recorded_changes(payloads: Sequence[bytes]) -> DocChanges:
+async def previous_turns(conn: AsyncConnection, events: Sequence[Event]) -> list[str]:
+    """The context of each event: the turn before it in its session, read from Postgres.
+
+    The recorder committed every recorded event before publishing it, so the previous turn is
+    there even when it came in the same batch; one query serves the whole batch.
+    """
+    if not events:
+        return []
+    cur = conn.cursor(row_factory=dict_row)
+    await cur.execute(
+        QUERIES["previous_turns"],
+        {
+            "tenants": [e.tenant for e in events],
+            "event_ids": [e.event_id for e in events],
+        },
+    )
+    found = {int(r["i"]): context_of(r["text"], r["metadata"]) for r in await cur.fetchall()}
+    return [found.get(i, "") for i in range(1, len(events) + 1)]
+
+
+async def recorded_changes(conn: AsyncConnection, payloads: Sequence[bytes]) -> DocChanges:
     """Recorded events (``mem.recorded.*``, ``Event`` wire JSON) as index documents.
 
     Raises ``pydantic.ValidationError`` for a message that is no event (poison).
     """
-    docs = [event_doc(Event.from_wire(data)) for data in payloads]
+    events = [Event.from_wire(data) for data in payloads]
+    contexts = await previous_turns(conn, events)
+    docs = [event_doc(e, c) for e, c in zip(events, contexts, strict=True)]
     return DocChanges(upserts=[d for d in docs if d.text.strip()])
 
 
@@ -312,4 +390,4 @@ async def toc_changes(conn: AsyncConnection, payloads: Sequence[bytes]) -> DocCh
             changes.extend(node_changes(payload, stale=stale))
     except (KeyError, TypeError, ValueError) as exc:
         raise PoisonMessageError(f"not a TOC node version: {exc!r}") from exc
-    return changes
+    return await with_segment_text(conn, changes)

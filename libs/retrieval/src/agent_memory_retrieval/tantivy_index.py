@@ -7,8 +7,8 @@ rebuild-index`` can take turns on the same folder instead of one locking the oth
 
 Every keyword field is indexed with the ``raw`` tokenizer (exact match) and prefixed with ``v:``
 so that an empty value (``session_id=''``) is still a term. The searchable text is one ``body``
-field (title + text) analysed with lowercase, English stop words and stemming; the document
-itself is kept as a stored JSON blob, so hits rebuild the full ``IndexDoc``.
+field (title + text + context) analysed with lowercase, English stop words and stemming; the
+document itself is kept as a stored JSON blob, so hits rebuild the full ``IndexDoc``.
 """
 
 from __future__ import annotations
@@ -135,7 +135,7 @@ class TantivyIndex:
     # --- writes -------------------------------------------------------------------------------
 
     def _document(self, doc: IndexDoc) -> tantivy.Document:
-        body = f"{doc.title}\n{doc.text}" if doc.title else doc.text
+        body = doc.match_text()
         return tantivy.Document(
             id=_kw(doc.id),
             tenant=_kw(doc.tenant),

@@ -28,7 +28,7 @@ class EmbedHandler:
         self._index = index
 
     async def recorded(self, conn: AsyncConnection, msgs: Sequence[Msg]) -> list[Publication]:
-        await self._apply(recorded_changes([m.data for m in msgs]))
+        await self._apply(await recorded_changes(conn, [m.data for m in msgs]))
         return []
 
     async def toc(self, conn: AsyncConnection, msgs: Sequence[Msg]) -> list[Publication]:
