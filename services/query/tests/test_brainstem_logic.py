@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from agent_memory_query.brainstem.fusion import Candidate, rrf
+from agent_memory_query.brainstem.fusion import Candidate, lift, rrf
 from agent_memory_query.brainstem.intent import classify
 from agent_memory_query.brainstem.planner import TierState, fetch_depth, make_plan
 from agent_memory_query.brainstem.ranking import (
@@ -167,6 +167,35 @@ def test_rrf_weights_and_single_list() -> None:
 def test_rrf_counts_a_repeated_id_once_per_tier() -> None:
     fused = rrf({"bm25": [*hits("a"), *hits("a"), *hits("b")]})
     assert [(c.id, c.ranks["bm25"]) for c in fused] == [("a", 1), ("b", 2)]
+
+
+def segment(node_id: str, *event_ids: str) -> Hit:
+    node = IndexDoc(
+        id=node_id, type="toc_node", tenant="t", project_id="p", agent_id="a", session_id="s",
+        ts=NOW, level="segment", title=node_id, event_ids=event_ids,
+    )  # fmt: skip
+    return Hit(id=node_id, score=1.0, doc=node)
+
+
+def test_lift_raises_moments_inside_the_best_segments() -> None:
+    fused = rrf({"bm25": hits("a", "b", "c", "d")})  # a > b > c > d by words alone
+    scale = 1.0 / 61
+    lifted = lift(
+        fused, [segment("s1", "c", "x"), segment("s2", "b")], weight=0.05, k=5, scale=scale
+    )
+    # c (in the best segment) passes b (in the second), and b passes a; d stays last
+    assert [c.id for c in lifted] == ["c", "b", "a", "d"]
+    by_id = {c.id: c for c in lifted}
+    assert by_id["c"].ranks == {"bm25": 3, "segment": 1}
+    assert by_id["c"].fused == pytest.approx((1 / 63 + 0.05 / 6) / scale)
+    assert "segment" not in by_id["a"].ranks
+    # a small weight only breaks near ties: the first word match keeps its place
+    gentle = lift(rrf({"bm25": hits("a", "b", "c", "d")}), [segment("s", "d")], weight=0.001,
+                  k=5, scale=scale)  # fmt: skip
+    assert [c.id for c in gentle] == ["a", "b", "c", "d"]
+    assert lift(fused, [], weight=0.05, k=5, scale=scale) == sorted(
+        fused, key=lambda c: (-c.fused, c.id)
+    )
 
 
 # --- ranking policy ---------------------------------------------------------------------------

@@ -11,12 +11,12 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
 from agent_memory_common.logs import get_logger
-from agent_memory_query.brainstem.fusion import Candidate, rrf
+from agent_memory_query.brainstem.fusion import Candidate, lift, rrf
 from agent_memory_query.brainstem.intent import GENERIC_WORDS, Intent, classify, content_words
 from agent_memory_query.brainstem.planner import TIERS, Plan, TierState, fetch_depth, make_plan
 from agent_memory_query.brainstem.ranking import RankingPolicy, apply_policy, novelty_gate
@@ -38,6 +38,12 @@ class EngineOptions:
     vector_candidates: int | None = None  # the vector tier's own depth; None: ``candidates``
     policy: RankingPolicy = field(default_factory=RankingPolicy)
     min_similarity: float = 0.3  # a vector hit at least this close is a "good" result
+    # Moments inside the best-matching segments rise (``fusion.lift``). On LoCoMo (raw turns,
+    # a session as the segment) turn recall@10 went from 0.672 to 0.698 with weight 0.05 and
+    # k 5; weight 0.1 with k 1 lost 0.02: a segment must vouch, not outvote the words.
+    lift_weight: float = 0.05
+    lift_k: int = 5
+    lift_depth: int = 10
     tier_timeout_s: float = 2.0
     health_timeout_s: float = 0.25
     health_ttl_s: float = 2.0
@@ -167,6 +173,22 @@ class Brainstem:
         assert embedder is not None
         vectors = await asyncio.to_thread(embedder.embed, [text])
         return vectors[0]
+
+    async def _segments(self, text: str, flt: SearchFilter) -> _TierRun:
+        """The segments that match ``text`` best, for ``lift``; asked of the BM25 index."""
+        run = _TierRun("segments")
+        start = time.perf_counter()
+        seg_filter = replace(flt, types=("toc_node",), levels=("segment",), kinds=None)
+        try:
+            assert self.text_index is not None
+            coro = self.text_index.search(text, seg_filter, self.options.lift_depth)
+            run.hits = list(await asyncio.wait_for(coro, self.options.tier_timeout_s))
+        except TimeoutError:
+            run.error = f"timed out after {self.options.tier_timeout_s}s"
+        except Exception as exc:  # lifting is a refinement: the search goes on without it
+            run.error = f"{type(exc).__name__}: {exc}"
+        run.ms = _ms(start)
+        return run
 
     async def _run_tier(self, tier: str, text: str, flt: SearchFilter, fetch: int) -> _TierRun:
         run = _TierRun(tier)
@@ -319,7 +341,29 @@ class Brainstem:
                 if run.error is None and run.skipped is None:
                     lists[run.tier] = run.hits
 
+        # Moments (answer, locate) are lifted by the segments around them, asked of BM25 while
+        # the tiers run; overviews (explore, time-boxed) are segments themselves.
+        lifting: asyncio.Task[_TierRun] | None = None
+        if "toc_node" not in plan.types and "bm25" in plan.primary and text.strip():
+            lifting = asyncio.create_task(self._segments(text, flt))
         await stage(plan.primary)
+        segments: list[Hit] = []
+        if lifting is not None:
+            seg_run = await lifting
+            timings["segments"] = seg_run.ms
+            if seg_run.error is not None:
+                notes.append(f"segment lift skipped ({seg_run.error})")
+            segments = seg_run.hits
+
+        def fuse() -> list[Candidate]:
+            fused = rrf(lists, k=self.options.rrf_k, weights=plan.weights)
+            if not segments:
+                return fused
+            used = sum(plan.weights.get(t, 1.0) for t, hits in lists.items() if hits)
+            scale = (used or 1.0) / (self.options.rrf_k + 1)
+            weight, k = self.options.lift_weight, self.options.lift_k
+            return lift(fused, segments, weight=weight, k=k, scale=scale)
+
         failed = [t for t in plan.primary if runs[t].error is not None]
         if failed:
             working = [t for t in plan.primary if t not in failed] or [
@@ -330,7 +374,7 @@ class Brainstem:
                 f" -> {' + '.join(working) or 'nothing'}"
             )
         t0 = time.perf_counter()
-        fused = rrf(lists, k=self.options.rrf_k, weights=plan.weights)
+        fused = fuse()
         fuse_ms = _ms(t0)
         asked_primary = bool(plan.primary)
         for i, tier in enumerate(plan.chain):
@@ -351,7 +395,7 @@ class Brainstem:
             if runs[tier].error is not None:
                 notes.append(f"{tier} failed ({runs[tier].error})")
             t0 = time.perf_counter()
-            fused = rrf(lists, k=self.options.rrf_k, weights=plan.weights)
+            fused = fuse()
             fuse_ms += _ms(t0)
         timings["fuse"] = fuse_ms
         return fused, runs, notes

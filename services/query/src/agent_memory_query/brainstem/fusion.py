@@ -71,3 +71,34 @@ def rrf(
     for cand in by_id.values():
         cand.fused /= best
     return sorted(by_id.values(), key=lambda c: (-c.fused, c.id))
+
+
+def lift(
+    fused: Sequence[Candidate],
+    parents: Sequence[HitLike],
+    *,
+    weight: float,
+    k: int,
+    scale: float,
+) -> list[Candidate]:
+    """Moments inside a matching stretch of conversation rise: ``weight / (k + parent rank)``.
+
+    A question often shares a few words with the turn that answers it and more with the
+    conversation around it; a segment matched by all its words (its events' text is its BM25
+    context) vouches for the moments it holds. ``scale`` is the fused scores' normaliser, so
+    the bonus is on the same scale as the tiers'. A moment under several parents takes its
+    best parent's rank. Returns the candidates re-sorted.
+    """
+    best_rank: dict[str, int] = {}
+    for rank, hit in enumerate(parents, 1):
+        for event_id in getattr(hit.doc, "event_ids", ()) or ():
+            best_rank.setdefault(event_id, rank)
+    out = list(fused)
+    if best_rank and weight > 0:
+        for cand in out:
+            event_ids = getattr(cand.doc, "event_ids", ()) or ()
+            ranks = [best_rank[e] for e in event_ids if e in best_rank]
+            if ranks:
+                cand.ranks["segment"] = min(ranks)
+                cand.fused += weight / (k + min(ranks)) / scale
+    return sorted(out, key=lambda c: (-c.fused, c.id))

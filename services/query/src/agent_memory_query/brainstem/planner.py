@@ -29,10 +29,15 @@ TYPES: dict[str, tuple[str, ...]] = {
     "explore": ("toc_node", "grip", "event"),
     "time-boxed": ("toc_node", "grip", "event"),
 }
-# RRF weight per tier and intent: exact words lead when locating something.
+# RRF weight per tier and intent. For moments (answer, locate) the words lead: a question
+# shares its rare words (names, places, things) with the turn that answers it, or with the turn
+# before it (the BM25 context), while MiniLM ranks the small talk around them close too. On
+# LoCoMo (raw turns, speaker titles, exact vectors) turn recall@10 was 0.646 for BM25 alone,
+# 0.647 fused at equal weights, 0.672 with vectors at 0.3 and 0.658 at 0.5: the vector tier
+# adds the paraphrases BM25 misses without pushing word matches out of the first ten.
 WEIGHTS: dict[str, dict[str, float]] = {
-    "answer": {"vector": 1.0, "bm25": 1.0, "toc": 0.5, "scan": 0.5},
-    "locate": {"vector": 0.7, "bm25": 1.0, "toc": 0.5, "scan": 0.7},
+    "answer": {"vector": 0.3, "bm25": 1.0, "toc": 0.5, "scan": 0.5},
+    "locate": {"vector": 0.3, "bm25": 1.0, "toc": 0.5, "scan": 0.7},
     "explore": {"vector": 1.0, "bm25": 0.8, "toc": 0.7, "scan": 0.5},
     "time-boxed": {"vector": 1.0, "bm25": 1.0, "toc": 0.7, "scan": 0.7},
 }
