@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -171,3 +172,24 @@ async def test_bm25_ranks_by_term_statistics_and_stems(
     assert make_doc(1).id in ids(
         await index.search('tenant:globex "retry" -policy (', SearchFilter("acme"), 10)
     )
+
+
+async def test_context_is_matched_and_kept_apart_from_the_text(
+    text_index: TextIndex, make_doc: Callable[..., IndexDoc], analyses_text: bool
+) -> None:
+    """An answer is found by the words of the question before it (its context)."""
+    index = text_index
+    answer = replace(
+        make_doc(1, "adoption agencies, mostly"),
+        title="Caroline",
+        context="Melanie: what are you researching these days?",
+    )
+    await index.upsert([answer, make_doc(2, "lunch was pasta")])
+
+    by_text = await index.search("adoption", SearchFilter("acme"), 10)
+    assert ids(by_text) == [answer.id]
+    assert by_text[0].doc == answer  # text, title and context come back as they went in
+    if analyses_text:  # the stand-in does not analyse text; its request shape is the same
+        by_context = await index.search("researching", SearchFilter("acme"), 10)
+        assert ids(by_context) == [answer.id]
+        assert ids(await index.search("caroline", SearchFilter("acme"), 10)) == [answer.id]

@@ -103,6 +103,7 @@ class QdrantIndex:
             if len(vector) != EMBEDDING_DIM:
                 raise ValueError(f"expected a {EMBEDDING_DIM}-d vector, got {len(vector)}")
             payload: dict[str, Any] = doc_to_json(doc)
+            payload.pop("context", None)  # BM25's alone (a segment's whole text), as in pgvector
             payload["ts_epoch"] = as_utc(doc.ts).timestamp()
             points[doc.id] = models.PointStruct(
                 id=point_id(doc.id), vector=[float(x) for x in vector], payload=payload
