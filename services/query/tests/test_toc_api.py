@@ -6,12 +6,16 @@ April boundary); tokens are configured so that tenant isolation is checked as we
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
+import nats
+import orjson
 import pytest
 
+from agent_memory_common.subjects import STREAM_TOC, toc_subject
 from agent_memory_embedded.servers import PostgresServer
 from agent_memory_embedded.testing import Stack
 from tests.toc_support import FakeEvent, toc_service_stack
@@ -209,6 +213,21 @@ def test_search_bad_input_names_the_field(tree: Tree) -> None:
     error(search(tree, query="lock", node_id="day:1999-01-01@proj"), 404, "node_id")
 
 
+def last_toc_message(tree: Tree) -> dict[str, Any]:
+    """The newest ``mem.toc`` message of project ``proj``, read from the stream."""
+
+    async def read() -> dict[str, Any]:
+        nc = await nats.connect(tree.stack.nats.url)
+        try:
+            msg = await nc.jetstream().get_last_msg(STREAM_TOC, toc_subject("default", "proj"))
+            data: dict[str, Any] = orjson.loads(msg.data or b"{}")
+            return data
+        finally:
+            await nc.close()
+
+    return asyncio.run(read())
+
+
 def test_pin_and_unpin_recompute_salience(tree: Tree) -> None:
     segment = tree.ok("/v1/toc/nodes/segment:sg_apr02")
     grip = segment["bullets"][0]["grips"][0]
@@ -219,14 +238,24 @@ def test_pin_and_unpin_recompute_salience(tree: Tree) -> None:
         "type": "grip",
         "pinned": True,
         "salience": pytest.approx(grip["salience"] + 0.2),
+        "reindexed": True,
     }
+    # the version that made the grip is announced again, pin included, for the indexers
+    announced = last_toc_message(tree)
+    assert announced["node_id"] == "segment:sg_apr02"
+    by_grip = {g["grip_id"]: g for g in announced["grips"]}
+    assert by_grip[grip["grip_id"]]["salience"] == pytest.approx(grip["salience"] + 0.2)
     again = tree.ok("/v1/toc/nodes/segment:sg_apr02")["bullets"][0]["grips"][0]
     assert again["pinned"] and again["salience"] == pytest.approx(grip["salience"] + 0.2)
     back = tree.client.post(f"/v1/memories/{grip['grip_id']}/unpin").json()
     assert back["pinned"] is False and back["salience"] == pytest.approx(grip["salience"])
 
     node = tree.client.post("/v1/memories/day:2026-04-02@proj/pin").json()
-    assert node["type"] == "node" and node["pinned"]
+    assert node["type"] == "node" and node["pinned"] and node["reindexed"]
+    announced = last_toc_message(tree)
+    assert (announced["node_id"], announced["pinned"]) == ("day:2026-04-02@proj", True)
+    assert announced["salience"] == pytest.approx(node["salience"])
+    assert announced["version"] == tree.ok("/v1/toc/nodes/day:2026-04-02@proj")["version"]
     day = tree.ok("/v1/toc/nodes/day:2026-04-02@proj")
     assert day["pinned"] and day["salience"] == pytest.approx(node["salience"])
     unpinned = tree.client.post("/v1/memories/day:2026-04-02@proj/unpin").json()

@@ -294,31 +294,55 @@ async def node_pages(
         if not rows:
             return
         after = (rows[-1]["tenant"], rows[-1]["node_id"])
-        cited: dict[str, set[str]] = {}
-        for r in rows:
-            for b in r["bullets"] or ():
-                cited.setdefault(r["tenant"], set()).update(b.get("grip_ids") or ())
-        grips: dict[tuple[str, str], dict[str, Any]] = {}
-        for tenant, ids in cited.items():
-            gcur = conn.cursor(row_factory=dict_row)
-            await gcur.execute(QUERIES["grips_by_id"], {"tenant": tenant, "ids": sorted(ids)})
-            for g in await gcur.fetchall():
-                grips[(tenant, g["grip_id"])] = g
         changes = DocChanges()
-        for r in rows:
-            payload = dict(r)
-            payload["salience"] = r["base_salience"] + (PIN_BONUS if r["pinned"] else 0.0)
-            if r["is_empty"]:
-                payload["bullets"] = []
-            ids_here = [gid for b in r["bullets"] or () for gid in b.get("grip_ids") or ()]
-            payload["grips"] = [
-                grips[(r["tenant"], gid)]
-                for gid in dict.fromkeys(ids_here)
-                if (r["tenant"], gid) in grips
-            ]
+        for payload in await _payloads(conn, rows):
             # grips are indexed from their own table (grip_pages), not from the nodes here
             changes.extend(node_changes(payload, with_grips=False))
         yield len(rows), await with_segment_text(conn, changes)
+
+
+async def _payloads(
+    conn: AsyncConnection, rows: Sequence[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """Node version rows (``nodes_page`` columns) as the summarizer's ``mem.toc`` payloads."""
+    cited: dict[str, set[str]] = {}
+    for r in rows:
+        for b in r["bullets"] or ():
+            cited.setdefault(r["tenant"], set()).update(b.get("grip_ids") or ())
+    grips: dict[tuple[str, str], dict[str, Any]] = {}
+    for tenant, ids in cited.items():
+        gcur = conn.cursor(row_factory=dict_row)
+        await gcur.execute(QUERIES["grips_by_id"], {"tenant": tenant, "ids": sorted(ids)})
+        for g in await gcur.fetchall():
+            grips[(tenant, g["grip_id"])] = g
+    out = []
+    for r in rows:
+        payload = dict(r)
+        payload["salience"] = r["base_salience"] + (PIN_BONUS if r["pinned"] else 0.0)
+        if r["is_empty"]:
+            payload["bullets"] = []
+        ids_here = [gid for b in r["bullets"] or () for gid in b.get("grip_ids") or ()]
+        payload["grips"] = [
+            grips[(r["tenant"], gid)]
+            for gid in dict.fromkeys(ids_here)
+            if (r["tenant"], gid) in grips
+        ]
+        out.append(payload)
+    return out
+
+
+async def node_version_payload(
+    conn: AsyncConnection, tenant: str, node_id: str, version: int
+) -> dict[str, Any] | None:
+    """One node version as a ``mem.toc`` payload, with today's pins: what a pin republishes
+    so that the indexes learn the new salience (a redelivered version changes nothing else)."""
+    cur = conn.cursor(row_factory=dict_row)
+    await cur.execute(
+        QUERIES["node_version"], {"tenant": tenant, "node_id": node_id, "version": version}
+    )
+    rows = await cur.fetchall()
+    payloads = await _payloads(conn, rows)
+    return payloads[0] if payloads else None
 
 
 async def grip_pages(

@@ -9,16 +9,24 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
+import orjson
 from fastapi import APIRouter, Path, Query
+from psycopg import AsyncConnection
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from agent_memory_common.event import parse_ts
 from agent_memory_common.http import ApiError, error_responses
+from agent_memory_common.logs import get_logger
+from agent_memory_common.subjects import toc_subject
+from agent_memory_common.ulid import new_ulid
 from agent_memory_query import toc_store as store
 from agent_memory_query.context import Ctx, Tenant
 from agent_memory_query.timeparam import parse_time_param
+from agent_memory_retrieval.sources import node_version_payload
 
 router = APIRouter(tags=["toc"])
+log = get_logger(__name__)
+PUBLISH_TIMEOUT_S = 2.0
 
 Level = Literal["year", "month", "week", "day", "segment"]
 _ID = r"^[^\x00-\x1f\x7f]+$"
@@ -208,16 +216,44 @@ async def toc_search(ctx: Ctx, tenant: Tenant, body: TocSearch) -> dict[str, Any
 
 
 async def _pin(ctx: Ctx, tenant: str, memory_id: str, pinned: bool) -> dict[str, Any]:
-    async with ctx.pool.connection() as conn, conn.transaction():
-        result = await store.pin(conn, tenant, memory_id, pinned)
-    if result is None:
-        raise _not_found("memory (grip or node)", memory_id, "memory_id")
-    return result
+    async with ctx.pool.connection() as conn:
+        async with conn.transaction():
+            result = await store.pin(conn, tenant, memory_id, pinned)
+        if result is None:
+            raise _not_found("memory (grip or node)", memory_id, "memory_id")
+        answer, (node_id, version) = result
+        answer["reindexed"] = await _republish(ctx, conn, tenant, node_id, version)
+    return answer
+
+
+async def _republish(
+    ctx: Ctx, conn: AsyncConnection, tenant: str, node_id: str, version: int
+) -> bool:
+    """Announce the pinned node version again, so that the indexes take the new salience.
+
+    The pin itself is committed already and stays whatever happens here: with NATS away the
+    indexes keep the old salience until the node's next version or ``rebuild-index``, and the
+    answer says ``reindexed: false``.
+    """
+    try:
+        payload = await node_version_payload(conn, tenant, node_id, version)
+        if payload is None:
+            return False
+        await ctx.link.require_js().publish(
+            toc_subject(tenant, str(payload["project_id"])),
+            orjson.dumps(payload),
+            headers={"Nats-Msg-Id": f"{tenant}/{node_id}/v{version}/pin/{new_ulid()}"},
+            timeout=PUBLISH_TIMEOUT_S,
+        )
+    except Exception as exc:  # the pin is stored; only the indexes' copy lags
+        log.warning("toc.pin_not_reindexed", node_id=node_id, error=repr(exc))
+        return False
+    return True
 
 
 @router.post(
     "/v1/memories/{memory_id}/pin",
-    summary="Pin a grip or a node: +0.20 salience",
+    summary="Pin a grip or a node: +0.20 salience, in the TOC and (republished) in search",
     responses=error_responses(401, 404, 422),
 )
 async def pin(ctx: Ctx, tenant: Tenant, memory_id: NodeId) -> dict[str, Any]:

@@ -310,26 +310,32 @@ async def search(
 
 async def pin(
     conn: AsyncConnection, tenant: str, memory_id: str, pinned: bool
-) -> dict[str, Any] | None:
-    """Pin or unpin a grip (``grip:...``) or a node; None when there is no such memory."""
+) -> tuple[dict[str, Any], tuple[str, int]] | None:
+    """Pin or unpin a grip (``grip:...``) or a node; None when there is no such memory.
+
+    Returns the answer and the node version whose documents carry the pin: the node's latest
+    version, or for a grip the version that made it.
+    """
     params = {"tenant": tenant, "memory_id": memory_id, "pinned": pinned}
     if memory_id.startswith("grip:"):
         row = await _one(conn, "pin_grip", params)
         if row is None:
             return None
-        return {
+        answer = {
             "memory_id": memory_id,
             "type": "grip",
             "pinned": row["pinned"],
             "salience": round(float(row["salience"]), 4),
         }
+        return answer, (str(row["node_id"]), int(row["version"]))
     row = await _one(conn, "pin_node", params)
     if row is None:
         return None
     base = float(row["base_salience"] or 0.0)
-    return {
+    answer = {
         "memory_id": memory_id,
         "type": "node",
         "pinned": row["pinned"],
         "salience": round(base + (PIN_BONUS if row["pinned"] else 0.0), 4),
     }
+    return answer, (str(row["node_id"]), int(row["version"]))

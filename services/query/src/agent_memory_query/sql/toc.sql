@@ -144,7 +144,7 @@ LIMIT %(limit)s
 -- name: pin_grip
 UPDATE toc_grips SET pinned = %(pinned)s
 WHERE tenant = %(tenant)s AND grip_id = %(memory_id)s
-RETURNING pinned, salience
+RETURNING pinned, salience, node_id, node_version AS version
 
 -- name: pin_node
 WITH updated AS (
@@ -152,7 +152,7 @@ WITH updated AS (
     WHERE tenant = %(tenant)s AND node_id = %(memory_id)s
     RETURNING tenant, node_id, pinned, latest_version
 )
-SELECT u.pinned, v.base_salience
+SELECT u.pinned, v.base_salience, u.node_id, u.latest_version AS version
 FROM updated u
 LEFT JOIN toc_node_versions v
   ON v.tenant = u.tenant AND v.node_id = u.node_id AND v.version = u.latest_version
