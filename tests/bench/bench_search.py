@@ -442,29 +442,50 @@ class Run:
     server: dict[str, list[float]] = field(default_factory=dict)
     results: list[int] = field(default_factory=list)
     tiers_used: dict[str, int] = field(default_factory=dict)
+    load: tuple[float, float] = (0.0, 0.0)  # 1-minute load average before and after
 
 
 def measure(url: str, queries: Sequence[dict[str, Any]], label: str, **extra: Any) -> Run:
-    run = Run(label)
+    return measure_many([(url, label)], queries, **extra)[0]
+
+
+def measure_many(
+    targets: Sequence[tuple[str, str]], queries: Sequence[dict[str, Any]], **extra: Any
+) -> list[Run]:
+    """Each query to every (url, label) in turn: on a shared machine the noise then falls on
+    all of them alike, so their ratios hold even when the absolute figures drift."""
+    runs = [Run(label) for _, label in targets]
+    load_before = os.getloadavg()[0]
     with httpx.Client(timeout=30) as client:
         for body in queries:
             payload = orjson.dumps({**body, **extra})
-            t0 = time.perf_counter()
-            r = client.post(
-                f"{url}/v1/search", content=payload, headers={"content-type": "application/json"}
-            )
-            wall = (time.perf_counter() - t0) * 1000
-            if r.status_code != 200:
-                raise RuntimeError(f"search failed: {r.status_code} {r.text}")
-            answer = r.json()
-            run.wall_ms.append(wall)
-            run.results.append(len(answer["results"]))
-            for name, ms in answer["explain"]["timings_ms"].items():
-                run.server.setdefault(name, []).append(float(ms))
-            for tier, info in answer["explain"]["tiers"].items():
-                if info["status"] == "used":
-                    run.tiers_used[tier] = run.tiers_used.get(tier, 0) + 1
-    return run
+            for (url, _), run in zip(targets, runs, strict=True):
+                _time_one(client, url, payload, run)
+    for run in runs:
+        run.load = (load_before, os.getloadavg()[0])
+    return runs
+
+
+def _time_one(client: httpx.Client, url: str, payload: bytes, run: Run) -> None:
+    t0 = time.perf_counter()
+    r = client.post(
+        f"{url}/v1/search", content=payload, headers={"content-type": "application/json"}
+    )
+    wall = (time.perf_counter() - t0) * 1000
+    if r.status_code != 200:
+        raise RuntimeError(f"search failed: {r.status_code} {r.text}")
+    answer = r.json()
+    run.wall_ms.append(wall)
+    run.results.append(len(answer["results"]))
+    timings = answer["explain"]["timings_ms"]
+    for name, ms in timings.items():
+        run.server.setdefault(name, []).append(float(ms))
+    if "vector" in timings and "embed" in timings:  # the index's share of the tier
+        search_ms = float(timings["vector"]) - float(timings["embed"])
+        run.server.setdefault("vector-search", []).append(search_ms)
+    for tier, info in answer["explain"]["tiers"].items():
+        if info["status"] == "used":
+            run.tiers_used[tier] = run.tiers_used.get(tier, 0) + 1
 
 
 def report(size: int, run: Run, *, target: bool) -> str:
@@ -479,7 +500,8 @@ def report(size: int, run: Run, *, target: bool) -> str:
     stages = "  ".join(
         f"{name} {pct(values, 50):.1f}"
         for name, values in run.server.items()
-        if name in ("embed", "vector", "bm25", "scan", "toc", "access", "rank", "total")
+        if name
+        in ("embed", "vector-search", "vector", "bm25", "scan", "toc", "access", "rank", "total")
     )
     used = ", ".join(f"{t} {n}" for t, n in sorted(run.tiers_used.items()))
     return (
@@ -487,7 +509,7 @@ def report(size: int, run: Run, *, target: bool) -> str:
         f"  p99 {p99:6.1f}  mean {statistics.fmean(run.wall_ms):6.1f} ms{verdict}\n"
         f"{'':>9}  {'':<12} server p50 ms: {stages}\n"
         f"{'':>9}  {'':<12} tiers used: {used}; results/query: "
-        f"{statistics.fmean(run.results):.1f}"
+        f"{statistics.fmean(run.results):.1f}; load average {run.load[0]:.1f} -> {run.load[1]:.1f}"
     )
 
 
@@ -513,7 +535,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="append",
         default=[],
         metavar="VAR=VALUE",
-        help="at the largest size, also time a query service with this setting (same queries)",
+        help=(
+            "at the largest size, also time a query service with this environment setting, on"
+            " the same queries, interleaved with the main one (PYTHONPATH=<src dirs> compares"
+            " code)"
+        ),
     )
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
     args = parser.parse_args(argv)
@@ -548,18 +574,23 @@ def main(argv: Sequence[str] | None = None) -> int:
                 measure(stack.query_url, queries[:10], "warm-up")  # caches of the new data
             batch = queries[cursor : cursor + args.queries]
             cursor += args.queries
-            run = measure(stack.query_url, batch, "full")
-            lines.append(report(size, run, target=size == TARGET_AT))
-            print(lines[-1], flush=True)
+            targets = [(stack.query_url, "full")]
             if n == len(sizes) - 1:
-                for variant in args.variant:
+                for i, variant in enumerate(args.variant, 1):
                     name, value = variant.split("=", 1)
-                    proc, url = stack.start_query({name: value})
+                    _, url = stack.start_query({name: value})
                     measure(url, queries[: args.warmup], "warm-up")
-                    run = measure(url, batch, f"full, {name.rsplit('__', 1)[-1].lower()}={value}")
-                    lines.append(report(size, run, target=size == TARGET_AT))
-                    print(lines[-1], flush=True)
-                    proc.stop()
+                    label = f"{name.rsplit('__', 1)[-1].lower()}={value}"
+                    if len(label) > 24:
+                        lines.append(f"{'':>9}  variant {i}: {variant}")
+                        print(lines[-1], flush=True)
+                        label = f"variant {i}"
+                    targets.append((url, label))
+            for run in measure_many(targets, batch):  # variants: interleaved with "full"
+                lines.append(report(size, run, target=size == TARGET_AT))
+                print(lines[-1], flush=True)
+            for proc in stack.variants:
+                proc.stop()
             if n == len(sizes) - 1 and args.ablation_queries:
                 for tier in ("bm25", "vector", "scan"):
                     batch = queries[cursor : cursor + args.ablation_queries]

@@ -44,7 +44,8 @@ def text_backends() -> list[str]:
 
 
 def vector_backends() -> list[str]:
-    chosen = ["pgvector", "qdrant-local"]
+    # pgvector answers small scopes exactly: "pgvector-graph" forces its HNSW path
+    chosen = ["pgvector", "pgvector-graph", "qdrant-local"]
     if "qdrant" in _named() or os.environ.get("AGENT_MEMORY_QDRANT_URL"):
         chosen.append("qdrant")
     return chosen
@@ -92,6 +93,8 @@ async def vector_index(request: pytest.FixtureRequest, pg_dsn: str) -> AsyncIter
     index: VectorIndex
     if name == "pgvector":
         index = await PgVectorIndex.open(pg_dsn)
+    elif name == "pgvector-graph":
+        index = await PgVectorIndex.open(pg_dsn, exact_max_rows=0)
     elif name == "qdrant-local":
         index = await QdrantIndex.open(location=":memory:", collection="test")
     else:

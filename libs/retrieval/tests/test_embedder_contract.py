@@ -47,3 +47,14 @@ def test_a_query_embedding_is_cheap(embedder: MiniLMEmbedder) -> None:
         embedder.embed([f"what did we decide about retries, take {i}?"])
     per_query = (time.perf_counter() - started) / 5
     assert per_query < 0.25, f"{per_query * 1000:.0f} ms per query embedding"
+
+
+def test_one_text_skips_batching_but_not_a_bit_of_the_vector(embedder: MiniLMEmbedder) -> None:
+    """A query takes the direct path; the corpus was embedded through ``encode``: the two must
+    agree exactly, or queries and documents would drift apart."""
+    long_text = " ".join(f"word{i}" for i in range(400))  # beyond the 256 word pieces
+    for text in ("retry backoff in the cart service", "", "Zürich naïve café 東京 ✓", long_text):
+        reference = embedder._model.encode(
+            [text], normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+        )[0].tolist()
+        assert embedder.embed([text]) == [reference], text
