@@ -5,6 +5,14 @@ decoded ``PubAck`` each), which was a third of the gateway's CPU. Here one wildc
 subscription per process receives every ack; a batch is one future and a counter, and an ack is
 checked with a byte search instead of JSON decoding. Measured ~2x cheaper per message.
 
+The messages of a batch also go out as one write: the ``HPUB`` frames are built here and handed
+to the client's pending buffer in one piece, instead of one ``Client.publish`` each (subject and
+header validation by regex, a header bytearray, a flush check: ~4 µs per message). That uses
+private members of nats-py's ``Client`` (``_send_command``, ``_flush_pending``, ``_flush_queue``),
+pinned by the lock and exercised by the publisher tests. When they are missing, when the client
+is not plainly connected (reconnecting, draining), or when a subject or id needs nats-py's own
+checks, the batch goes through ``Client.publish`` as before.
+
 A batch succeeds only when JetStream acknowledged every message (a duplicate ack counts: the
 message is stored). Any error ack, a "no responders" status (no stream for the subject) or a
 timeout fails the whole batch; callers retry the whole batch, and message ids make that safe.
@@ -14,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -24,6 +33,11 @@ from nats.aio.subscription import Subscription
 from agent_memory_common.errors import TransientError
 
 MSG_ID = "Nats-Msg-Id"
+
+# What Client.publish would send unchanged: a subject without blanks, an id that nats-py would
+# neither trim nor have to fold (CR/LF), and both short enough to frame here.
+_PLAIN_SUBJECT = re.compile(r"[^ \t\r\n]{1,1024}")
+_PLAIN_ID = re.compile(r"[^\s](?:[^\r\n]{0,1022}[^\s])?")
 
 
 class PublishError(TransientError):
@@ -89,10 +103,11 @@ class BatchPublisher:
         self._batches[token] = batch
         reply = f"{self._prefix}.{token}"
         try:
-            for m in messages:
-                await self._nc.publish(
-                    m.subject, m.payload, reply=reply, headers={MSG_ID: m.msg_id}
-                )
+            if not await self._send_framed(messages, reply):
+                for m in messages:
+                    await self._nc.publish(
+                        m.subject, m.payload, reply=reply, headers={MSG_ID: m.msg_id}
+                    )
             try:
                 await asyncio.wait_for(asyncio.shield(batch.done), timeout)
             except TimeoutError:
@@ -105,3 +120,33 @@ class BatchPublisher:
             if all(e == "no stream for subject" for e in batch.errors):
                 raise NoStreamError(batch.errors[0])
             raise PublishError(batch.errors[0])
+
+    async def _send_framed(self, messages: Sequence[Outgoing], reply: str) -> bool:
+        """Queue the whole batch as one write; False when ``Client.publish`` must do it."""
+        nc = self._nc
+        send_command = getattr(nc, "_send_command", None)
+        flush_pending = getattr(nc, "_flush_pending", None)
+        flush_queue = getattr(nc, "_flush_queue", None)
+        if send_command is None or flush_pending is None or flush_queue is None:
+            return False
+        if not nc.is_connected or nc.is_draining:
+            return False  # Client.publish knows how to buffer or refuse
+        max_payload = nc.max_payload
+        frames: list[bytes] = []
+        size = 0
+        for m in messages:
+            if not (_PLAIN_SUBJECT.fullmatch(m.subject) and _PLAIN_ID.fullmatch(m.msg_id)):
+                return False
+            header = b"NATS/1.0\r\nNats-Msg-Id: " + m.msg_id.encode() + b"\r\n\r\n"
+            if len(m.payload) > max_payload:
+                return False  # Client.publish raises MaxPayloadError
+            total = len(header) + len(m.payload)
+            command = f"HPUB {m.subject} {reply} {len(header)} {total}\r\n".encode()
+            frames.append(command + header + m.payload + b"\r\n")
+            size += len(m.payload)
+        nc.stats["out_msgs"] += len(messages)
+        nc.stats["out_bytes"] += size
+        await send_command(b"".join(frames))
+        if flush_queue.empty():  # as Client.publish does: wake the flusher task once
+            await flush_pending()
+        return True

@@ -35,6 +35,7 @@ from __future__ import annotations
 import base64
 import binascii
 import bisect
+import functools
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -940,7 +941,15 @@ class Redactor:
         return value
 
     def _sensitive_key_kind(self, key: str) -> str | None:
-        m = _SENSITIVE_KEY.match(key)
-        if m is None or m.lastgroup is None or m.lastgroup not in self._enabled_kinds:
-            return None
-        return m.lastgroup
+        # Metadata keys repeat from event to event ("tool", "duration_ms"...): short ones are
+        # matched once and remembered (a bounded cache: a few hundred KiB at most).
+        kind = _cached_key_group(key) if len(key) <= 64 else _sensitive_key_group(key)
+        return kind if kind in self._enabled_kinds else None
+
+
+def _sensitive_key_group(key: str) -> str | None:
+    m = _SENSITIVE_KEY.match(key)
+    return None if m is None else m.lastgroup
+
+
+_cached_key_group = functools.lru_cache(maxsize=4096)(_sensitive_key_group)

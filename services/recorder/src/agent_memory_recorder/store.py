@@ -4,35 +4,23 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import orjson
 from psycopg import AsyncConnection
 
 from agent_memory_common.db import load_queries
-from agent_memory_common.event import Event
 
 QUERIES = load_queries(__package__ or "")
 
+# One ``events`` row in the column order of ``copy_incoming``: tenant, event_id, ts, project_id,
+# agent_id, session_id, user_id, role, type, text, metadata (JSON text), received_at. The two
+# times are RFC 3339 text, which Postgres parses: no datetime objects to build and format.
+Row = tuple[str, str, str, str, str, str, str | None, str, str, str, str, str]
 
-async def insert_events(conn: AsyncConnection, events: Sequence[Event]) -> None:
+
+async def insert_rows(conn: AsyncConnection, rows: Sequence[Row]) -> None:
     """Append events in the caller's transaction; rows that already exist are left as they are."""
     async with conn.cursor() as cur:
         await cur.execute(QUERIES["create_incoming"])
         async with cur.copy(QUERIES["copy_incoming"]) as copy:
-            for e in events:
-                await copy.write_row(
-                    (
-                        e.tenant,
-                        e.event_id,
-                        e.ts,
-                        e.project_id,
-                        e.agent_id,
-                        e.session_id,
-                        e.user_id,
-                        e.role,
-                        e.type,
-                        e.text,
-                        orjson.dumps(e.metadata).decode(),
-                        e.received_at,
-                    )
-                )
+            for row in rows:
+                await copy.write_row(row)
         await cur.execute(QUERIES["insert_from_incoming"])
