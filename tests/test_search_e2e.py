@@ -45,6 +45,9 @@ def test_what_the_indexers_write_is_what_search_finds(
             make_event(i, project="proj" if i < 4 else "other", text=TEXTS[i % 4]) for i in range(6)
         ]
         events[2]["metadata"] = {"memory_kind": "constraint"}  # as a client may state it
+        # A turn is matched by the turn before it in its session too (its BM25 context), so a
+        # salient next turn could pass the turn itself by a rank: the rule gets its own session.
+        events[2]["session_id"] = "s2"
         r = httpx.post(f"{stack.gateway_url}/v1/events", json={"events": events})
         assert r.status_code == 202, r.text
         eventually(lambda: drained(stack.query_url, 6), timeout=120, what="pipeline drained")
@@ -71,6 +74,12 @@ def test_what_the_indexers_write_is_what_search_finds(
         assert answer["explain"]["tiers"]["vector"]["status"] == "used"
         assert answer["explain"]["tiers"]["bm25"]["status"] == "used"
         assert {r["project_id"] for r in answer["results"]} == {"proj"}
+        # e-000003 (next in session s1) is found by e-000001's words, e-000002 (s2) is not
+        by_bm25 = search(stack.query_url, query="Tantivy", project_id="proj", tiers=["bm25"])
+        assert [r["id"] for r in by_bm25["results"]] == [
+            "event:default:e-000001",
+            "event:default:e-000003",
+        ]
 
         # the kind stated by the client is indexed, and the filter on kinds reaches the engines
         rules = search(stack.query_url, query="acknowledge after commit", kinds=["constraint"])

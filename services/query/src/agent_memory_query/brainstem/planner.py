@@ -35,9 +35,11 @@ TYPES: dict[str, tuple[str, ...]] = {
 # LoCoMo (raw turns, speaker titles, exact vectors) turn recall@10 was 0.646 for BM25 alone,
 # 0.647 fused at equal weights, 0.672 with vectors at 0.3 and 0.658 at 0.5: the vector tier
 # adds the paraphrases BM25 misses without pushing word matches out of the first ten.
+# The fallback tiers (coarse term matching) stay below the weakest teleport tier: when BM25 is
+# down they fill in behind the vectors, never in front of them.
 WEIGHTS: dict[str, dict[str, float]] = {
-    "answer": {"vector": 0.3, "bm25": 1.0, "toc": 0.5, "scan": 0.5},
-    "locate": {"vector": 0.3, "bm25": 1.0, "toc": 0.5, "scan": 0.7},
+    "answer": {"vector": 0.3, "bm25": 1.0, "toc": 0.15, "scan": 0.15},
+    "locate": {"vector": 0.3, "bm25": 1.0, "toc": 0.15, "scan": 0.25},
     "explore": {"vector": 1.0, "bm25": 0.8, "toc": 0.7, "scan": 0.5},
     "time-boxed": {"vector": 1.0, "bm25": 1.0, "toc": 0.7, "scan": 0.7},
 }
