@@ -65,16 +65,16 @@ typecheck: install
 bench: bench-ingest bench-toc bench-search bench-locomo ## every benchmark
 
 bench-ingest: install ## gateway events/s accepted, recorder events/s recorded, request latency
-	$(BIN)/python tests/bench/bench_ingest.py
+	$(BIN)/python -m tests.bench.bench_ingest
 
 bench-toc: install ## segments summarized/s; p50/p95 of each TOC call and of a year -> segment descent
-	$(BIN)/python tests/bench/bench_toc.py
+	$(BIN)/python -m tests.bench.bench_toc
 
 bench-search: install ## search p50/p95 at 10k and 100k events, query embedding included
-	$(BIN)/python tests/bench/bench_search.py
+	$(BIN)/python -m tests.bench.bench_search
 
 bench-locomo: install ## LoCoMo recall@1/5/10 (turn, session) through the real pipeline
-	$(BIN)/python tests/bench/bench_locomo.py
+	$(BIN)/python -m tests.bench.bench_locomo
 
 clean: ## remove the environments (data in .agent-memory is kept)
 	rm -rf $(VENV) $(BOOT) .mypy_cache .ruff_cache .pytest_cache

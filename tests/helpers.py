@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import httpx
+import nats
+import psycopg
+from psycopg.rows import dict_row
+
+from agent_memory_common.event import Event
+from agent_memory_common.subjects import STREAM_RECORDED, recorded_subject
 
 T = TypeVar("T")
 
@@ -66,3 +73,40 @@ def drained(
 def stored_count(query_url: str, headers: dict[str, str] | None = None) -> int:
     status = httpx.get(f"{query_url}/v1/status", headers=headers, timeout=5).json()
     return int(status["events_stored"])
+
+
+def recorded_backlog(nats_url: str, durable: str) -> int:
+    """Messages of RECORDED that ``durable`` has not yet acknowledged (pending + in flight)."""
+
+    async def info() -> int:
+        nc = await nats.connect(nats_url)
+        try:
+            ci = await nc.jetstream().consumer_info(STREAM_RECORDED, durable)
+            return int(ci.num_pending or 0) + int(ci.num_ack_pending or 0)
+        finally:
+            await nc.close()
+
+    return asyncio.run(info())
+
+
+def republish_recorded(nats_url: str, pg_dsn: str) -> int:
+    """Put every recorded event on RECORDED once more, under new message ids, as a recorder
+    retry after a lost ack would; returns how many."""
+    with psycopg.connect(pg_dsn, row_factory=dict_row) as conn:
+        events = [Event.from_row(r) for r in conn.execute("SELECT * FROM events").fetchall()]
+
+    async def publish() -> None:
+        nc = await nats.connect(nats_url)
+        try:
+            js = nc.jetstream()
+            for e in events:
+                await js.publish(
+                    recorded_subject(e.tenant, e.project_id),
+                    e.to_wire(),
+                    headers={"Nats-Msg-Id": f"again/{e.event_id}"},
+                )
+        finally:
+            await nc.close()
+
+    asyncio.run(publish())
+    return len(events)

@@ -38,7 +38,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import math
 import os
 import platform
 import random
@@ -49,14 +48,12 @@ import subprocess
 import sys
 import tempfile
 import time
-import types
 import urllib.parse
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import httpx
 import orjson
 import psycopg
 import uvloop
@@ -64,6 +61,7 @@ import uvloop
 from agent_memory_common.db import prepare_database
 from agent_memory_common.logs import configure_logging
 from agent_memory_embedded import ManagedProcess, NatsServer, PostgresServer, free_port
+from tests.bench.report import http_ok, percentile, stop_on_sigterm, table
 
 TARGET_ACCEPTED = 10_000.0  # events/s
 TARGET_RECORDED = 5_000.0  # events/s
@@ -264,7 +262,7 @@ class BenchStack:
             "AGENT_MEMORY_TOKENS": "",  # local mode: the tenant is "default"
         }
         for name, module, ready in (
-            ("gateway", "agent_memory_gateway", _http_ok(self.gateway_url + "/readyz")),
+            ("gateway", "agent_memory_gateway", lambda: http_ok(self.gateway_url + "/readyz")),
             ("recorder", "agent_memory_recorder", None),
         ):
             proc = ManagedProcess(
@@ -299,16 +297,6 @@ class BenchStack:
             if server is not None:
                 with contextlib.suppress(Exception):
                     server.stop()
-
-
-def _http_ok(url: str) -> Callable[[], bool]:
-    def check() -> bool:
-        try:
-            return httpx.get(url, timeout=1).status_code == 200
-        except httpx.HTTPError:
-            return False
-
-    return check
 
 
 # --------------------------------------------------------------------------------------------
@@ -646,27 +634,6 @@ class Profilers:
 # --------------------------------------------------------------------------------------------
 
 OURS = ("gateway", "recorder", "nats-server", "postgres", "bench client")
-
-
-def percentile(values: Sequence[float], p: float) -> float:
-    """Nearest-rank percentile."""
-    ordered = sorted(values)
-    rank = max(1, min(len(ordered), math.ceil(p / 100.0 * len(ordered))))
-    return ordered[rank - 1]
-
-
-def table(rows: Sequence[Sequence[str]], right: Sequence[bool]) -> str:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = []
-    for n, row in enumerate(rows):
-        cells = [
-            c.rjust(w) if right[i] else c.ljust(w)
-            for i, (c, w) in enumerate(zip(row, widths, strict=True))
-        ]
-        lines.append("  " + "   ".join(cells).rstrip())
-        if n == 0:
-            lines.append("  " + "   ".join("-" * w for w in widths))
-    return "\n".join(lines)
 
 
 def verdict(ok: bool) -> str:
@@ -1021,13 +988,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
-def _terminate(signum: int, _frame: types.FrameType | None) -> None:
-    raise KeyboardInterrupt(f"signal {signum}")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    signal.signal(signal.SIGTERM, _terminate)
+    stop_on_sigterm()
     configure_logging("bench", "WARNING", json=False)
     print("agent-memory ingest benchmark")
     print(machine_info())

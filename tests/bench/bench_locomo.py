@@ -48,7 +48,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import types
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -60,6 +59,8 @@ import httpx
 import psycopg
 
 from agent_memory_embedded import free_port
+from tests.bench.report import http_ok, stop_on_sigterm
+from tests.bench.report import interpolated as pct
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_DATA = REPO.parent / "shared" / "bench-data" / "locomo" / "locomo10.json"
@@ -214,7 +215,7 @@ class Product:
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"agent-memory up exited; see {self.workdir}")
-            if _ok(self.gateway_url + "/readyz") and _ok(self.query_url + "/readyz"):
+            if http_ok(self.gateway_url + "/readyz", 2) and http_ok(self.query_url + "/readyz", 2):
                 return
             time.sleep(0.5)
         raise RuntimeError(f"the stack did not become ready; see {self.workdir}")
@@ -229,13 +230,6 @@ class Product:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait()
-
-
-def _ok(url: str) -> bool:
-    try:
-        return httpx.get(url, timeout=2).status_code == 200
-    except httpx.HTTPError:
-        return False
 
 
 def ingest(product: Product, events: Sequence[dict[str, Any]], batch: int = 200) -> float:
@@ -363,15 +357,6 @@ async def ask_all(
     return scores
 
 
-def pct(values: Sequence[float], p: float) -> float:
-    ordered = sorted(values)
-    if not ordered:
-        return float("nan")
-    k = (len(ordered) - 1) * p / 100
-    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
-
-
 def _row(label: str, s: Scores, n: int) -> str:
     turn = "  ".join(f"{statistics.fmean(s.turn[k]):.3f}" for k in KS)
     sess = "  ".join(f"{statistics.fmean(s.session[k]):.3f}" for k in KS)
@@ -393,10 +378,6 @@ def report(name: str, s: Scores, questions: Sequence[Question]) -> list[str]:
     return lines
 
 
-def _terminate(signum: int, _frame: types.FrameType | None) -> None:
-    raise KeyboardInterrupt(f"signal {signum}")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="locomo10.json")
@@ -408,7 +389,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
     args = parser.parse_args(argv)
-    signal.signal(signal.SIGTERM, _terminate)
+    stop_on_sigterm()
     if not args.data.exists():
         print(f"bench-locomo: no data at {args.data} (see ../shared/bench-data/README.md)")
         return 2

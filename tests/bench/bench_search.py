@@ -28,12 +28,10 @@ import hashlib
 import os
 import random
 import shutil
-import signal
 import statistics
 import sys
 import tempfile
 import time
-import types
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -49,6 +47,8 @@ from agent_memory_common.db import prepare_database
 from agent_memory_embedded import ManagedProcess, NatsServer, PostgresServer, free_port
 from agent_memory_retrieval import IndexDoc, RetrievalSettings, event_doc_id
 from agent_memory_retrieval.factory import open_text_index, open_vector_index
+from tests.bench.report import http_ok, stop_on_sigterm
+from tests.bench.report import interpolated as pct
 
 TARGET_P50_MS = 25.0
 TARGET_P95_MS = 60.0
@@ -343,7 +343,7 @@ class SearchStack:
             [sys.executable, "-m", "agent_memory_query"],
             self.workdir / f"query-{url.rsplit(':', 1)[1]}.log",
             env=env,
-            ready=lambda: _ok(url + "/readyz"),
+            ready=lambda: http_ok(url + "/readyz"),
         )
         proc.start(timeout=120)
         if extra_env:
@@ -364,13 +364,6 @@ class SearchStack:
             if proc is not None:
                 with contextlib.suppress(Exception):
                     proc.stop()
-
-
-def _ok(url: str) -> bool:
-    try:
-        return httpx.get(url, timeout=1).status_code == 200
-    except httpx.HTTPError:
-        return False
 
 
 async def load(
@@ -424,15 +417,6 @@ async def load(
 # --------------------------------------------------------------------------------------------
 # Measuring
 # --------------------------------------------------------------------------------------------
-
-
-def pct(values: Sequence[float], p: float) -> float:
-    ordered = sorted(values)
-    if not ordered:
-        return float("nan")
-    k = (len(ordered) - 1) * p / 100
-    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
 
 
 @dataclass
@@ -516,10 +500,6 @@ def report(size: int, run: Run, *, target: bool) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-def _terminate(signum: int, _frame: types.FrameType | None) -> None:
-    raise KeyboardInterrupt(f"signal {signum}")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--sizes", default="10000,100000", help="corpus sizes, ascending")
@@ -544,7 +524,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
     args = parser.parse_args(argv)
     sizes = sorted(int(s) for s in args.sizes.split(","))
-    signal.signal(signal.SIGTERM, _terminate)
+    stop_on_sigterm()
 
     print(f"search benchmark: sizes {', '.join(f'{s:,}' for s in sizes)}, {args.queries} queries")
     t0 = time.monotonic()

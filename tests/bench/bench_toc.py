@@ -20,16 +20,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import math
 import os
 import platform
 import random
 import shutil
-import signal
 import sys
 import tempfile
 import time
-import types
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -46,6 +43,7 @@ from agent_memory_common.settings import CommonSettings
 from agent_memory_common.streams import ensure_pipeline
 from agent_memory_common.subjects import segment_subject
 from agent_memory_embedded import ManagedProcess, NatsServer, PostgresServer, free_port
+from tests.bench.report import http_ok, percentile, stop_on_sigterm, table
 
 PROJECT = "bench"
 TENANT = "default"
@@ -286,16 +284,6 @@ class Stack:
         self.pg.stop()
 
 
-def _http_ok(url: str) -> Callable[[], bool]:
-    def check() -> bool:
-        try:
-            return httpx.get(url, timeout=1).status_code == 200
-        except httpx.HTTPError:
-            return False
-
-    return check
-
-
 def _count(dsn: str, query: str) -> int:
     with psycopg.connect(dsn) as conn:
         row = conn.execute(query).fetchone()
@@ -305,27 +293,6 @@ def _count(dsn: str, query: str) -> int:
 # --------------------------------------------------------------------------------------------
 # Measurements
 # --------------------------------------------------------------------------------------------
-
-
-def percentile(values: Sequence[float], p: float) -> float:
-    """Nearest-rank percentile."""
-    ordered = sorted(values)
-    rank = max(1, min(len(ordered), math.ceil(p / 100.0 * len(ordered))))
-    return ordered[rank - 1]
-
-
-def table(rows: Sequence[Sequence[str]], right: Sequence[bool]) -> str:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = []
-    for n, row in enumerate(rows):
-        cells = [
-            c.rjust(w) if right[i] else c.ljust(w)
-            for i, (c, w) in enumerate(zip(row, widths, strict=True))
-        ]
-        lines.append("  " + "   ".join(cells).rstrip())
-        if n == 0:
-            lines.append("  " + "   ".join("-" * w for w in widths))
-    return "\n".join(lines)
 
 
 def summarize_all(stack: Stack, total: int, replicas: int) -> dict[str, float]:
@@ -525,7 +492,7 @@ def bench(args: argparse.Namespace, stack: Stack) -> None:
         )
     )
     sys.stdout.flush()
-    stack.run("query", "agent_memory_query", _http_ok(stack.query_url + "/readyz"))
+    stack.run("query", "agent_memory_query", lambda: http_ok(stack.query_url + "/readyz"))
     results = bench_queries(stack, args.calls, args.seed)
     print()
     print(f"query service, one sequential client, {args.calls} calls each (ms):")
@@ -559,13 +526,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
-def _terminate(signum: int, _frame: types.FrameType | None) -> None:
-    raise KeyboardInterrupt(f"signal {signum}")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    signal.signal(signal.SIGTERM, _terminate)
+    stop_on_sigterm()
     configure_logging("bench", "WARNING", json=False)
     print("agent-memory TOC benchmark")
     print(machine_info())

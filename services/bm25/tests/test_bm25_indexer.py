@@ -10,15 +10,13 @@ from pathlib import Path
 import httpx
 import nats
 import orjson
-import psycopg
 
-from agent_memory_common.event import Event
-from agent_memory_common.subjects import STREAM_RECORDED, recorded_subject, toc_subject
+from agent_memory_common.subjects import toc_subject
 from agent_memory_embedded.servers import NatsServer
 from agent_memory_embedded.testing import make_stack
 from agent_memory_retrieval.docs import SearchFilter
 from agent_memory_retrieval.tantivy_index import TantivyIndex
-from tests.helpers import eventually, make_event
+from tests.helpers import eventually, make_event, recorded_backlog, republish_recorded
 
 
 def indexed(root: Path, tenant: str = "default") -> int:
@@ -35,58 +33,6 @@ def search(root: Path, query: str) -> list[str]:
         return [h.id for h in hits]
 
     return asyncio.run(run())
-
-
-def pending(nats_url: str, durable: str) -> int:
-    async def info() -> int:
-        nc = await nats.connect(nats_url)
-        try:
-            ci = await nc.jetstream().consumer_info(STREAM_RECORDED, durable)
-            return int(ci.num_pending or 0) + int(ci.num_ack_pending or 0)
-        finally:
-            await nc.close()
-
-    return asyncio.run(info())
-
-
-def republish_as_redelivery(nats_url: str, pg_dsn: str) -> int:
-    """Put every recorded event on RECORDED once more, under new message ids, as a recorder
-    retry after a lost ack would; returns how many."""
-    with psycopg.connect(pg_dsn) as conn:
-        cols = "event_id, ts, tenant, project_id, agent_id, session_id, user_id, role, type, "
-        rows = conn.execute(f"SELECT {cols} text, metadata, received_at FROM events").fetchall()
-    events = [
-        Event(
-            event_id=r[0],
-            ts=r[1],
-            tenant=r[2],
-            project_id=r[3],
-            agent_id=r[4],
-            session_id=r[5],
-            user_id=r[6],
-            role=r[7],
-            type=r[8],
-            text=r[9],
-            metadata=r[10],
-            received_at=r[11],
-        )
-        for r in rows
-    ]
-
-    async def publish() -> None:
-        nc = await nats.connect(nats_url)
-        try:
-            js = nc.jetstream()
-            for e in events:
-                subject = recorded_subject(e.tenant, e.project_id)
-                await js.publish(
-                    subject, e.to_wire(), headers={"Nats-Msg-Id": f"again/{e.event_id}"}
-                )
-        finally:
-            await nc.close()
-
-    asyncio.run(publish())
-    return len(events)
 
 
 def publish_toc_version(nats_url: str) -> None:
@@ -141,8 +87,10 @@ def test_indexes_recorded_events_once_and_resumes_after_kill(
         ]
 
         # redelivery: the same events again under new message ids -> still one doc each
-        assert republish_as_redelivery(nats_server.url, pg_dsn) == 20
-        eventually(lambda: pending(nats_server.url, "bm25-indexer") == 0, what="redelivery seen")
+        assert republish_recorded(nats_server.url, pg_dsn) == 20
+        eventually(
+            lambda: recorded_backlog(nats_server.url, "bm25-indexer") == 0, what="redelivery seen"
+        )
         assert indexed(root) == 20
 
         # kill -9, ingest while it is down, restart: the durable consumer resumes
@@ -151,7 +99,7 @@ def test_indexes_recorded_events_once_and_resumes_after_kill(
         assert (
             httpx.post(f"{stack.gateway_url}/v1/events", json={"events": more}).status_code == 202
         )
-        eventually(lambda: pending(nats_server.url, "bm25-indexer") >= 10, what="backlog")
+        eventually(lambda: recorded_backlog(nats_server.url, "bm25-indexer") >= 10, what="backlog")
         stack.start("bm25-indexer")
         eventually(lambda: indexed(root) == 30, what="backlog indexed after restart")
         assert len(search(root, "raft election")) == 10

@@ -7,6 +7,7 @@ that travels on JetStream and is stored by the recorder: tenant assigned, id and
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -124,6 +125,28 @@ class Event(BaseModel):
             text=text,
             metadata=metadata,
             received_at=received_at,
+        )
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> Event:
+        """A row of the ``events`` table: validated when it was recorded, so not again.
+
+        ``user_id`` and ``received_at`` may be left out of the row (readers that only rank
+        events need neither); ``received_at`` then defaults to the event's time.
+        """
+        return cls.model_construct(
+            event_id=row["event_id"],
+            ts=row["ts"],
+            tenant=row["tenant"],
+            project_id=row["project_id"],
+            agent_id=row["agent_id"],
+            session_id=row["session_id"],
+            user_id=row.get("user_id"),
+            role=row["role"],
+            type=row["type"],
+            text=row["text"],
+            metadata=row["metadata"] or {},
+            received_at=row.get("received_at") or row["ts"],
         )
 
     def to_wire(self) -> bytes:

@@ -256,26 +256,9 @@ async def event_pages(
         if not rows:
             return
         after = int(rows[-1]["seq"])
-        docs = [
-            event_doc(
-                Event.model_construct(
-                    event_id=r["event_id"],
-                    ts=r["ts"],
-                    tenant=r["tenant"],
-                    project_id=r["project_id"],
-                    agent_id=r["agent_id"],
-                    session_id=r["session_id"],
-                    user_id=r["user_id"],
-                    role=r["role"],
-                    type=r["type"],
-                    text=r["text"],
-                    metadata=r["metadata"] or {},
-                    received_at=r["received_at"],
-                ),
-                context_of(r["prev_text"], r["prev_metadata"]),
-            )
-            for r in rows
-        ]
+        events = [Event.from_row(r) for r in rows]
+        contexts = await previous_turns(conn, events)
+        docs = [event_doc(e, c) for e, c in zip(events, contexts, strict=True)]
         yield len(rows), DocChanges(upserts=docs)
 
 
@@ -386,19 +369,27 @@ async def previous_turns(conn: AsyncConnection, events: Sequence[Event]) -> list
     return [found.get(i, "") for i in range(1, len(events) + 1)]
 
 
-async def recorded_changes(conn: AsyncConnection, payloads: Sequence[bytes]) -> DocChanges:
+async def recorded_changes(
+    conn: AsyncConnection, payloads: Sequence[bytes], *, context: bool = True
+) -> DocChanges:
     """Recorded events (``mem.recorded.*``, ``Event`` wire JSON) as index documents.
 
-    Raises ``pydantic.ValidationError`` for a message that is no event (poison).
+    ``context=False``: for a writer whose index ignores ``context`` (vectors embed title and
+    text), so that Postgres is not read for it. Raises ``pydantic.ValidationError`` for a
+    message that is no event (poison).
     """
     events = [Event.from_wire(data) for data in payloads]
-    contexts = await previous_turns(conn, events)
+    contexts = await previous_turns(conn, events) if context else [""] * len(events)
     docs = [event_doc(e, c) for e, c in zip(events, contexts, strict=True)]
     return DocChanges(upserts=[d for d in docs if d.text.strip()])
 
 
-async def toc_changes(conn: AsyncConnection, payloads: Sequence[bytes]) -> DocChanges:
+async def toc_changes(
+    conn: AsyncConnection, payloads: Sequence[bytes], *, context: bool = True
+) -> DocChanges:
     """TOC node versions (``mem.toc.*``) as index changes; an outdated version is skipped.
+
+    ``context``: whether segments get their events' text (``with_segment_text``).
 
     A redelivered old version must not overwrite the document of a newer one (ids are per
     node, not per version), so each version is compared with the node's latest version in
@@ -414,4 +405,4 @@ async def toc_changes(conn: AsyncConnection, payloads: Sequence[bytes]) -> DocCh
             changes.extend(node_changes(payload, stale=stale))
     except (KeyError, TypeError, ValueError) as exc:
         raise PoisonMessageError(f"not a TOC node version: {exc!r}") from exc
-    return await with_segment_text(conn, changes)
+    return await with_segment_text(conn, changes) if context else changes

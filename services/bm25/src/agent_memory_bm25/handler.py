@@ -6,33 +6,22 @@ what it wrote before; the durable consumer, acked only after the commit, is the 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from nats.aio.msg import Msg
-from psycopg import AsyncConnection
-
 from agent_memory_bm25.logic import searchable
-from agent_memory_common.consumer import Publication
 from agent_memory_common.logs import get_logger
+from agent_memory_retrieval.feed import IndexFeed
 from agent_memory_retrieval.ports import TextIndex
-from agent_memory_retrieval.sources import DocChanges, recorded_changes, toc_changes
+from agent_memory_retrieval.sources import DocChanges
 
 log = get_logger(__name__)
 
 
-class IndexHandler:
+class IndexHandler(IndexFeed):
+    reads_context = True  # the turn before an event, a segment's whole text: matched by BM25
+
     def __init__(self, index: TextIndex) -> None:
         self._index = index
 
-    async def recorded(self, conn: AsyncConnection, msgs: Sequence[Msg]) -> list[Publication]:
-        await self._apply(await recorded_changes(conn, [m.data for m in msgs]))
-        return []
-
-    async def toc(self, conn: AsyncConnection, msgs: Sequence[Msg]) -> list[Publication]:
-        await self._apply(await toc_changes(conn, [m.data for m in msgs]))
-        return []
-
-    async def _apply(self, changes: DocChanges) -> None:
+    async def apply(self, changes: DocChanges) -> None:
         if changes.deletes:
             await self._index.delete(changes.deletes)
         docs = searchable(changes.upserts)

@@ -8,34 +8,24 @@ consumer (acked only after ``upsert`` returned) is the checkpoint.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
 
-from nats.aio.msg import Msg
-from psycopg import AsyncConnection
-
-from agent_memory_common.consumer import Publication
 from agent_memory_common.logs import get_logger
 from agent_memory_embedder.logic import embeddable
+from agent_memory_retrieval.feed import IndexFeed
 from agent_memory_retrieval.ports import Embedder, VectorIndex
-from agent_memory_retrieval.sources import DocChanges, recorded_changes, toc_changes
+from agent_memory_retrieval.sources import DocChanges
 
 log = get_logger(__name__)
 
 
-class EmbedHandler:
+class EmbedHandler(IndexFeed):
+    reads_context = False  # vectors are of title and text; the context is BM25's alone
+
     def __init__(self, embedder: Embedder, index: VectorIndex) -> None:
         self._embedder = embedder
         self._index = index
 
-    async def recorded(self, conn: AsyncConnection, msgs: Sequence[Msg]) -> list[Publication]:
-        await self._apply(await recorded_changes(conn, [m.data for m in msgs]))
-        return []
-
-    async def toc(self, conn: AsyncConnection, msgs: Sequence[Msg]) -> list[Publication]:
-        await self._apply(await toc_changes(conn, [m.data for m in msgs]))
-        return []
-
-    async def _apply(self, changes: DocChanges) -> None:
+    async def apply(self, changes: DocChanges) -> None:
         if changes.deletes:
             await self._index.delete(changes.deletes)
         docs, texts = embeddable(changes.upserts)

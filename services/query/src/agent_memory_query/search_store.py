@@ -54,22 +54,7 @@ def scan_terms(query: str, max_terms: int = 24) -> list[str]:
 
 def _event_doc(row: dict[str, Any]) -> IndexDoc:
     """The same document the indexers make of this event (kind from metadata, salience)."""
-    return event_doc(
-        Event.model_construct(
-            event_id=row["event_id"],
-            ts=row["ts"],
-            tenant=row["tenant"],
-            project_id=row["project_id"],
-            agent_id=row["agent_id"],
-            session_id=row["session_id"],
-            user_id=None,
-            role=row["role"],
-            type=row["type"],
-            text=row["text"],
-            metadata=row["metadata"] or {},
-            received_at=row["ts"],
-        )
-    )
+    return event_doc(Event.from_row(row))
 
 
 async def scan_events(

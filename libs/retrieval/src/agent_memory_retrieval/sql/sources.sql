@@ -17,25 +17,16 @@ SELECT count(*) FROM toc_nodes WHERE latest_version > 0
 SELECT count(*) FROM toc_grips
 
 -- name: events_page
--- with the previous turn of each event's session (its index context), as previous_turns
-SELECT e.seq, e.tenant, e.event_id, e.ts, e.project_id, e.agent_id, e.session_id, e.user_id,
-       e.role, e.type, e.text, e.metadata, e.received_at,
-       p.text AS prev_text, p.metadata AS prev_metadata
-FROM events AS e
-LEFT JOIN LATERAL (
-    SELECT q.text, q.metadata
-    FROM events AS q
-    WHERE q.tenant = e.tenant AND q.session_id = e.session_id AND e.session_id <> ''
-      AND q.project_id = e.project_id AND (q.ts, q.seq) < (e.ts, e.seq)
-    ORDER BY q.ts DESC, q.seq DESC
-    LIMIT 1
-) AS p ON true
-WHERE e.seq > %(after)s
-ORDER BY e.seq
+SELECT seq, tenant, event_id, ts, project_id, agent_id, session_id, user_id, role, type, text,
+       metadata, received_at
+FROM events
+WHERE seq > %(after)s
+ORDER BY seq
 LIMIT %(limit)s
 
 -- name: previous_turns
--- the turn before each given event in its session: (ts, seq) order, as the TOC reads events
+-- the turn before each given event in its session: (ts, seq) order, as the TOC reads events;
+-- the live indexers and rebuild-index both ask it, so both give an event the same context
 SELECT k.i, p.text, p.metadata
 FROM unnest(%(tenants)s::text[], %(event_ids)s::text[]) WITH ORDINALITY AS k (tenant, event_id, i)
 JOIN events AS e ON e.tenant = k.tenant AND e.event_id = k.event_id

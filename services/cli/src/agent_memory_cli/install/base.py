@@ -227,6 +227,37 @@ def set_or_drop(container: dict[str, Any], key: str, value: dict[str, Any]) -> N
         container.pop(key, None)
 
 
+MCP_NAME = "agent-memory"
+
+
+def merge_mcp_server(
+    plan: Plan,
+    data: dict[str, Any],
+    key: str,
+    entry: dict[str, Any],
+    *,
+    remove: bool,
+    where: Path,
+    argv_field: str = "args",
+) -> None:
+    """Add our MCP server under ``data[key]`` (or remove it), in each runtime's own shape.
+
+    A server of that name that is not ours (its ``argv_field`` does not run ``mcp``) is never
+    touched: removing leaves it, and installing over a different one only adds a note.
+    """
+    servers = data.get(key) if isinstance(data.get(key), dict) else {}
+    assert isinstance(servers, dict)
+    current = servers.get(MCP_NAME)
+    if remove:
+        if isinstance(current, dict) and "mcp" in current.get(argv_field, []):
+            del servers[MCP_NAME]
+    elif current is None:
+        servers[MCP_NAME] = entry
+    elif current != entry:
+        plan.notes.append(f"{where} already defines an '{MCP_NAME}' MCP server; left as is")
+    set_or_drop(data, key, servers)
+
+
 # -- files we own entirely ----------------------------------------------------------------------
 
 

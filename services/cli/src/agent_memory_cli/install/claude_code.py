@@ -26,6 +26,7 @@ from agent_memory_cli.install.base import (
     json_file_change,
     load_json,
     merge_event_hooks,
+    merge_mcp_server,
     owned_file,
     read_text,
     remove_event_hooks,
@@ -99,17 +100,7 @@ def _plan_mcp_json(result: Plan, target: Target, *, remove: bool) -> None:
     path = target.project / ".mcp.json"
     before = read_text(path)
     data = load_json(path, before)
-    servers = data.get("mcpServers") if isinstance(data.get("mcpServers"), dict) else {}
-    assert isinstance(servers, dict)
     argv = target.mcp_argv()
     entry = {"command": argv[0], "args": argv[1:]}
-    current = servers.get("agent-memory")
-    if remove:
-        if isinstance(current, dict) and "mcp" in current.get("args", []):
-            del servers["agent-memory"]
-    elif current is None:
-        servers["agent-memory"] = entry
-    elif current != entry:
-        result.notes.append(f"{path} already defines an 'agent-memory' MCP server; left as is")
-    set_or_drop(data, "mcpServers", servers)
+    merge_mcp_server(result, data, "mcpServers", entry, remove=remove, where=path)
     result.changes.append(json_file_change(path, before, data))

@@ -20,9 +20,9 @@ from agent_memory_cli.install.base import (
     dump_json,
     json_file_change,
     load_json,
+    merge_mcp_server,
     owned_file,
     read_text,
-    set_or_drop,
 )
 
 RUNTIME = "copilot-cli"
@@ -65,18 +65,8 @@ def plan(target: Target, *, remove: bool = False) -> Plan:
         path = copilot_home(target) / "mcp-config.json"
         before = read_text(path)
         data = load_json(path, before)
-        servers = data.get("mcpServers") if isinstance(data.get("mcpServers"), dict) else {}
-        assert isinstance(servers, dict)
         argv = target.mcp_argv()
         entry = {"type": "local", "command": argv[0], "args": argv[1:], "tools": ["*"]}
-        current = servers.get("agent-memory")
-        if remove:
-            if isinstance(current, dict) and "mcp" in current.get("args", []):
-                del servers["agent-memory"]
-        elif current is None:
-            servers["agent-memory"] = entry
-        elif current != entry:
-            result.notes.append(f"{path} already defines an 'agent-memory' MCP server; left as is")
-        set_or_drop(data, "mcpServers", servers)
+        merge_mcp_server(result, data, "mcpServers", entry, remove=remove, where=path)
         result.changes.append(json_file_change(path, before, data))
     return result

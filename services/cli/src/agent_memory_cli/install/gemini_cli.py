@@ -18,6 +18,7 @@ from agent_memory_cli.install.base import (
     json_file_change,
     load_json,
     merge_event_hooks,
+    merge_mcp_server,
     read_text,
     remove_event_hooks,
     set_or_drop,
@@ -56,19 +57,9 @@ def plan(target: Target, *, remove: bool = False) -> Plan:
     set_or_drop(settings, "hooks", hooks)
 
     if target.mcp:
-        servers = settings.get("mcpServers") if isinstance(settings.get("mcpServers"), dict) else {}
-        assert isinstance(servers, dict)
         argv = target.mcp_argv()
         entry = {"command": argv[0], "args": argv[1:]}
-        current = servers.get("agent-memory")
-        if remove:
-            if isinstance(current, dict) and "mcp" in current.get("args", []):
-                del servers["agent-memory"]
-        elif current is None:
-            servers["agent-memory"] = entry
-        elif current != entry:
-            result.notes.append(f"{path} already defines an 'agent-memory' MCP server; left as is")
-        set_or_drop(settings, "mcpServers", servers)
+        merge_mcp_server(result, settings, "mcpServers", entry, remove=remove, where=path)
 
     config = settings.get("hooksConfig")
     if not remove and isinstance(config, dict) and config.get("enabled") is False:

@@ -21,9 +21,9 @@ from agent_memory_cli.install.base import (
     Target,
     json_file_change,
     load_json,
+    merge_mcp_server,
     owned_file,
     read_text,
-    set_or_drop,
 )
 
 RUNTIME = "opencode"
@@ -70,18 +70,8 @@ def plan(target: Target, *, remove: bool = False) -> Plan:
                     f'"agent-memory": {json.dumps(entry)}'
                 )
             return result
-        servers = data.get("mcp") if isinstance(data.get("mcp"), dict) else {}
-        assert isinstance(servers, dict)
-        current = servers.get("agent-memory")
-        if remove:
-            if isinstance(current, dict) and "mcp" in current.get("command", []):
-                del servers["agent-memory"]
-        elif current is None:
-            servers["agent-memory"] = entry
-        elif current != entry:
-            result.notes.append(
-                f"{config} already defines an 'agent-memory' MCP server; left as is"
-            )
-        set_or_drop(data, "mcp", servers)
+        merge_mcp_server(
+            result, data, "mcp", entry, remove=remove, where=config, argv_field="command"
+        )
         result.changes.append(json_file_change(config, before, data))
     return result
