@@ -30,6 +30,7 @@ from agent_memory_common.errors import PoisonMessageError, TransientError
 from agent_memory_common.logs import get_logger
 from agent_memory_common.natslink import NatsLink
 from agent_memory_common.publisher import Outgoing
+from agent_memory_common.pull import PullFeed, ack_all
 from agent_memory_common.streams import ConsumerSpec, ensure_consumer
 from agent_memory_common.subjects import dlq_subject
 
@@ -86,9 +87,14 @@ class ConsumerRunner:
                 await self._link.wait_connected(timeout=5)
                 js = self._link.require_js()
                 await ensure_consumer(js, self._spec)
-                sub = await js.pull_subscribe_bind(
-                    self._spec.durable, stream=self._spec.stream, inbox_prefix=None
+                feed = PullFeed(
+                    self._link.nc,
+                    self._spec.stream,
+                    self._spec.durable,
+                    batch=self._spec.batch_size,
+                    expires_s=self._spec.pull_expires_s,
                 )
+                await feed.start()
             except (*TRANSIENT, nats.js.errors.Error) as exc:
                 log.warning(
                     "consumer.subscribe_failed", consumer=self._spec.durable, error=str(exc)
@@ -96,23 +102,16 @@ class ConsumerRunner:
                 await _sleep_or_stop(stop, 1.0)
                 continue
             try:
-                await self._pull_loop(sub, stop)
+                await self._pull_loop(feed, stop)
             except (*TRANSIENT, nats.js.errors.Error) as exc:
                 log.warning("consumer.pull_failed", consumer=self._spec.durable, error=str(exc))
                 await _sleep_or_stop(stop, 0.5)
             finally:
-                with contextlib.suppress(Exception):
-                    await sub.unsubscribe()
+                await feed.close()
 
-    async def _pull_loop(self, sub: object, stop: asyncio.Event) -> None:
-        from nats.js.client import JetStreamContext
-
-        assert isinstance(sub, JetStreamContext.PullSubscription)
+    async def _pull_loop(self, feed: PullFeed, stop: asyncio.Event) -> None:
         while not stop.is_set():
-            try:
-                msgs = await sub.fetch(self._spec.batch_size, timeout=self._spec.fetch_timeout_s)
-            except TimeoutError:  # nats-py raises its own or asyncio's: nothing to fetch
-                continue
+            msgs = await feed.fetch(timeout=self._spec.fetch_timeout_s)
             if msgs:
                 await self.process(msgs)
 
@@ -150,8 +149,7 @@ class ConsumerRunner:
             publications = await self._handler(conn, msgs)
         if publications:
             await self._link.require_publisher().publish(publications, timeout=10)
-        for msg in msgs:
-            await msg.ack()
+        await ack_all(self._link.nc, msgs)  # after the commit and the follow-ups, never before
         self.processed += len(msgs)
 
     async def _dead_letter(self, msg: Msg, exc: BaseException) -> None:

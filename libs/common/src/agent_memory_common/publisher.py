@@ -123,15 +123,7 @@ class BatchPublisher:
 
     async def _send_framed(self, messages: Sequence[Outgoing], reply: str) -> bool:
         """Queue the whole batch as one write; False when ``Client.publish`` must do it."""
-        nc = self._nc
-        send_command = getattr(nc, "_send_command", None)
-        flush_pending = getattr(nc, "_flush_pending", None)
-        flush_queue = getattr(nc, "_flush_queue", None)
-        if send_command is None or flush_pending is None or flush_queue is None:
-            return False
-        if not nc.is_connected or nc.is_draining:
-            return False  # Client.publish knows how to buffer or refuse
-        max_payload = nc.max_payload
+        max_payload = self._nc.max_payload
         frames: list[bytes] = []
         size = 0
         for m in messages:
@@ -144,9 +136,24 @@ class BatchPublisher:
             command = f"HPUB {m.subject} {reply} {len(header)} {total}\r\n".encode()
             frames.append(command + header + m.payload + b"\r\n")
             size += len(m.payload)
-        nc.stats["out_msgs"] += len(messages)
-        nc.stats["out_bytes"] += size
-        await send_command(b"".join(frames))
-        if flush_queue.empty():  # as Client.publish does: wake the flusher task once
-            await flush_pending()
-        return True
+        return await write_raw(self._nc, b"".join(frames), len(messages), size)
+
+
+async def write_raw(nc: Client, frames: bytes, count: int, size: int) -> bool:
+    """Hand ready-made protocol frames (``count`` messages, ``size`` payload bytes) to the
+    client's pending buffer as one write; False, with nothing sent, when the client is not
+    plainly connected (reconnecting, draining) or lacks the members used here: then the caller
+    sends its messages through nats-py's public calls, which know how to buffer or refuse."""
+    send_command = getattr(nc, "_send_command", None)
+    flush_pending = getattr(nc, "_flush_pending", None)
+    flush_queue = getattr(nc, "_flush_queue", None)
+    if send_command is None or flush_pending is None or flush_queue is None:
+        return False
+    if not nc.is_connected or nc.is_draining:
+        return False
+    nc.stats["out_msgs"] += count
+    nc.stats["out_bytes"] += size
+    await send_command(frames)
+    if flush_queue.empty():  # as Client.publish does: wake the flusher task once
+        await flush_pending()
+    return True

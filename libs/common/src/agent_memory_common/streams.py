@@ -79,7 +79,8 @@ class ConsumerSpec:
     batch_size: int = 256
     ack_wait_s: float = 30.0
     max_ack_pending: int = 20_000
-    fetch_timeout_s: float = 1.0
+    fetch_timeout_s: float = 1.0  # how long a fetch waits before the runner looks at ``stop``
+    pull_expires_s: float = 5.0  # how long one pull request stays open on the server
 
     def config(self) -> ConsumerConfig:
         return ConsumerConfig(

@@ -1,0 +1,194 @@
+"""A durable pull consumer's messages in batches, and their acks in one write.
+
+nats-py's ``PullSubscription.fetch`` waits for each message of a batch on its own: one task, one
+``wait_for`` and one uuid per message, and it waits until the whole batch is there or the fetch
+times out. Acks are one ``Msg.ack()`` (one ``Client.publish``) each. Together that was a large
+share of every consumer's CPU per message. ``PullFeed`` keeps one pull request open on the
+server and reads whatever has arrived: one wait for the first message, then the rest of its
+inbox without waiting. ``ack_all`` writes the acks of a whole batch as one buffer.
+
+Semantics are those of JetStream's explicit acks (every message acked on its own, which is what
+lets replicas share a consumer): only the wire format is batched. An ack is still sent only when
+the caller says so, after its commit.
+
+Both read or write nats-py's internals (``Subscription._pending_queue``, the client's pending
+buffer: see ``publisher.write_raw``), pinned by the lock and exercised by the tests; when they are
+missing, the public per-message calls are used instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Sequence
+
+import orjson
+from nats.aio.client import Client
+from nats.aio.msg import Msg
+from nats.aio.subscription import Subscription
+from nats.js.errors import Error as JetStreamError
+
+from agent_memory_common.publisher import write_raw
+
+JS_API_PREFIX = "$JS.API"
+# A pull request the server has not answered this long after it should have expired is gone
+# (a reconnect, a server restart): a new one is sent.
+EXPIRY_MARGIN_S = 1.0
+MIN_REQUEST_GAP_S = 0.05
+# Statuses after which the consumer must be looked up again (it was deleted or is not a pull
+# consumer any more): the runner re-creates it and subscribes again.
+_FATAL = ("consumer deleted", "consumer is push based")
+
+
+class ConsumerGoneError(JetStreamError):
+    """The server ended the pull request because the consumer no longer exists as we know it."""
+
+
+class PullFeed:
+    """Messages of one durable pull consumer, as they arrive, in batches.
+
+    One pull request for ``batch`` messages stays open (``expires_s`` long); when it is used up
+    or expires, the next ``fetch`` opens another. The server pushes messages as they are
+    published, so a fetch returns as soon as anything is there, with everything that is there:
+    never more than the request asked for, never a wait for a batch to fill.
+    """
+
+    def __init__(
+        self, nc: Client, stream: str, durable: str, *, batch: int, expires_s: float
+    ) -> None:
+        self._nc = nc
+        self._next_subject = f"{JS_API_PREFIX}.CONSUMER.MSG.NEXT.{stream}.{durable}"
+        self._request = orjson.dumps({"batch": batch, "expires": int(expires_s * 1e9)})
+        self._batch = batch
+        self._expires_s = expires_s
+        self._inbox = nc.new_inbox()
+        self._sub: Subscription | None = None
+        self._remaining = 0  # messages the open pull request may still deliver
+        self._open_until = 0.0  # monotonic time after which that request is surely over
+        self._sent_at = 0.0
+
+    async def start(self) -> None:
+        self._sub = await self._nc.subscribe(self._inbox)
+
+    @property
+    def _queue(self) -> asyncio.Queue[Msg] | None:
+        return getattr(self._sub, "_pending_queue", None)
+
+    async def fetch(self, timeout: float) -> list[Msg]:  # noqa: ASYNC109
+        """What has arrived, at most ``batch`` messages; waits up to ``timeout`` for the first.
+
+        Returns an empty list when nothing came; raises ``ConsumerGoneError`` when the server
+        says the consumer is gone.
+        """
+        msgs = self._take(None)
+        if not msgs:
+            await self._ensure_request()
+            first = await self._wait(timeout)
+            if first is None:
+                return []
+            msgs = self._take(first)
+        return msgs
+
+    async def _ensure_request(self) -> None:
+        if self._remaining > 0 and time.monotonic() < self._open_until:
+            return
+        await self._nc.publish(self._next_subject, self._request, reply=self._inbox)
+        self._remaining = self._batch
+        self._sent_at = time.monotonic()
+        self._open_until = self._sent_at + self._expires_s + EXPIRY_MARGIN_S
+
+    async def _wait(self, timeout: float) -> Msg | None:  # noqa: ASYNC109
+        """The next message of the inbox, or None after ``timeout``."""
+        sub = self._sub
+        assert sub is not None, "start() first"
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            queue = self._queue
+            try:
+                if queue is None:  # nats-py without the queue we read: its public call
+                    msg = await sub.next_msg(timeout=left)
+                else:
+                    msg = await asyncio.wait_for(queue.get(), left)
+                    sub._pending_size -= len(msg.data)  # nats-py's own bookkeeping, as next_msg
+                    queue.task_done()
+            except TimeoutError:  # asyncio's; nats-py's is a subclass of it
+                return None
+            if self._is_message(msg):
+                return msg
+            if self._remaining == 0:  # the request ended with nothing: open the next one
+                # (not in a loop: a server refusing requests outright is asked again 20x/s)
+                await asyncio.sleep(max(self._sent_at + MIN_REQUEST_GAP_S - time.monotonic(), 0))
+                await self._ensure_request()
+
+    def _take(self, first: Msg | None) -> list[Msg]:
+        """``first`` and every message already waiting in the inbox, up to ``batch``."""
+        msgs = [first] if first is not None else []
+        queue = self._queue
+        sub = self._sub
+        if queue is None or sub is None:
+            return msgs
+        while len(msgs) < self._batch and not queue.empty():
+            msg = queue.get_nowait()
+            sub._pending_size -= len(msg.data)
+            queue.task_done()
+            if self._is_message(msg):
+                msgs.append(msg)
+        return msgs
+
+    def _is_message(self, msg: Msg) -> bool:
+        """True for a stream message; accounts for it or for a status that ends the request."""
+        if msg.reply:  # stream messages carry their ack subject; statuses never do
+            self._remaining -= 1
+            return True
+        headers = msg.headers or {}
+        status = headers.get("Status", "")
+        if status == "100":  # idle heartbeat (never asked for): the request goes on
+            return False
+        description = headers.get("Description", "").lower()
+        if status == "409" and description.startswith(_FATAL):
+            raise ConsumerGoneError(description=description)
+        # 404 no messages, 408 request expired, other 409s (max waiting, leadership change...):
+        # this request is over, the next fetch opens another
+        self._remaining = 0
+        return False
+
+    async def close(self) -> None:
+        """Unsubscribe; messages delivered but not handed out are naked for a prompt redelivery."""
+        if self._sub is None:
+            return
+        left = self._take(None)
+        while left:
+            await nak_all(self._nc, left)
+            left = self._take(None)
+        with contextlib.suppress(Exception):
+            await self._sub.unsubscribe()
+        self._sub = None
+
+
+async def ack_all(nc: Client, msgs: Sequence[Msg]) -> None:
+    """Acknowledge each message (an explicit ack per message), all in one write."""
+    await _reply_all(nc, msgs, b"")
+
+
+async def nak_all(nc: Client, msgs: Sequence[Msg]) -> None:
+    """Ask for the redelivery of each message now, all in one write; best effort."""
+    with contextlib.suppress(Exception):
+        await _reply_all(nc, msgs, Msg.Ack.Nak)
+
+
+async def _reply_all(nc: Client, msgs: Sequence[Msg], payload: bytes) -> None:
+    tail = b" %d\r\n%b\r\n" % (len(payload), payload)
+    frames = b"".join(b"PUB " + m.reply.encode() + tail for m in msgs if m.reply)
+    if await write_raw(nc, frames, len(msgs), len(payload) * len(msgs)):
+        for m in msgs:
+            m._ackd = True
+        return
+    for m in msgs:  # the client is reconnecting or lacks what write_raw needs: one at a time
+        if payload:
+            await m.nak()
+        else:
+            await m.ack()
