@@ -255,6 +255,19 @@ async def test_events_map_alike_from_messages_and_rows(pg_dsn: str) -> None:
     assert docs["event:acme:e0"].context == docs["event:acme:x1"].context == ""
 
 
+def test_an_event_is_embedded_with_its_previous_turn_a_segment_without_its_text() -> None:
+    event = IndexDoc(
+        id="event:acme:e1", type="event", tenant="acme", project_id="p", agent_id="a",
+        session_id="s", ts=T, level="event", title="Nora", text="Three of them!",
+        context="Omar: How many dogs do you have?",
+    )  # fmt: skip
+    assert event.embedding_text() == "Nora\nThree of them!\nOmar: How many dogs do you have?"
+    segment = replace(event, id="node:acme:seg", type="toc_node", level="segment")
+    assert segment.embedding_text() == "Nora\nThree of them!"
+    assert replace(event, context="").embedding_text() == "Nora\nThree of them!"
+    assert event.match_text() == "Nora\nThree of them!\nOmar: How many dogs do you have?"
+
+
 async def test_bad_messages_are_poison(pg_dsn: str) -> None:
     async with await psycopg.AsyncConnection.connect(pg_dsn) as conn:
         with pytest.raises(PoisonMessageError):

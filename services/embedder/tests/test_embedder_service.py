@@ -10,6 +10,7 @@ import psycopg
 
 from agent_memory_embedded.servers import NatsServer
 from agent_memory_embedded.testing import make_stack
+from agent_memory_retrieval import RetrievalSettings, load_embedder
 from tests.helpers import eventually, make_event, recorded_backlog, republish_recorded
 
 
@@ -46,6 +47,18 @@ def test_embeds_a_batch_of_recorded_events_once(
             ).fetchone()
         assert nearest == ("event:default:e-000013",)
         assert norms is not None and abs(norms[0] - 1) < 1e-3 and abs(norms[1] - 1) < 1e-3
+        # an event is embedded with the turn before it in its session, after its own text
+        model = load_embedder(RetrievalSettings())
+        with_context, alone = model.embed(
+            [f"{batch[14]['text']}\n{batch[13]['text']}", batch[14]["text"]]
+        )
+        with psycopg.connect(pg_dsn) as conn:
+            row = conn.execute(
+                "SELECT 1 - (embedding <=> %s::vector), 1 - (embedding <=> %s::vector)"
+                " FROM vector_docs WHERE id = 'event:default:e-000014'",
+                (str(with_context), str(alone)),
+            ).fetchone()
+        assert row is not None and row[0] > 0.999 and row[1] < 0.99
 
         republish_recorded(nats_server.url, pg_dsn)
         eventually(

@@ -44,10 +44,11 @@ def as_utc(ts: datetime) -> datetime:
 class IndexDoc:
     """One searchable item; ``text`` is what BM25 and the embedder read (with ``title``).
 
-    ``context`` is matched by BM25 but never shown nor embedded: for an event, the turn before
-    it in its session. An answer rarely repeats the words of its question ("What are you
-    researching?" - "Adoption agencies"), so without the question beside it the answer is
-    found by none of the words a user later asks with.
+    ``context`` is matched by BM25 and never shown: for an event, the turn before it in its
+    session (also embedded, after the turn); for a segment, all its events' text. An answer
+    rarely repeats the words of its question ("What are you researching?" - "Adoption
+    agencies"), so without the question beside it the answer is found by none of the words a
+    user later asks with.
     """
 
     id: str
@@ -70,10 +71,20 @@ class IndexDoc:
         return "\n".join(part for part in (self.title, self.text, self.context) if part)
 
     def embedding_text(self) -> str:
-        """The text the embedder sees: title first, as it is the densest summary."""
-        if self.title and self.text:
-            return f"{self.title}\n{self.text}"
-        return self.title or self.text
+        """The text the embedder sees: title first, as it is the densest summary; for an event,
+        then the turn before it.
+
+        A turn's meaning often lies in what it answers ("Yes, three of them!" after "Do you
+        have dogs?"). The context comes last, so the model's 256-piece cut takes it before
+        the turn. On LoCoMo, vector search alone found 0.475 of the evidence turns in its
+        first ten with the previous turn embedded, 0.396 without; fused with BM25, turn
+        recall stayed the same and session recall rose. A segment's context (all its words)
+        is never embedded: its summary is its meaning.
+        """
+        parts = [self.title, self.text]
+        if self.type == "event":
+            parts.append(self.context)
+        return "\n".join(part for part in parts if part)
 
 
 @dataclass(frozen=True)

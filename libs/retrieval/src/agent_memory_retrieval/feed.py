@@ -1,9 +1,10 @@
 """The pipeline side of an index writer, shared by the bm25-indexer and the embedder.
 
 Both consume recorded events and TOC node versions and turn each batch into ``DocChanges``
-through ``sources``; they differ only in how the changes are written, and in whether their
-index reads ``context``. BM25 matches it; vectors embed title and text only, so the embedder
-is spared the Postgres reads that make it.
+through ``sources``; they differ only in how the changes are written, and in which
+``context`` their index reads. BM25 matches an event's previous turn and a segment's whole
+text; vectors embed an event's previous turn but only a segment's summary, so the embedder is
+spared the Postgres reads of segment text.
 """
 
 from __future__ import annotations
@@ -22,16 +23,18 @@ from agent_memory_retrieval.sources import DocChanges, recorded_changes, toc_cha
 class IndexFeed(ABC):
     """Batch handlers for ``ConsumerRunner``: nothing is published, the index write is all."""
 
-    reads_context: ClassVar[bool]
+    reads_event_context: ClassVar[bool] = True  # the turn before each event
+    reads_segment_text: ClassVar[bool]  # every word of a segment
 
     async def recorded(self, conn: AsyncConnection, msgs: Sequence[Msg]) -> list[Publication]:
         payloads = [m.data for m in msgs]
-        await self.apply(await recorded_changes(conn, payloads, context=self.reads_context))
+        changes = await recorded_changes(conn, payloads, context=self.reads_event_context)
+        await self.apply(changes)
         return []
 
     async def toc(self, conn: AsyncConnection, msgs: Sequence[Msg]) -> list[Publication]:
         payloads = [m.data for m in msgs]
-        await self.apply(await toc_changes(conn, payloads, context=self.reads_context))
+        await self.apply(await toc_changes(conn, payloads, context=self.reads_segment_text))
         return []
 
     @abstractmethod

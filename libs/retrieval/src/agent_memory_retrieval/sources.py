@@ -374,8 +374,8 @@ async def recorded_changes(
 ) -> DocChanges:
     """Recorded events (``mem.recorded.*``, ``Event`` wire JSON) as index documents.
 
-    ``context=False``: for a writer whose index ignores ``context`` (vectors embed title and
-    text), so that Postgres is not read for it. Raises ``pydantic.ValidationError`` for a
+    ``context=False``: events without their previous turn, so that Postgres is not read for
+    it (a writer whose index ignores ``context``). Raises ``pydantic.ValidationError`` for a
     message that is no event (poison).
     """
     events = [Event.from_wire(data) for data in payloads]

@@ -16,7 +16,7 @@ log = get_logger(__name__)
 
 
 class IndexHandler(IndexFeed):
-    reads_context = True  # the turn before an event, a segment's whole text: matched by BM25
+    reads_segment_text = True  # BM25 matches a segment by every word said in it
 
     def __init__(self, index: TextIndex) -> None:
         self._index = index

@@ -19,7 +19,7 @@ log = get_logger(__name__)
 
 
 class EmbedHandler(IndexFeed):
-    reads_context = False  # vectors are of title and text; the context is BM25's alone
+    reads_segment_text = False  # a segment is embedded by its summary, an event with its context
 
     def __init__(self, embedder: Embedder, index: VectorIndex) -> None:
         self._embedder = embedder
