@@ -15,10 +15,12 @@ from agent_memory_query.brainstem.ranking import (
     apply_policy,
     novelty_gate,
     salience_factor,
+    speaker_named,
     staleness,
     usage_penalty,
+    words_of,
 )
-from agent_memory_query.brainstem.timeparse import parse_time
+from agent_memory_query.brainstem.timeparse import TimeRange, parse_time
 from agent_memory_retrieval.docs import Hit, IndexDoc
 
 NOW = datetime(2026, 3, 18, 15, 30, tzinfo=UTC)
@@ -257,6 +259,38 @@ def test_usage_penalty_demotes_items_returned_again_and_again() -> None:
     )
     assert [c.id for c in ranked] == ["other", "hub"]
     assert ranked[1].factors["usage"] == pytest.approx(0.5)
+
+
+def test_the_period_a_question_names_ranks_first() -> None:
+    """Moments around the period (told of it later) follow those inside it."""
+    period = TimeRange(NOW - timedelta(days=2), NOW - timedelta(days=1), "on March 16")
+    after = Candidate("after", doc("after", age_days=0.5), fused=1.0)  # the next day
+    inside = Candidate("inside", doc("inside", age_days=1.5), fused=0.8)
+    ranked = apply_policy([after, inside], access_counts={}, now=NOW, policy=POLICY, period=period)
+    assert [c.id for c in ranked] == ["inside", "after"]
+    assert ranked[0].factors["period"] == 1.0
+    assert ranked[1].factors["period"] == POLICY.outside_period
+    # without a period there is no such factor
+    plain = apply_policy([after], access_counts={}, now=NOW, policy=POLICY)
+    assert "period" not in plain[0].factors
+
+
+def test_a_moment_by_the_speaker_the_question_names_rises() -> None:
+    def said(i: str, speaker: str) -> IndexDoc:
+        return IndexDoc(**{**doc(i).__dict__, "title": speaker})
+
+    nora = Candidate("nora", said("nora", "Nora"), fused=0.9)
+    omar = Candidate("omar", said("omar", "Omar"), fused=1.0)
+    words = words_of("What puppy did Nora adopt?")
+    ranked = apply_policy([omar, nora], access_counts={}, now=NOW, policy=POLICY, query_words=words)
+    assert [c.id for c in ranked] == ["nora", "omar"]
+    assert ranked[0].factors["speaker"] == POLICY.named_speaker
+    assert "speaker" not in ranked[1].factors
+    # every word of a speaker's name must be named; only events have speakers
+    assert speaker_named(said("x", "Nora Lee"), words_of("what did nora lee say")) is True
+    assert speaker_named(said("x", "Nora Lee"), words) is False
+    node = IndexDoc(**{**doc("n", type_="toc_node").__dict__, "title": "Nora"})
+    assert speaker_named(node, words) is False
 
 
 def test_novelty_gate_drops_a_moment_already_shown() -> None:

@@ -174,6 +174,45 @@ ITEMS = [
         at("2026-03-03T11:00"),
         "Release checklist reviewed for the previous release.",
     ),
+    # a day out, told of the next day, and the same place months before
+    Item(
+        "acme",
+        "trip-day",
+        "trips",
+        at("2026-03-04T09:00"),
+        "We visit the lighthouse museum today with the kids.",
+    ),
+    Item(
+        "acme",
+        "trip-told",
+        "trips",
+        at("2026-03-05T18:00"),
+        "Yesterday we visited the lighthouse museum with the kids.",
+    ),
+    Item(
+        "acme",
+        "trip-old",
+        "trips",
+        at("2026-01-10T10:00"),
+        "We visited the lighthouse museum last winter as well.",
+    ),
+    # two speakers saying much the same
+    Item(
+        "acme",
+        "chat-omar",
+        "chat",
+        ago(3),
+        "My neighbour adopted a puppy as well, a beagle called Biscuit.",
+        title="Omar",
+    ),
+    Item(
+        "acme",
+        "chat-nora",
+        "chat",
+        ago(2),
+        "I adopted a puppy last month, a terrier.",
+        title="Nora",
+    ),
     # the same words in two projects and two tenants
     Item(
         "acme", "leak-a", "alpha", ago(5), "The key rotation schedule for alpha is every 90 days."
@@ -452,6 +491,71 @@ def test_explicit_since_until_and_time_boxed_browsing(search_stack: Stack) -> No
     )
     assert ids(narrowed) == [event_doc_id("acme", "wk-last-2")]
     assert narrowed["time_range"]["source"] == "request"
+
+
+def test_a_question_about_a_day_finds_what_was_told_of_it_the_next_day(
+    search_stack: Stack,
+) -> None:
+    """A question names when a thing happened; a conversation tells of it afterwards."""
+    day, told = event_doc_id("acme", "trip-day"), event_doc_id("acme", "trip-told")
+    answer = search(
+        search_stack.query_url,
+        query="What museum did we visit on March 4, 2026?",
+        project_id="trips",
+    )
+    assert answer["intent"] == "answer"
+    assert answer["time_range"] == {
+        "since": "2026-03-04T00:00:00Z",
+        "until": "2026-03-05T00:00:00Z",
+        "expression": "on March 4, 2026",
+        "source": "query",
+        "window": {"since": "2026-02-25T00:00:00Z", "until": "2026-03-19T00:00:00Z"},
+    }
+    # the day itself first, then the evening after it; January is outside the window
+    assert ids(answer) == [day, told]
+    factors = {r["id"]: r["factors"] for r in answer["explain"]["ranking"]}
+    assert factors[day]["period"] == 1.0
+    assert factors[told]["period"] == pytest.approx(0.67)
+    assert any("days after it" in note for note in answer["explain"]["fallbacks"])
+
+
+def test_a_long_answer_about_a_period_goes_on_beyond_it(search_stack: Stack) -> None:
+    day, told, old = (event_doc_id("acme", e) for e in ("trip-day", "trip-told", "trip-old"))
+    answer = search(
+        search_stack.query_url,
+        query="What museum did we visit on March 4, 2026?",
+        project_id="trips",
+        limit=30,
+    )
+    # the window's moments first, then where else the same was talked about
+    assert ids(answer) == [day, told, old]
+    assert "beyond_period" in answer["explain"]["timings_ms"]
+    assert "relaxed" not in answer["time_range"]
+
+
+@pytest.mark.parametrize("limit", [10, 30])
+def test_a_question_about_an_empty_period_is_answered_from_all_time(
+    search_stack: Stack, limit: int
+) -> None:
+    answer = search(
+        search_stack.query_url,
+        query="What museum did we visit on March 4, 2025?",
+        project_id="trips",
+        limit=limit,
+    )
+    assert answer["time_range"]["relaxed"] is True
+    assert "window" not in answer["time_range"]
+    assert len(answer["results"]) == 3
+    assert all("period" not in r["factors"] for r in answer["explain"]["ranking"])
+
+
+def test_a_question_naming_a_speaker_prefers_their_own_words(search_stack: Stack) -> None:
+    answer = search(search_stack.query_url, query="What puppy did Nora adopt?", project_id="chat")
+    nora, omar = event_doc_id("acme", "chat-nora"), event_doc_id("acme", "chat-omar")
+    assert ids(answer) == [nora, omar]
+    factors = {r["id"]: r["factors"] for r in answer["explain"]["ranking"]}
+    assert factors[nora]["speaker"] == pytest.approx(1.3)
+    assert "speaker" not in factors[omar]
 
 
 def test_a_period_with_nothing_in_it_is_relaxed_and_said_so(search_stack: Stack) -> None:

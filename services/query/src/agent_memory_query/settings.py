@@ -32,6 +32,19 @@ class SearchOptions(BaseModel):
     min_similarity: float = Field(
         default=0.3, ge=-1, le=1, description="Cosine at which a vector hit counts as good."
     )
+    moment_lead_days: float = Field(
+        default=7.0,
+        ge=0,
+        description="A question naming a period: moments searched from this many days before it.",
+    )
+    moment_lag_days: float = Field(
+        default=14.0,
+        ge=0,
+        description="...and up to this many days after it (events are told after they happen).",
+    )
+    outside_period: float = Field(
+        default=0.67, gt=0, le=1, description="Weight of a moment around the period, not in it."
+    )
     tier_timeout_s: float = Field(default=2.0, gt=0, description="Time limit of one tier.")
     health_timeout_s: float = Field(default=0.25, gt=0, description="Time limit of healthy().")
     health_ttl_s: float = Field(default=2.0, ge=0, description="How long a health check holds.")

@@ -12,19 +12,34 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from agent_memory_common.logs import get_logger
 from agent_memory_query.brainstem.fusion import Candidate, lift, rrf
 from agent_memory_query.brainstem.intent import GENERIC_WORDS, Intent, classify, content_words
-from agent_memory_query.brainstem.planner import TIERS, Plan, TierState, fetch_depth, make_plan
-from agent_memory_query.brainstem.ranking import RankingPolicy, apply_policy, novelty_gate
+from agent_memory_query.brainstem.planner import (
+    MAX_CANDIDATES,
+    TIERS,
+    Plan,
+    TierState,
+    fetch_depth,
+    make_plan,
+)
+from agent_memory_query.brainstem.ranking import (
+    RankingPolicy,
+    apply_policy,
+    novelty_gate,
+    words_of,
+)
+from agent_memory_query.brainstem.spread import SpreadOptions, spread
 from agent_memory_query.brainstem.timeparse import TimeRange, parse_time
 from agent_memory_retrieval.docs import Hit, SearchFilter
 from agent_memory_retrieval.ports import Embedder, TextIndex, VectorIndex
 
 log = get_logger(__name__)
+
+MOMENT_INTENTS: frozenset[str] = frozenset({"answer", "locate"})
 
 TierSearch = Callable[[str, SearchFilter, int], Awaitable[list[Hit]]]
 AccessLookup = Callable[[str, Sequence[str]], Awaitable[dict[str, int]]]
@@ -44,6 +59,23 @@ class EngineOptions:
     lift_weight: float = 0.05
     lift_k: int = 5
     lift_depth: int = 10
+    # A long answer (limit above ``spread.head``) is spread across sessions after its head
+    # (see ``spread``); the segments and the vector tier are then asked deeper, for their
+    # view of which sessions matter (LoCoMo: session recall@10 0.938 with 40 vector
+    # candidates, 0.942 with 100).
+    spread: SpreadOptions = field(default_factory=SpreadOptions)
+    spread_segments: int = 40
+    spread_vector_depth: int = 100
+    # A question about a period ("what did Maria donate in December 2023?") asks when a thing
+    # happened; a conversation tells of it afterwards ("yesterday I dropped off...") or plans
+    # it before, so moments are searched from ``moment_lead_days`` before the period to
+    # ``moment_lag_days`` after it, and the period itself ranks first (``RankingPolicy.
+    # outside_period``). On LoCoMo's 211 questions naming a period, session recall@10 went from
+    # 0.845 (the period as a filter) to 0.933, turn recall@10 from 0.68 to 0.72; 0.976 with a
+    # long answer going on beyond the window (``search``).
+    # Overviews (explore, time-boxed) browse the period itself: "last week" is last week.
+    moment_lead_days: float = 7.0
+    moment_lag_days: float = 14.0
     tier_timeout_s: float = 2.0
     health_timeout_s: float = 0.25
     health_ttl_s: float = 2.0
@@ -81,6 +113,20 @@ class _TierRun:
     embed_ms: float | None = None
     error: str | None = None
     skipped: str | None = None
+
+
+@dataclass
+class _Execution:
+    """One run of a plan over one time range: fused candidates and what each tier did."""
+
+    fused: list[Candidate]
+    runs: dict[str, _TierRun]
+    notes: list[str]
+    segments: list[Hit]  # the best-matching segments (for lift and spread), best first
+
+    def hits(self, tier: str) -> list[Hit]:
+        run = self.runs.get(tier)
+        return run.hits if run is not None and run.error is None else []
 
 
 def _ms(start: float) -> float:
@@ -174,14 +220,14 @@ class Brainstem:
         vectors = await asyncio.to_thread(embedder.embed, [text])
         return vectors[0]
 
-    async def _segments(self, text: str, flt: SearchFilter) -> _TierRun:
-        """The segments that match ``text`` best, for ``lift``; asked of the BM25 index."""
+    async def _segments(self, text: str, flt: SearchFilter, depth: int) -> _TierRun:
+        """The segments that match ``text`` best, for ``lift`` and ``spread``; asked of BM25."""
         run = _TierRun("segments")
         start = time.perf_counter()
         seg_filter = replace(flt, types=("toc_node",), levels=("segment",), kinds=None)
         try:
             assert self.text_index is not None
-            coro = self.text_index.search(text, seg_filter, self.options.lift_depth)
+            coro = self.text_index.search(text, seg_filter, depth)
             run.hits = list(await asyncio.wait_for(coro, self.options.tier_timeout_s))
         except TimeoutError:
             run.error = f"timed out after {self.options.tier_timeout_s}s"
@@ -253,6 +299,11 @@ class Brainstem:
         else:
             time_range = query_range or explicit
         intent: Intent = q.intent or classify(q.query, parsed.rest, parsed.range is not None)
+        period: TimeRange | None = None  # the query's period, when moments are searched around it
+        window = self._moment_window(intent, query_range)
+        if window is not None:
+            period = time_range
+            time_range = window.intersect(explicit) if explicit else window
         timings: dict[str, float] = {"parse": _ms(t_start)}
 
         t0 = time.perf_counter()
@@ -261,15 +312,28 @@ class Brainstem:
         timings["health"] = _ms(t0)
         plan = make_plan(intent, q.limit, states, q.tiers, self.options.candidates)
 
-        outcome = await self._execute(q, plan, text, time_range, timings)
+        first = asyncio.create_task(self._execute(q, plan, text, time_range, timings))
+        # A long answer to a question about a period: after the moments around the period,
+        # where else in time the same thing was talked about (asked at the same time; it is
+        # also the answer when the period holds nothing).
+        beyond_timings: dict[str, float] = {}
+        wide: asyncio.Task[_Execution] | None = None
+        if window is not None and self._spreads(plan, q):
+            wide = asyncio.create_task(self._execute(q, plan, text, explicit, beyond_timings))
+        outcome = await first
+        beyond: _Execution | None = None
         relaxed = False
-        if not outcome[0] and query_range is not None:
+        if not outcome.fused and query_range is not None:
             # The words named a period that holds nothing for this query (say "last year" in
             # a log that ended before it): answering from all time beats an empty answer, and
             # explain and time_range say that the range was dropped.
             relaxed = True
-            outcome = await self._execute(q, plan, text, explicit, timings)
-        fused, runs, notes = outcome
+            outcome = await wide if wide else await self._execute(q, plan, text, explicit, timings)
+            timings.update(beyond_timings)
+        elif wide is not None:
+            beyond = await wide
+            timings["beyond_period"] = round(sum(beyond_timings.values()), 2)
+        notes = outcome.notes
         if relaxed and query_range is not None:
             notes.insert(
                 0,
@@ -278,28 +342,81 @@ class Brainstem:
             )
 
         t0 = time.perf_counter()
-        head = fused[: max(plan.fetch, q.limit * 3)]
+        depth = max(plan.fetch, q.limit * 3)
+        head = outcome.fused[:depth]
+        extra: list[Candidate] = []
+        if beyond is not None:
+            inside = {c.id for c in outcome.fused}
+            extra = [c for c in beyond.fused if c.id not in inside][:depth]
         counts: dict[str, int] = {}
-        if self.access_lookup is not None and head:
+        if self.access_lookup is not None and (head or extra):
             try:
-                counts = await self.access_lookup(q.tenant, [c.id for c in head])
+                counts = await self.access_lookup(q.tenant, [c.id for c in head + extra])
             except Exception as exc:  # usage history is a refinement, not a requirement
                 notes.append(f"access counts unavailable ({type(exc).__name__}): no usage penalty")
         timings["access"] = _ms(t0)
         t0 = time.perf_counter()
-        ranked = apply_policy(head, access_counts=counts, now=now, policy=self.options.policy)
+        if period is not None and relaxed:
+            period = None
+        elif period is not None:
+            notes.append(
+                f"moments told of {period.expression!r} searched from"
+                f" {self.options.moment_lead_days:g} days before to"
+                f" {self.options.moment_lag_days:g} days after it; the period itself ranks first"
+                + ("; a long answer goes on beyond it" if beyond is not None else "")
+            )
+
+        def rank(cands: list[Candidate]) -> list[Candidate]:
+            return apply_policy(
+                cands,
+                access_counts=counts,
+                now=now,
+                policy=self.options.policy,
+                period=period,
+                query_words=words_of(q.query),
+            )
+
+        ranked = rank(head) + rank(extra)  # the window's moments first, then the rest of time
+        moved = 0
+        if self._spreads(plan, q):
+            views = [outcome] if beyond is None else [outcome, beyond]
+            spreading = spread(
+                ranked,
+                segments=[h for ex in views for h in ex.segments] if q.kinds is None else (),
+                vector=[h for ex in views for h in ex.hits("vector")],
+                options=self.options.spread,
+            )
+            ranked, moved = spreading.results, spreading.moved
         kept, dropped = novelty_gate(ranked, q.limit, self.options.policy.novelty_jaccard)
         timings["rank"] = _ms(t0)
         if self.access_record is not None and kept:
             self.access_record(q.tenant, [c.id for c in kept])
         timings["total"] = _ms(t_start)
 
-        explain = self._explain(plan, states, runs, notes, timings, len(dropped))
+        explain = self._explain(plan, states, outcome.runs, notes, timings, len(dropped))
+        if moved:
+            explain["plan"]["spread"] = {"after": self.options.spread.head, "moved": moved}
         return SearchOutcome(
             intent=intent,
-            time_range=_range_json(time_range, query_range, explicit, relaxed),
+            time_range=_range_json(time_range, query_range, explicit, relaxed, period),
             results=kept,
             explain=explain,
+        )
+
+    def _spreads(self, plan: Plan, q: SearchQuery) -> bool:
+        """Only a moment answer longer than its head is spread across sessions."""
+        return "toc_node" not in plan.types and q.limit > self.options.spread.head
+
+    def _moment_window(self, intent: Intent, query_range: TimeRange | None) -> TimeRange | None:
+        """The period named by a question, widened for the moments that tell of it."""
+        lead, lag = self.options.moment_lead_days, self.options.moment_lag_days
+        if query_range is None or intent not in MOMENT_INTENTS or (lead <= 0 and lag <= 0):
+            return None
+        since, until = query_range.since, query_range.until
+        return TimeRange(
+            since - timedelta(days=lead) if since is not None else None,
+            until + timedelta(days=lag) if until is not None else None,
+            query_range.expression,
         )
 
     async def _execute(
@@ -309,7 +426,7 @@ class Brainstem:
         text: str,
         time_range: TimeRange | None,
         timings: dict[str, float],
-    ) -> tuple[list[Candidate], dict[str, _TierRun], list[str]]:
+    ) -> _Execution:
         flt = SearchFilter(
             tenant=q.tenant,
             project_id=q.project_id,
@@ -324,12 +441,16 @@ class Brainstem:
         runs: dict[str, _TierRun] = {}
         lists: dict[str, list[Hit]] = {}
         if time_range is not None and time_range.empty:
-            return [], runs, [*notes, "the time range is empty"]
+            return _Execution([], runs, [*notes, "the time range is empty"], [])
+        spreads = self._spreads(plan, q)
 
         def depth(tier: str) -> int:
+            fetch = plan.fetch
             if tier == "vector" and self.options.vector_candidates is not None:
-                return fetch_depth(q.limit, self.options.vector_candidates)
-            return plan.fetch
+                fetch = fetch_depth(q.limit, self.options.vector_candidates)
+            if tier == "vector" and spreads:
+                fetch = max(fetch, min(self.options.spread_vector_depth, MAX_CANDIDATES))
+            return fetch
 
         async def stage(tiers: Sequence[str]) -> None:
             done = await asyncio.gather(*(self._run_tier(t, text, flt, depth(t)) for t in tiers))
@@ -345,7 +466,8 @@ class Brainstem:
         # the tiers run; overviews (explore, time-boxed) are segments themselves.
         lifting: asyncio.Task[_TierRun] | None = None
         if "toc_node" not in plan.types and "bm25" in plan.primary and text.strip():
-            lifting = asyncio.create_task(self._segments(text, flt))
+            seg_depth = self.options.spread_segments if spreads else self.options.lift_depth
+            lifting = asyncio.create_task(self._segments(text, flt, seg_depth))
         await stage(plan.primary)
         segments: list[Hit] = []
         if lifting is not None:
@@ -362,7 +484,8 @@ class Brainstem:
             used = sum(plan.weights.get(t, 1.0) for t, hits in lists.items() if hits)
             scale = (used or 1.0) / (self.options.rrf_k + 1)
             weight, k = self.options.lift_weight, self.options.lift_k
-            return lift(fused, segments, weight=weight, k=k, scale=scale)
+            parents = segments[: self.options.lift_depth]
+            return lift(fused, parents, weight=weight, k=k, scale=scale)
 
         failed = [t for t in plan.primary if runs[t].error is not None]
         if failed:
@@ -398,7 +521,7 @@ class Brainstem:
             fused = fuse()
             fuse_ms += _ms(t0)
         timings["fuse"] = fuse_ms
-        return fused, runs, notes
+        return _Execution(fused, runs, notes, segments)
 
     def _explain(
         self,
@@ -445,10 +568,13 @@ def _range_json(
     from_query: TimeRange | None,
     explicit: TimeRange | None,
     relaxed: bool,
+    period: TimeRange | None = None,
 ) -> dict[str, Any] | None:
+    """``since``/``until``: the period asked about; ``window``: the wider span searched for the
+    moments that tell of it (a question about a period, see ``EngineOptions``)."""
     if used is None and from_query is None:
         return None
-    shown = explicit if relaxed else used
+    shown = explicit if relaxed else (period or used)
     source = "query+request" if from_query and explicit else "query" if from_query else "request"
     out: dict[str, Any] = {
         "since": _iso(shown.since if shown else None),
@@ -456,6 +582,8 @@ def _range_json(
         "expression": from_query.expression if from_query else None,
         "source": source,
     }
+    if period is not None and not relaxed and used is not None:
+        out["window"] = {"since": _iso(used.since), "until": _iso(used.until)}
     if relaxed:
         out["relaxed"] = True
         out["parsed"] = {"since": _iso(from_query.since), "until": _iso(from_query.until)}  # type: ignore[union-attr]

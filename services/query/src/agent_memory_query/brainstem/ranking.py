@@ -9,6 +9,12 @@
 - staleness, observations only: "the build is red" decays with age (half-life, with a floor so
   an old observation is demoted, never hidden); constraints, definitions, procedures and
   preferences state how things are until replaced, so they never go stale.
+- period: when a question names a period and moments are searched around it (see
+  ``EngineOptions.moment_lead_days``), a moment outside the period itself weighs
+  ``outside_period``: the period first, the days around it when they match better.
+- speaker: a question that names who spoke ("what did Caroline research?") is about that
+  person's own words, so a moment whose speaker (its title, ``metadata.speaker``) the query
+  names weighs ``named_speaker``.
 - novelty gate: a near-duplicate of a better-ranked result adds nothing, so it is dropped.
 """
 
@@ -21,6 +27,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from agent_memory_query.brainstem.fusion import Candidate
+from agent_memory_query.brainstem.timeparse import TimeRange
 
 EVERGREEN_KINDS = frozenset({"constraint", "definition", "procedure", "preference"})
 STALE_KINDS = frozenset({"observation", ""})  # an unclassified moment is an observation
@@ -36,6 +43,8 @@ class RankingPolicy:
     stale_half_life_days: float = 30.0
     stale_floor: float = 0.6
     novelty_jaccard: float = 0.8
+    outside_period: float = 0.67
+    named_speaker: float = 1.3
 
 
 def salience_factor(salience: float | None, policy: RankingPolicy) -> float:
@@ -62,6 +71,8 @@ def apply_policy(
     access_counts: Mapping[str, int],
     now: datetime,
     policy: RankingPolicy,
+    period: TimeRange | None = None,
+    query_words: frozenset[str] = frozenset(),
 ) -> list[Candidate]:
     """Score every candidate and sort best first (ties: newer first, then id)."""
     out = list(candidates)
@@ -73,10 +84,36 @@ def apply_policy(
             "usage": usage_penalty(access_counts.get(cand.id, 0), policy.usage_decay),
             "staleness": staleness(kind, ts, now, policy),
         }
+        if period is not None:
+            factors["period"] = 1.0 if in_period(ts, period) else policy.outside_period
+        if query_words and speaker_named(doc, query_words):
+            factors["speaker"] = policy.named_speaker
         cand.factors = factors
-        cand.score = cand.fused * factors["salience"] * factors["usage"] * factors["staleness"]
+        cand.score = cand.fused
+        for value in factors.values():
+            cand.score *= value
     out.sort(key=lambda c: (-c.score, -_ts_key(c), c.id))
     return out
+
+
+def words_of(text: str) -> frozenset[str]:
+    return frozenset(_WORD.findall(text.lower()))
+
+
+def speaker_named(doc: object, query_words: frozenset[str]) -> bool:
+    """An event whose speaker (its title) the query names, every word of it."""
+    title = getattr(doc, "title", "") or ""
+    if not title or getattr(doc, "type", "event") != "event":
+        return False
+    return words_of(title) <= query_words
+
+
+def in_period(ts: datetime | None, period: TimeRange) -> bool:
+    if ts is None:
+        return False
+    return (period.since is None or ts >= period.since) and (
+        period.until is None or ts < period.until
+    )
 
 
 def _ts_key(cand: Candidate) -> float:
