@@ -15,9 +15,9 @@ Maharana et al., ACL 2024; see that folder's README). Protocol (issue 4):
    (no open segment left, then drained again).
 4. Every question of categories 1-4 with usable evidence (1,536), with its ``project_id``,
    for the full system and for ``tiers=["bm25"]`` and ``tiers=["vector"]``, ``limit`` 30:
-   the first ten results are exactly those of ``limit`` 10 (the brainstem asks each tier for
-   the same 40 candidates up to a limit of 40), the rest lets session recall@10 count ten
-   distinct sessions.
+   the first ten results are those of ``limit`` 10 (turn recall@10 0.737 asked with 10,
+   0.738 with 30: a long answer only asks the vector tier deeper), and the rest, spread
+   across sessions (docs/search.md), lets session recall@10 count ten distinct sessions.
 
 Metric: each answer's ``event_ids`` flattened in rank order, repeats dropped. Turn recall@k =
 share of the question's evidence turns among the first k ids. Session recall@k = share of the
