@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from agent_memory_query.brainstem.engine import QueryVector
 from agent_memory_query.brainstem.fusion import Candidate, lift, rrf
 from agent_memory_query.brainstem.intent import classify
 from agent_memory_query.brainstem.planner import TierState, fetch_depth, make_plan
@@ -333,3 +335,26 @@ def test_policy_tolerates_missing_attributes() -> None:
         [Candidate("x", _Bare("hello"), fused=0.5)], access_counts={}, now=NOW, policy=POLICY
     )
     assert ranked[0].score == pytest.approx(0.5 * salience_factor(None, POLICY))
+
+
+async def test_the_query_vector_is_embedded_once_per_search() -> None:
+    """Around the period and beyond it, two runs of the plan share one embedding."""
+    calls = 0
+
+    async def embed() -> list[float]:
+        nonlocal calls
+        calls += 1
+        await asyncio.sleep(0.01)
+        return [1.0, 0.0]
+
+    once = QueryVector(embed)
+    first, second = await asyncio.gather(once.get(), once.get())
+    assert first == second == [1.0, 0.0]
+    assert await once.get() == [1.0, 0.0]
+    assert calls == 1
+    # a caller that gives up does not cancel the embedding for the others
+    slow = QueryVector(embed)
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(slow.get(), 0.001)
+    assert await slow.get() == [1.0, 0.0]
+    assert calls == 2

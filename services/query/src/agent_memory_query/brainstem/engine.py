@@ -41,6 +41,21 @@ log = get_logger(__name__)
 
 MOMENT_INTENTS: frozenset[str] = frozenset({"answer", "locate"})
 
+
+class QueryVector:
+    """The query's vector for one search: embedded once, however many runs of the plan ask
+    (a question about a period runs it around the period and beyond it at the same time)."""
+
+    def __init__(self, make: Callable[[], Awaitable[list[float]]]) -> None:
+        self._make = make
+        self._future: asyncio.Future[list[float]] | None = None
+
+    async def get(self) -> list[float]:
+        if self._future is None:
+            self._future = asyncio.ensure_future(self._make())
+        return await asyncio.shield(self._future)  # one caller timing out leaves it to others
+
+
 TierSearch = Callable[[str, SearchFilter, int], Awaitable[list[Hit]]]
 AccessLookup = Callable[[str, Sequence[str]], Awaitable[dict[str, int]]]
 AccessRecord = Callable[[str, Sequence[str]], None]
@@ -236,7 +251,9 @@ class Brainstem:
         run.ms = _ms(start)
         return run
 
-    async def _run_tier(self, tier: str, text: str, flt: SearchFilter, fetch: int) -> _TierRun:
+    async def _run_tier(
+        self, tier: str, text: str, flt: SearchFilter, fetch: int, vector_of: QueryVector
+    ) -> _TierRun:
         run = _TierRun(tier)
         start = time.perf_counter()
         try:
@@ -246,7 +263,7 @@ class Brainstem:
                     return run
                 assert self.vector_index is not None
                 t0 = time.perf_counter()
-                vector = await asyncio.wait_for(self._embed(text), self.options.tier_timeout_s)
+                vector = await asyncio.wait_for(vector_of.get(), self.options.tier_timeout_s)
                 run.embed_ms = _ms(t0)
                 coro: Awaitable[list[Hit]] = self.vector_index.search(vector, flt, fetch)
             elif tier == "bm25":
@@ -312,14 +329,17 @@ class Brainstem:
         timings["health"] = _ms(t0)
         plan = make_plan(intent, q.limit, states, q.tiers, self.options.candidates)
 
-        first = asyncio.create_task(self._execute(q, plan, text, time_range, timings))
+        vector_of = QueryVector(lambda: self._embed(text))
+        first = asyncio.create_task(self._execute(q, plan, text, time_range, timings, vector_of))
         # A long answer to a question about a period: after the moments around the period,
         # where else in time the same thing was talked about (asked at the same time; it is
         # also the answer when the period holds nothing).
         beyond_timings: dict[str, float] = {}
         wide: asyncio.Task[_Execution] | None = None
         if window is not None and self._spreads(plan, q):
-            wide = asyncio.create_task(self._execute(q, plan, text, explicit, beyond_timings))
+            wide = asyncio.create_task(
+                self._execute(q, plan, text, explicit, beyond_timings, vector_of)
+            )
         outcome = await first
         beyond: _Execution | None = None
         relaxed = False
@@ -328,7 +348,11 @@ class Brainstem:
             # a log that ended before it): answering from all time beats an empty answer, and
             # explain and time_range say that the range was dropped.
             relaxed = True
-            outcome = await wide if wide else await self._execute(q, plan, text, explicit, timings)
+            outcome = (
+                await wide
+                if wide
+                else await self._execute(q, plan, text, explicit, timings, vector_of)
+            )
             timings.update(beyond_timings)
         elif wide is not None:
             beyond = await wide
@@ -426,6 +450,7 @@ class Brainstem:
         text: str,
         time_range: TimeRange | None,
         timings: dict[str, float],
+        vector_of: QueryVector,
     ) -> _Execution:
         flt = SearchFilter(
             tenant=q.tenant,
@@ -453,7 +478,9 @@ class Brainstem:
             return fetch
 
         async def stage(tiers: Sequence[str]) -> None:
-            done = await asyncio.gather(*(self._run_tier(t, text, flt, depth(t)) for t in tiers))
+            done = await asyncio.gather(
+                *(self._run_tier(t, text, flt, depth(t), vector_of) for t in tiers)
+            )
             for run in done:
                 runs[run.tier] = run
                 timings[run.tier] = run.ms
