@@ -15,6 +15,7 @@ import httpx
 import psutil
 import pytest
 
+from agent_memory_common.runtime import autogroup_nice
 from agent_memory_embedded.servers import free_port
 from tests.helpers import eventually, make_event
 
@@ -106,6 +107,25 @@ def _stored(query: str, event_id: str) -> bool:
         return False
 
 
+def _nice(up: Up, module: str) -> int:
+    pid = up.service_pid(module)
+    assert pid is not None, module
+    return int(psutil.Process(pid).nice())
+
+
+def _background(up: Up, module: str) -> bool:
+    """The service runs at the consumers' niceness (5) and, with autogroup scheduling, so does
+    its session: each service leads a session of its own, and sessions share the CPU first."""
+    pid = up.service_pid(module)
+    assert pid is not None, module
+    nice = int(psutil.Process(pid).nice())
+    if nice != max(os.getpriority(os.PRIO_PROCESS, 0), 5):
+        return False
+    if autogroup_nice() is None:
+        return True
+    return int(Path(f"/proc/{pid}/autogroup").read_text().split()[-1]) == nice
+
+
 def test_up_runs_restarts_stops_and_keeps_data(up: Up) -> None:
     up.start()
     out = up.output()
@@ -114,6 +134,9 @@ def test_up_runs_restarts_stops_and_keeps_data(up: Up) -> None:
     r = httpx.post(f"{up.gateway}/v1/events", json=make_event(1), timeout=10)
     assert r.status_code == 202, r.text
     eventually(lambda: _stored(up.query, "e-000001"), what="event recorded")
+    # consumers are background work: lower CPU priority (default niceness 5); capture is not
+    assert _background(up, "agent_memory_recorder")
+    assert _nice(up, "agent_memory_gateway") == os.getpriority(os.PRIO_PROCESS, 0)
 
     # a service that dies is restarted by the supervisor
     old = up.service_pid("agent_memory_recorder")
@@ -126,6 +149,7 @@ def test_up_runs_restarts_stops_and_keeps_data(up: Up) -> None:
     )
     assert httpx.post(f"{up.gateway}/v1/events", json=make_event(2), timeout=10).status_code == 202
     eventually(lambda: _stored(up.query, "e-000002"), what="event recorded after restart")
+    assert _background(up, "agent_memory_recorder")  # the restarted one too
 
     children = up.children()
     started = time.monotonic()

@@ -280,6 +280,21 @@ class BenchStack:
             if not proc.alive():
                 raise RuntimeError(f"{name} exited; see {proc.log_path}")
 
+    def priorities(self) -> str:
+        """The CPU niceness each service gave itself from the product settings (the recorder
+        lowers its own, ``AGENT_MEMORY_BACKGROUND_NICE``, as under ``agent-memory up``)."""
+        niceness = []
+        for name, proc in self.services.items():
+            value = "?"
+            if proc.pid is not None:
+                with contextlib.suppress(OSError):
+                    value = str(os.getpriority(os.PRIO_PROCESS, proc.pid))
+                with contextlib.suppress(OSError, IndexError):  # autogroup scheduling only
+                    group = Path(f"/proc/{proc.pid}/autogroup").read_text().split()[-1]
+                    value += f" (its session's autogroup {group})"
+            niceness.append(f"{name} {value}")
+        return "CPU niceness: " + ", ".join(niceness) + ", set by the services themselves"
+
     def pids(self) -> dict[str, int]:
         pids = {name: proc.pid or 0 for name, proc in self.services.items()}
         if self.nats is not None and self.nats.pid:
@@ -1016,6 +1031,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("summary: throughput is judged at saturation (closed loop, most clients), the p99")
         print("at a stated rate (the first open-loop phase); the other rows are for reference")
         print(verdicts.render())
+        print(stack.priorities())
         print(f"load average at the end: {', '.join(f'{v:.2f}' for v in os.getloadavg())}")
         print("(a measurement: the exit code is 0 whatever the figures)")
         return 0

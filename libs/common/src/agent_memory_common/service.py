@@ -4,6 +4,9 @@ A consumer service migrates the database (Postgres may still be starting: it kee
 connects to NATS (in the background, reconnecting forever), opens its pool, makes sure the
 streams and durable consumers exist, and stops cleanly on SIGTERM or SIGINT: the ``stop`` event
 is set, the runners finish their batch, the pool and the connection close.
+
+Consumers are background work: each runs at ``background_nice`` CPU niceness (default 5), so
+that on a machine short of cores the gateway's requests are scheduled ahead of indexing.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from dataclasses import dataclass
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
+from agent_memory_common import runtime
 from agent_memory_common.db import make_pool, prepare_database
 from agent_memory_common.logs import get_logger
 from agent_memory_common.natslink import NatsLink
@@ -38,6 +42,7 @@ async def consumer_service(
     settings: CommonSettings, name: str, *, pool_size: int, stop: asyncio.Event | None = None
 ) -> AsyncIterator[ServiceParts]:
     stop = stop or asyncio.Event()
+    niceness = runtime.lower_priority(settings.background_nice)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
@@ -49,6 +54,8 @@ async def consumer_service(
     try:
         await link.wait_connected(timeout=60)
         await ensure_pipeline(link.require_js(), settings)
+        runtime.freeze_startup_objects()
+        log.info(f"{name}.ready", nice=niceness)
         yield ServiceParts(link=link, pool=pool, stop=stop)
     finally:
         await pool.close()

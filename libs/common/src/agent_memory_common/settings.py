@@ -49,6 +49,15 @@ class CommonSettings(BaseSettings):
     duplicate_window_s: float = Field(
         default=600.0, gt=0, description="JetStream de-duplication window for retried publishes."
     )
+    background_nice: int = Field(
+        default=5,
+        ge=0,
+        le=19,
+        description=(
+            "CPU niceness of the background consumer services (recorder, segmenter, summarizer, "
+            "indexers): on a busy machine capture and queries run first. 0 leaves it unchanged."
+        ),
+    )
     log_level: str = Field(default="INFO")
     log_json: bool | None = Field(default=None, description="JSON logs; default: when not a TTY.")
 

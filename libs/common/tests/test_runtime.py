@@ -1,0 +1,115 @@
+"""Process tuning: background services lower their own CPU priority, every thread included, and
+their session's autogroup when they lead one."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from agent_memory_common.runtime import autogroup_nice
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux niceness")
+
+SCRIPT = textwrap.dedent(
+    """
+    import os, threading
+    from agent_memory_common.runtime import lower_priority
+
+    started = threading.Event()
+    stop = threading.Event()
+    def early():  # a thread a library started before the service lowered its priority
+        started.set()
+        stop.wait()
+    t = threading.Thread(target=early, daemon=True)
+    t.start()
+    started.wait()
+    result = lower_priority(int(os.environ["NICE"]))
+    late = {}
+    def later():
+        late["nice"] = os.getpriority(os.PRIO_PROCESS, 0)
+    t2 = threading.Thread(target=later)
+    t2.start()
+    t2.join()
+    niceness = []
+    for tid in (threading.get_native_id(), t.native_id):
+        stat = open(f"/proc/self/task/{tid}/stat").read()
+        niceness.append(int(stat[stat.rfind(")") + 2 :].split()[16]))
+    stop.set()
+    t.join()
+    print(result, late["nice"], *niceness)
+    """
+)
+
+
+def _run(nice: int) -> list[int]:
+    out = subprocess.run(
+        [sys.executable, "-c", SCRIPT],
+        env={**os.environ, "NICE": str(nice)},
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
+    return [int(v) for v in out.split()]
+
+
+def test_every_thread_and_later_ones_run_at_the_lower_priority() -> None:
+    base = os.getpriority(os.PRIO_PROCESS, 0)
+    target = min(base + 5, 19)
+    result, later, *threads = _run(target)
+    assert result == target
+    assert later == target
+    assert threads == [target, target]  # the main thread and the one started before
+
+
+def test_zero_or_a_priority_already_lower_is_left_alone() -> None:
+    base = os.getpriority(os.PRIO_PROCESS, 0)
+    result, later, *threads = _run(0)
+    assert (result, later, threads) == (base, base, [base, base])
+    if base > 0:  # never raised back: a lower number needs privileges anyway
+        result, _, *threads = _run(base - 1)
+        assert result == base
+
+
+AUTOGROUP = textwrap.dedent(
+    """
+    import os
+    from agent_memory_common.runtime import autogroup_nice, lower_priority
+    lower_priority(int(os.environ["NICE"]))
+    print(autogroup_nice())
+    """
+)
+
+
+@pytest.mark.skipif(autogroup_nice() is None, reason="no autogroup scheduling here")
+def test_a_session_leader_also_lowers_its_autogroup_and_a_shell_child_does_not() -> None:
+    # As agent-memory up starts a service: in a session of its own, whose autogroup weighs
+    # against the other sessions' (thread niceness alone would not count there).
+    base = autogroup_nice()
+    assert base is not None
+    target = min(base + 5, 19)
+    env = {**os.environ, "NICE": str(target)}
+    own = subprocess.run(
+        [sys.executable, "-c", AUTOGROUP],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+        start_new_session=True,
+    )
+    assert int(own.stdout) == target
+    shared = subprocess.run(
+        [sys.executable, "-c", AUTOGROUP],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert int(shared.stdout) == base  # the test's own session is left as it was
+    assert autogroup_nice() == base
