@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 import nats
 import pytest
 from nats.aio.client import Client
+from nats.aio.msg import Msg
 from nats.js import JetStreamContext
+from nats.js.api import ConsumerInfo
 
 from agent_memory_common.pull import ConsumerGoneError, PullFeed, ack_all
 from agent_memory_common.settings import CommonSettings
@@ -37,6 +39,18 @@ async def nc(nats_server: NatsServer) -> AsyncIterator[Client]:
 async def _publish(js: JetStreamContext, first: int, count: int) -> None:
     for i in range(first, first + count):
         await js.publish("mem.events.t.p", f"m{i}".encode())
+
+
+async def _settled(
+    js: JetStreamContext, done: Callable[[ConsumerInfo], bool], timeout: float = 5
+) -> ConsumerInfo:
+    """The consumer's state once ``done`` holds: the server applies acks asynchronously."""
+    async with asyncio.timeout(timeout):
+        while True:
+            info: ConsumerInfo = await js.consumer_info(SPEC.stream, SPEC.durable)
+            if done(info):
+                return info
+            await asyncio.sleep(0.05)
 
 
 def _feed(nc: Client, batch: int = 500, expires_s: float = 5.0) -> PullFeed:
@@ -69,7 +83,7 @@ async def test_fetch_never_hands_out_more_than_a_batch(nc: Client) -> None:
     feed = _feed(nc, batch=10)
     await feed.start()
     try:
-        sizes = []
+        sizes: list[int] = []
         while sum(sizes) < 25:
             msgs = await feed.fetch(timeout=5)
             assert msgs, "messages were waiting"
@@ -86,20 +100,17 @@ async def test_ack_all_acknowledges_each_message(nc: Client) -> None:
     await _publish(js, 0, 300)
     feed = _feed(nc, batch=300)
     await feed.start()
-    got = []
+    got: list[Msg] = []
     try:
         while len(got) < 300:
             got += await feed.fetch(timeout=5)
         await ack_all(nc, got[:200])  # not the last 100: the ack floor stops at 200
-        await nc.flush()
-        info = await js.consumer_info(SPEC.stream, SPEC.durable)
-        assert info.num_ack_pending == 100
-        assert info.ack_floor.stream_seq == 200
+        info = await _settled(js, lambda i: i.num_ack_pending == 100)
+        assert info.ack_floor is not None and info.ack_floor.stream_seq == 200
         await ack_all(nc, got[200:])
-        await nc.flush()
-        info = await js.consumer_info(SPEC.stream, SPEC.durable)
-        assert info.num_ack_pending == 0
+        info = await _settled(js, lambda i: i.num_ack_pending == 0)
         assert info.num_pending == 0
+        assert info.ack_floor is not None and info.ack_floor.stream_seq == 300
     finally:
         await feed.close()
 

@@ -25,6 +25,7 @@ import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from nats.aio.client import Client
 from nats.aio.msg import Msg
@@ -55,8 +56,9 @@ class _Batch:
     errors: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class Outgoing:
+class Outgoing(NamedTuple):
+    """One message to publish; a tuple, built once per event (a frozen dataclass costs 3x)."""
+
     subject: str
     payload: bytes
     msg_id: str
@@ -126,16 +128,28 @@ class BatchPublisher:
         max_payload = self._nc.max_payload
         frames: list[bytes] = []
         size = 0
-        for m in messages:
-            if not (_PLAIN_SUBJECT.fullmatch(m.subject) and _PLAIN_ID.fullmatch(m.msg_id)):
-                return False
-            header = b"NATS/1.0\r\nNats-Msg-Id: " + m.msg_id.encode() + b"\r\n\r\n"
-            if len(m.payload) > max_payload:
-                return False  # Client.publish raises MaxPayloadError
-            total = len(header) + len(m.payload)
-            command = f"HPUB {m.subject} {reply} {len(header)} {total}\r\n".encode()
-            frames.append(command + header + m.payload + b"\r\n")
-            size += len(m.payload)
+        reply_b = reply.encode()
+        plain_subjects: set[str] = set()  # a batch repeats a few subjects: each checked once
+        for subject, payload, mid in messages:
+            if subject not in plain_subjects:
+                if not _PLAIN_SUBJECT.fullmatch(subject):
+                    return False
+                plain_subjects.add(subject)
+            if not _PLAIN_ID.fullmatch(mid) or len(payload) > max_payload:
+                return False  # Client.publish trims or folds the id, or raises MaxPayloadError
+            header = b"NATS/1.0\r\nNats-Msg-Id: %b\r\n\r\n" % mid.encode()
+            frames.append(
+                b"HPUB %b %b %d %d\r\n%b%b\r\n"
+                % (
+                    subject.encode(),
+                    reply_b,
+                    len(header),
+                    len(header) + len(payload),
+                    header,
+                    payload,
+                )
+            )
+            size += len(payload)
         return await write_raw(self._nc, b"".join(frames), len(messages), size)
 
 
