@@ -152,3 +152,32 @@ async def test_a_deleted_consumer_is_reported(nc: Client) -> None:
             await waiting
     finally:
         await feed.close()
+
+
+async def test_a_restarted_server_gets_a_new_pull_request_at_once(nats_server: NatsServer) -> None:
+    # nats-py reconnects by itself; the pull request the old server held is gone with it, so
+    # the feed must not wait for that request's expiry (30 s here) to ask again.
+    nc = await nats.connect(nats_server.url, reconnect_time_wait=0.2, max_reconnect_attempts=-1)
+    js = nc.jetstream()
+    await ensure_streams(js, CommonSettings(nats_url=nats_server.url))
+    await ensure_consumer(js, SPEC)
+    feed = _feed(nc, batch=10, expires_s=30)
+    await feed.start()
+    try:
+        assert await feed.fetch(timeout=0.3) == []  # the request is open, nothing to deliver
+        nats_server.kill()  # no goodbye: a stopping server would end open requests itself
+        nats_server.start(timeout=30)
+        async with asyncio.timeout(10):
+            while not nc.is_connected or nc.stats["reconnects"] == 0:
+                await asyncio.sleep(0.05)
+        await _publish(js, 0, 1)
+        started = time.monotonic()
+        got: list[Msg] = []
+        async with asyncio.timeout(8):
+            while not got:
+                got = await feed.fetch(timeout=1)
+        assert [m.data for m in got] == [b"m0"]
+        assert time.monotonic() - started < 5
+    finally:
+        await feed.close()
+        await nc.close()

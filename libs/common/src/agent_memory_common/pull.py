@@ -67,6 +67,7 @@ class PullFeed:
         self._remaining = 0  # messages the open pull request may still deliver
         self._open_until = 0.0  # monotonic time after which that request is surely over
         self._sent_at = 0.0
+        self._reconnects = 0  # the client's reconnect count when the request was sent
 
     async def start(self) -> None:
         self._sub = await self._nc.subscribe(self._inbox)
@@ -91,9 +92,15 @@ class PullFeed:
         return msgs
 
     async def _ensure_request(self) -> None:
-        if self._remaining > 0 and time.monotonic() < self._open_until:
+        reconnects = self._nc.stats.get("reconnects", 0)
+        if (
+            self._remaining > 0
+            and time.monotonic() < self._open_until
+            and reconnects == self._reconnects  # a reconnect loses the server's open request
+        ):
             return
         await self._nc.publish(self._next_subject, self._request, reply=self._inbox)
+        self._reconnects = reconnects
         self._remaining = self._batch
         self._sent_at = time.monotonic()
         self._open_until = self._sent_at + self._expires_s + EXPIRY_MARGIN_S
