@@ -1,15 +1,17 @@
 """The consumer runner on a real nats-server and Postgres: ack after commit, idempotent redelivery,
-poison to the dead-letter stream, and recovery after Postgres refuses work."""
+poison to the dead-letter stream, recovery after Postgres refuses work, and the settle time."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 from collections.abc import Sequence
+from dataclasses import replace
 
 import nats
 import psycopg
 from nats.aio.msg import Msg
+from nats.js import JetStreamContext
 from psycopg import AsyncConnection
 
 from agent_memory_common.consumer import ConsumerRunner, Publication, claim
@@ -111,3 +113,55 @@ async def test_runner_naks_while_postgres_refuses_and_catches_up(
             await link.close()
     with psycopg.connect(pg_dsn) as conn:
         assert conn.execute("SELECT count(*) FROM seen").fetchone() == (24,)
+
+
+async def test_settle_waits_for_the_input_to_pause_then_handles_the_burst_at_once(
+    nats_server: NatsServer, pg_dsn: str
+) -> None:
+    """A burst that arrives in pieces is one batch when the runner waits for a pause in the
+    input (the recorder's settle time), and as many batches as pieces when it does not."""
+    link = NatsLink([nats_server.url], name="t")
+    await link.start(wait=5)
+    await ensure_streams(link.require_js(), CommonSettings(nats_url=nats_server.url))
+    pool = make_pool(pg_dsn)
+    await pool.open()
+    sizes: list[int] = []
+
+    async def count(conn: AsyncConnection, msgs: Sequence[Msg]) -> list[Publication]:
+        sizes.append(len(msgs))
+        return []
+
+    async def burst(js: JetStreamContext, subject: str) -> None:
+        for piece in range(3):  # three pieces 30 ms apart: one burst
+            for i in range(5):
+                await js.publish(subject, b"x", headers={"Nats-Msg-Id": f"{subject}/{piece}/{i}"})
+            await asyncio.sleep(0.03)
+
+    try:
+        for settle, durable in ((0.1, "settled"), (0.0, "at-once")):
+            sizes.clear()
+            spec = replace(
+                SPEC,
+                durable=durable,
+                filter_subject=f"mem.events.{durable}.>",
+                batch_size=50,
+                settle_s=settle,
+                linger_s=1.0,
+            )
+            runner = ConsumerRunner(link, pool, spec, count)
+            stop = asyncio.Event()
+            task = asyncio.create_task(runner.run(stop))
+            await asyncio.sleep(0.3)  # subscribed, its pull request open
+            await burst(link.require_js(), f"mem.events.{durable}.p")
+            async with asyncio.timeout(10):
+                while runner.processed < 15:
+                    await asyncio.sleep(0.02)
+            stop.set()
+            await task
+            if settle:
+                assert sizes == [15]
+            else:  # handled as it came: at least one batch per piece
+                assert sum(sizes) == 15 and len(sizes) >= 3, sizes
+    finally:
+        await pool.close()
+        await link.close()

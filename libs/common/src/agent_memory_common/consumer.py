@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Awaitable, Callable, Sequence
 
 import nats.errors
@@ -110,10 +111,37 @@ class ConsumerRunner:
                 await feed.close()
 
     async def _pull_loop(self, feed: PullFeed, stop: asyncio.Event) -> None:
+        spec = self._spec
         while not stop.is_set():
-            msgs = await feed.fetch(timeout=self._spec.fetch_timeout_s)
+            msgs = await feed.fetch(timeout=spec.fetch_timeout_s)
+            if msgs and spec.settle_s > 0:
+                msgs += await self._settle(feed, spec.batch_size - len(msgs))
             if msgs:
                 await self.process(msgs)
+
+    async def _settle(self, feed: PullFeed, room: int) -> list[Msg]:
+        """More of a burst that is still arriving: whatever comes until the input pauses for
+        ``settle_s`` (at most ``linger_s`` in all, at most ``room`` messages).
+
+        A producer's batch reaches a consumer while the producer is still waiting for
+        JetStream's acks. Handling it at once puts this consumer's work (its own, and the
+        Postgres and NATS work it causes) on the cores the producer needs at that moment:
+        measured, the gateway's p90 latency rises by ~1 ms at 5,000 events/s when the recorder
+        runs beside it. Waiting for a pause in the input lets the burst, and the request that
+        sent it, finish first; the batches are larger too.
+        """
+        spec = self._spec
+        extra: list[Msg] = []
+        deadline = time.monotonic() + spec.linger_s
+        while len(extra) < room:
+            left = min(spec.settle_s, deadline - time.monotonic())
+            if left <= 0:
+                break
+            more = await feed.fetch(timeout=left, limit=room - len(extra))
+            if not more:
+                break
+            extra += more
+        return extra
 
     async def process(self, msgs: Sequence[Msg]) -> None:
         """Handle a batch as one transaction; on failure, fall back to one message at a time."""

@@ -76,19 +76,21 @@ class PullFeed:
     def _queue(self) -> asyncio.Queue[Msg] | None:
         return getattr(self._sub, "_pending_queue", None)
 
-    async def fetch(self, timeout: float) -> list[Msg]:  # noqa: ASYNC109
-        """What has arrived, at most ``batch`` messages; waits up to ``timeout`` for the first.
+    async def fetch(self, timeout: float, limit: int | None = None) -> list[Msg]:  # noqa: ASYNC109
+        """What has arrived, at most ``limit`` (default ``batch``) messages; waits up to
+        ``timeout`` for the first.
 
         Returns an empty list when nothing came; raises ``ConsumerGoneError`` when the server
         says the consumer is gone.
         """
-        msgs = self._take(None)
+        limit = self._batch if limit is None else max(limit, 1)
+        msgs = self._take(None, limit)
         if not msgs:
             await self._ensure_request()
             first = await self._wait(timeout)
             if first is None:
                 return []
-            msgs = self._take(first)
+            msgs = self._take(first, limit)
         return msgs
 
     async def _ensure_request(self) -> None:
@@ -131,14 +133,14 @@ class PullFeed:
                 await asyncio.sleep(max(self._sent_at + MIN_REQUEST_GAP_S - time.monotonic(), 0))
                 await self._ensure_request()
 
-    def _take(self, first: Msg | None) -> list[Msg]:
-        """``first`` and every message already waiting in the inbox, up to ``batch``."""
+    def _take(self, first: Msg | None, limit: int) -> list[Msg]:
+        """``first`` and the messages already waiting in the inbox, up to ``limit``."""
         msgs = [first] if first is not None else []
         queue = self._queue
         sub = self._sub
         if queue is None or sub is None:
             return msgs
-        while len(msgs) < self._batch and not queue.empty():
+        while len(msgs) < limit and not queue.empty():
             msg = queue.get_nowait()
             sub._pending_size -= len(msg.data)
             queue.task_done()
@@ -167,10 +169,10 @@ class PullFeed:
         """Unsubscribe; messages delivered but not handed out are naked for a prompt redelivery."""
         if self._sub is None:
             return
-        left = self._take(None)
+        left = self._take(None, self._batch)
         while left:
             await nak_all(self._nc, left)
-            left = self._take(None)
+            left = self._take(None, self._batch)
         with contextlib.suppress(Exception):
             await self._sub.unsubscribe()
         self._sub = None

@@ -81,6 +81,10 @@ class ConsumerSpec:
     max_ack_pending: int = 20_000
     fetch_timeout_s: float = 1.0  # how long a fetch waits before the runner looks at ``stop``
     pull_expires_s: float = 5.0  # how long one pull request stays open on the server
+    # Wait for the input to pause this long before handling a batch (0: handle what arrived at
+    # once), but never longer than ``linger_s`` in all; see ConsumerRunner.
+    settle_s: float = 0.0
+    linger_s: float = 0.05
 
     def config(self) -> ConsumerConfig:
         return ConsumerConfig(
@@ -94,7 +98,9 @@ class ConsumerSpec:
         )
 
 
-RECORDER = ConsumerSpec(durable="recorder", stream=STREAM_EVENTS, filter_subject=EVENTS_WILDCARD)
+RECORDER = ConsumerSpec(
+    durable="recorder", stream=STREAM_EVENTS, filter_subject=EVENTS_WILDCARD, settle_s=0.002
+)
 SEGMENTER = ConsumerSpec(
     durable="segmenter", stream=STREAM_RECORDED, filter_subject=RECORDED_WILDCARD
 )

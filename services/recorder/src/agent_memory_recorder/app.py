@@ -19,6 +19,7 @@ async def run(settings: Settings, stop: asyncio.Event | None = None) -> None:
     async with consumer_service(
         settings, "recorder", pool_size=settings.recorder.pool_size, stop=stop
     ) as svc:
-        spec = replace(RECORDER, batch_size=settings.recorder.batch_size)
+        options = settings.recorder
+        spec = replace(RECORDER, batch_size=options.batch_size, settle_s=options.settle_ms / 1000)
         log.info("recorder.started", consumer=spec.durable)
         await ConsumerRunner(svc.link, svc.pool, spec, record).run(svc.stop)
