@@ -6,6 +6,10 @@ acks); only then acknowledge the input. A crash anywhere before the ack means re
 handlers are idempotent (natural keys or the ``consumer_inbox`` claim), so nothing is lost and
 nothing is stored twice.
 
+A batch is whatever has arrived (``PullFeed``: one pull request kept open, no wait for a full
+batch), optionally once the input has paused for the spec's ``settle_s``; its acks go out as one
+write, still one explicit ack per message, so replicas can share a durable consumer.
+
 Failures are sorted by type: a transient failure (Postgres or NATS away) naks with a growing
 delay and is retried forever; a message that cannot be decoded or keeps failing is poison and is
 moved to ``mem.dlq.<consumer>`` and terminated, so one bad message never blocks the stream.
