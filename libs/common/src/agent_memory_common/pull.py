@@ -166,16 +166,26 @@ class PullFeed:
         return False
 
     async def close(self) -> None:
-        """Unsubscribe; messages delivered but not handed out are naked for a prompt redelivery."""
-        if self._sub is None:
+        """Unsubscribe; messages delivered but not handed out are naked for a prompt redelivery.
+
+        The server's interest in the inbox goes first, and only then the naks: a nak processed
+        while the open pull request still had a listener would be redelivered on that request,
+        into an inbox nobody reads, and wait out the ack wait. After the UNSUB a flush (PING,
+        PONG) makes sure everything the server sent before it is in the queue to be naked.
+        """
+        sub = self._sub
+        if sub is None:
             return
+        with contextlib.suppress(Exception):  # reconnecting or closed: nothing more to do there
+            await self._nc._send_unsubscribe(sub._id)
+            await self._nc.flush(timeout=2)
         left = self._take(None, self._batch)
         while left:
             await nak_all(self._nc, left)
             left = self._take(None, self._batch)
-        with contextlib.suppress(Exception):
-            await self._sub.unsubscribe()
         self._sub = None
+        with contextlib.suppress(Exception):
+            await sub.unsubscribe()
 
 
 async def ack_all(nc: Client, msgs: Sequence[Msg]) -> None:
