@@ -85,31 +85,28 @@ AUTOGROUP = textwrap.dedent(
 )
 
 
-@pytest.mark.skipif(autogroup_nice() is None, reason="no autogroup scheduling here")
+def _autogroup_after_lowering(nice: int, *, own_session: bool) -> int | None:
+    out = subprocess.run(
+        [sys.executable, "-c", AUTOGROUP],
+        env={**os.environ, "NICE": str(nice)},
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+        start_new_session=own_session,
+    ).stdout.strip()
+    return None if out == "None" else int(out)
+
+
 def test_a_session_leader_also_lowers_its_autogroup_and_a_shell_child_does_not() -> None:
     # As agent-memory up starts a service: in a session of its own, whose autogroup weighs
     # against the other sessions' (thread niceness alone would not count there).
     base = autogroup_nice()
-    assert base is not None
+    if base is None:  # a kernel without autogroup scheduling: nothing to lower, no failure
+        assert _autogroup_after_lowering(5, own_session=True) is None
+        return
     target = min(base + 5, 19)
-    env = {**os.environ, "NICE": str(target)}
-    own = subprocess.run(
-        [sys.executable, "-c", AUTOGROUP],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-        start_new_session=True,
-    )
-    assert int(own.stdout) == target
-    shared = subprocess.run(
-        [sys.executable, "-c", AUTOGROUP],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    )
-    assert int(shared.stdout) == base  # the test's own session is left as it was
+    assert _autogroup_after_lowering(target, own_session=True) == target
+    # the test's own session is left as it was
+    assert _autogroup_after_lowering(target, own_session=False) == base
     assert autogroup_nice() == base

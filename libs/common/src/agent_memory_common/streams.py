@@ -98,9 +98,8 @@ class ConsumerSpec:
         )
 
 
-RECORDER = ConsumerSpec(
-    durable="recorder", stream=STREAM_EVENTS, filter_subject=EVENTS_WILDCARD, settle_s=0.002
-)
+# the recorder's settle time is its own setting (AGENT_MEMORY_RECORDER__SETTLE_MS)
+RECORDER = ConsumerSpec(durable="recorder", stream=STREAM_EVENTS, filter_subject=EVENTS_WILDCARD)
 SEGMENTER = ConsumerSpec(
     durable="segmenter", stream=STREAM_RECORDED, filter_subject=RECORDED_WILDCARD
 )

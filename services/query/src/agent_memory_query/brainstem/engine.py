@@ -390,6 +390,8 @@ class Brainstem:
                 + ("; a long answer goes on beyond it" if beyond is not None else "")
             )
 
+        query_words = words_of(q.query)
+
         def rank(cands: list[Candidate]) -> list[Candidate]:
             return apply_policy(
                 cands,
@@ -397,7 +399,7 @@ class Brainstem:
                 now=now,
                 policy=self.options.policy,
                 period=period,
-                query_words=words_of(q.query),
+                query_words=query_words,
             )
 
         ranked = rank(head) + rank(extra)  # the window's moments first, then the rest of time
