@@ -2,8 +2,10 @@
 
 Measured end to end on the installed console script (interpreter start, imports, reading the
 payload, the POST or the fsync'd spool append), several runs each. The machine is shared, so
-the assertion is on the median and on the CPU time the hook process used (which other
-processes cannot inflate), not on the worst run. And the hook path must stay free of the heavy
+the wall-time assertion is on the fastest of nine runs, not the worst, and the CPU time the hook
+process used (which other processes cannot inflate) is held to the same budget. Only a machine
+overloaded for the whole test fails it: with four busy loops on two cores the fastest run took
+104 ms for 25 ms of CPU; with two it passed. And the hook path must stay free of the heavy
 imports (pydantic, httpx, fastapi, psycopg...): checked on ``-X importtime`` output, because one
 careless import would cost more than the whole budget.
 """
