@@ -45,16 +45,21 @@ SCRIPT = textwrap.dedent(
 )
 
 
-def _run(nice: int) -> list[int]:
-    out = subprocess.run(
-        [sys.executable, "-c", SCRIPT],
+def _python(script: str, nice: int, *, own_session: bool = False) -> str:
+    """What ``script`` prints, run in a fresh interpreter told to lower itself to ``nice``."""
+    return subprocess.run(
+        [sys.executable, "-c", script],
         env={**os.environ, "NICE": str(nice)},
         capture_output=True,
         text=True,
         check=True,
         timeout=60,
-    ).stdout
-    return [int(v) for v in out.split()]
+        start_new_session=own_session,
+    ).stdout.strip()
+
+
+def _run(nice: int) -> list[int]:
+    return [int(v) for v in _python(SCRIPT, nice).split()]
 
 
 def test_every_thread_and_later_ones_run_at_the_lower_priority() -> None:
@@ -86,15 +91,7 @@ AUTOGROUP = textwrap.dedent(
 
 
 def _autogroup_after_lowering(nice: int, *, own_session: bool) -> int | None:
-    out = subprocess.run(
-        [sys.executable, "-c", AUTOGROUP],
-        env={**os.environ, "NICE": str(nice)},
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-        start_new_session=own_session,
-    ).stdout.strip()
+    out = _python(AUTOGROUP, nice, own_session=own_session)
     return None if out == "None" else int(out)
 
 

@@ -12,8 +12,9 @@ lets replicas share a consumer): only the wire format is batched. An ack is stil
 the caller says so, after its commit.
 
 Both read or write nats-py's internals (``Subscription._pending_queue``, the client's pending
-buffer: see ``publisher.write_raw``), pinned by the lock and exercised by the tests; when they are
-missing, the public per-message calls are used instead.
+buffer: see ``publisher.write_raw``; ``close`` sends its UNSUB with ``_send_unsubscribe``), pinned
+by the lock and exercised by the tests; when they are missing, the public calls are used
+instead.
 """
 
 from __future__ import annotations
