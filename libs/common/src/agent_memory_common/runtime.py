@@ -53,7 +53,9 @@ def lower_priority(nice: int) -> int:
 
 
 def autogroup_nice() -> int | None:
-    """This session's autogroup niceness, or None without autogroup scheduling."""
+    """This session's autogroup niceness, or None without one: autogroup scheduling is off, or
+    the session never got an autogroup (init's session, as for processes a container starts
+    without a setsid: the kernel then leaves /proc/self/autogroup empty)."""
     try:
         if Path("/proc/sys/kernel/sched_autogroup_enabled").read_text().strip() != "1":
             return None
