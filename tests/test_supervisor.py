@@ -15,7 +15,7 @@ import httpx
 import psutil
 import pytest
 
-from agent_memory_common.runtime import autogroup_nice
+from agent_memory_common.runtime import autogroup_scheduling
 from agent_memory_embedded.servers import free_port
 from tests.helpers import eventually, make_event
 
@@ -121,7 +121,7 @@ def _background(up: Up, module: str) -> bool:
     nice = int(psutil.Process(pid).nice())
     if nice != max(os.getpriority(os.PRIO_PROCESS, 0), 5):
         return False
-    if autogroup_nice() is None:
+    if not autogroup_scheduling():
         return True
     return int(Path(f"/proc/{pid}/autogroup").read_text().split()[-1]) == nice
 

@@ -7,11 +7,10 @@ import os
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
-from agent_memory_common.runtime import autogroup_nice
+from agent_memory_common.runtime import autogroup_nice, autogroup_scheduling
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux niceness")
 
@@ -96,17 +95,10 @@ def _autogroup_after_lowering(nice: int, *, own_session: bool) -> int | None:
     return None if out == "None" else int(out)
 
 
-def _autogroup_scheduling() -> bool:
-    try:
-        return Path("/proc/sys/kernel/sched_autogroup_enabled").read_text().strip() == "1"
-    except OSError:
-        return False
-
-
 def test_a_session_leader_also_lowers_its_autogroup_and_a_shell_child_does_not() -> None:
     # As agent-memory up starts a service: in a session of its own, whose autogroup weighs
     # against the other sessions' (thread niceness alone would not count there).
-    if not _autogroup_scheduling():  # nothing to lower, and no failure for trying
+    if not autogroup_scheduling():  # nothing to lower, and no failure for trying
         assert _autogroup_after_lowering(5, own_session=True) is None
         return
     # None when this test's session has no autogroup of its own: a process descended from init

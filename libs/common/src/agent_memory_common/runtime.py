@@ -52,13 +52,22 @@ def lower_priority(nice: int) -> int:
     return os.getpriority(os.PRIO_PROCESS, 0)
 
 
+def autogroup_scheduling() -> bool:
+    """Whether the kernel shares the CPU between sessions first (each session that a setsid
+    starts gets an autogroup of its own)."""
+    try:
+        return Path("/proc/sys/kernel/sched_autogroup_enabled").read_text().strip() == "1"
+    except OSError:
+        return False
+
+
 def autogroup_nice() -> int | None:
     """This session's autogroup niceness, or None without one: autogroup scheduling is off, or
     the session never got an autogroup (init's session, as for processes a container starts
     without a setsid: the kernel then leaves /proc/self/autogroup empty)."""
+    if not autogroup_scheduling():
+        return None
     try:
-        if Path("/proc/sys/kernel/sched_autogroup_enabled").read_text().strip() != "1":
-            return None
         # "/autogroup-42 nice 0"
         return int(Path("/proc/self/autogroup").read_text().split()[-1])
     except (OSError, ValueError, IndexError):
