@@ -4,6 +4,7 @@ their session's autogroup when they lead one."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -110,3 +111,33 @@ def test_a_session_leader_also_lowers_its_autogroup_and_a_shell_child_does_not()
     # the test's own session is left as it was
     assert _autogroup_after_lowering(target, own_session=False) == base
     assert autogroup_nice() == base
+
+
+def _unprivileged() -> list[str]:
+    """A command prefix that runs a process without CAP_SYS_ADMIN, as services run for a user."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("running as root, and no setpriv to drop CAP_SYS_ADMIN")
+    return [setpriv, "--bounding-set=-sys_admin"]
+
+
+def test_services_started_together_each_lower_their_autogroup() -> None:
+    # The kernel takes one unprivileged autogroup change per 100 ms machine-wide and refuses the
+    # rest with EAGAIN; the supervisor starts every service at once, and each must get through.
+    if not autogroup_scheduling():
+        pytest.skip("the kernel does not schedule by autogroup")
+    prefix = _unprivileged()
+    children = [
+        subprocess.Popen(
+            [*prefix, sys.executable, "-c", AUTOGROUP],
+            env={**os.environ, "NICE": "5"},
+            stdout=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        for _ in range(4)
+    ]
+    printed = [child.communicate(timeout=60)[0].strip() for child in children]
+    assert printed == ["5"] * 4

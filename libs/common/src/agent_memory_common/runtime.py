@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import gc
 import os
+import random
+import time
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
@@ -74,11 +77,26 @@ def autogroup_nice() -> int | None:
         return None
 
 
-def _lower_autogroup(nice: int) -> None:
+AUTOGROUP_RETRY_S = 3.0
+
+
+def _lower_autogroup(nice: int, *, within_s: float = AUTOGROUP_RETRY_S) -> None:
+    """Without CAP_SYS_ADMIN the kernel accepts one autogroup niceness change per 100 ms on the
+    whole machine and answers EAGAIN to the rest, so of the services ``agent-memory up`` starts
+    together only the first would get through: the others retry at random intervals until they
+    do (about a second for all of them) or ``within_s`` has passed."""
     current = autogroup_nice()
-    if current is not None and current < nice:
-        with contextlib.suppress(OSError):
+    if current is None or current >= nice:
+        return
+    deadline = time.monotonic() + within_s
+    while True:
+        try:
             Path("/proc/self/autogroup").write_text(str(nice))
+            return
+        except OSError as exc:
+            if exc.errno != errno.EAGAIN or time.monotonic() >= deadline:
+                return  # not allowed here, or too busy: the thread niceness still holds
+        time.sleep(random.uniform(0.02, 0.12))
 
 
 def freeze_startup_objects() -> None:
