@@ -80,15 +80,15 @@ def autogroup_nice() -> int | None:
 AUTOGROUP_RETRY_S = 3.0
 
 
-def _lower_autogroup(nice: int, *, within_s: float = AUTOGROUP_RETRY_S) -> None:
+def _lower_autogroup(nice: int) -> None:
     """Without CAP_SYS_ADMIN the kernel accepts one autogroup niceness change per 100 ms on the
     whole machine and answers EAGAIN to the rest, so of the services ``agent-memory up`` starts
     together only the first would get through: the others retry at random intervals until they
-    do (about a second for all of them) or ``within_s`` has passed."""
+    do (about a second for all of them) or ``AUTOGROUP_RETRY_S`` has passed."""
     current = autogroup_nice()
     if current is None or current >= nice:
         return
-    deadline = time.monotonic() + within_s
+    deadline = time.monotonic() + AUTOGROUP_RETRY_S
     while True:
         try:
             Path("/proc/self/autogroup").write_text(str(nice))
