@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import math
+import sys
 import time
+from pathlib import Path
+
+import pytest
 
 from agent_memory_retrieval.minilm import MiniLMEmbedder
 from agent_memory_retrieval.ports import EMBEDDING_DIM, Embedder
@@ -58,3 +62,67 @@ def test_one_text_skips_batching_but_not_a_bit_of_the_vector(embedder: MiniLMEmb
             [text], normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
         )[0].tolist()
         assert embedder.embed([text]) == [reference], text
+
+
+@pytest.fixture(scope="module")
+def onnx_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("model-cache")
+
+
+@pytest.fixture(scope="module")
+def onnx_embedder(onnx_cache: Path) -> MiniLMEmbedder:
+    return MiniLMEmbedder.load(onnx_cache=onnx_cache)
+
+
+PROBES = (
+    "retry backoff in the cart service",
+    "",
+    "Zürich naïve café 東京 ✓",
+    " ".join(f"word{i}" for i in range(400)),  # beyond the 256 word pieces
+    "What did Caroline research? " * 3,
+)
+
+
+def test_one_text_through_onnx_is_the_corpus_vector_up_to_rounding(
+    onnx_embedder: MiniLMEmbedder,
+) -> None:
+    """Queries through ONNX, the corpus through torch: they must stay comparable."""
+    assert onnx_embedder.onnx
+    for text in PROBES:
+        reference = onnx_embedder._model.encode(
+            [text], normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+        )[0].tolist()
+        (vec,) = onnx_embedder.embed([text])
+        assert len(vec) == EMBEDDING_DIM
+        assert cosine(vec, reference) > 0.99999, text
+        assert max(abs(a - b) for a, b in zip(vec, reference, strict=True)) < 1e-5, text
+
+
+def test_the_onnx_export_is_made_once_and_a_broken_one_is_made_again(
+    onnx_embedder: MiniLMEmbedder, onnx_cache: Path
+) -> None:
+    (path,) = onnx_cache.glob("*.onnx")
+    assert not list(onnx_cache.glob("*.tmp"))  # written atomically
+    made = path.stat().st_mtime_ns
+    again = MiniLMEmbedder.load(onnx_cache=onnx_cache)
+    assert again.onnx and path.stat().st_mtime_ns == made  # reused, not exported again
+
+    path.write_bytes(b"half a file")  # a crash while copying, a disk that filled up
+    repaired = MiniLMEmbedder.load(onnx_cache=onnx_cache)
+    assert repaired.onnx
+    assert path.stat().st_size > 1_000_000
+    query = "which database stores the events?"
+    assert cosine(repaired.embed([query])[0], onnx_embedder.embed([query])[0]) > 0.99999
+
+
+def test_without_onnxruntime_torch_embeds_the_query(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # import fails as if not installed
+    embedder = MiniLMEmbedder.load(onnx_cache=tmp_path)
+    assert not embedder.onnx
+    text = "retry backoff in the cart service"
+    reference = embedder._model.encode(
+        [text], normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+    )[0].tolist()
+    assert embedder.embed([text]) == [reference]

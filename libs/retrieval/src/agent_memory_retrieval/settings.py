@@ -8,6 +8,7 @@ system-of-record Postgres.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from pydantic import Field
@@ -37,6 +38,24 @@ class RetrievalSettings(CommonSettings):
     )
     embedding_batch_size: int = Field(default=64, ge=1, le=4096)
     torch_threads: int = Field(default=1, ge=1, description="torch threads per process.")
+    embedding_onnx: bool = Field(
+        default=True,
+        description="Embed one text (a search query) through an ONNX export of the model.",
+    )
+    model_cache_dir: Path | None = Field(
+        default=None,
+        description=(
+            "Where the ONNX export is kept, shared by every process and stack; default: "
+            "$XDG_CACHE_HOME/agent-memory (~/.cache/agent-memory)."
+        ),
+    )
+
+    @property
+    def model_cache_path(self) -> Path:
+        if self.model_cache_dir is not None:
+            return self.model_cache_dir.expanduser().resolve()
+        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        return Path(base) / "agent-memory"
 
     @property
     def tantivy_path(self) -> Path:
