@@ -14,7 +14,7 @@ export UV_PYTHON := $(PYTHON)
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 export HF_HUB_OFFLINE := 1
 
-MEMBERS := $(wildcard libs/*/pyproject.toml services/*/pyproject.toml)
+MEMBERS := $(wildcard libs/*/*/pyproject.toml services/*/pyproject.toml)
 
 .PHONY: help install run test check lint format typecheck test-fast bench bench-ingest bench-toc bench-search bench-locomo clean
 

@@ -1,3 +1,3 @@
-"""Fixtures for every test folder: real servers from PyPI packages (see testing.py)."""
+"""Fixtures for every test folder: real servers from PyPI packages (see tests/stack.py)."""
 
-pytest_plugins = ["agent_memory_embedded.testing"]
+pytest_plugins = ["tests.stack"]

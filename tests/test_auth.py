@@ -9,8 +9,8 @@ import httpx
 import pytest
 
 from agent_memory_embedded.servers import NatsServer
-from agent_memory_embedded.testing import Stack, make_stack
 from tests.helpers import drained, eventually, make_event
+from tests.stack import Stack, make_stack
 
 A = {"authorization": "Bearer token-a"}
 B = {"authorization": "Bearer token-b"}

@@ -7,8 +7,8 @@ from typing import Any
 import httpx
 import pytest
 
-from agent_memory_embedded.testing import Stack
 from tests.helpers import make_event
+from tests.stack import Stack
 
 GOOD = make_event(1)
 

@@ -734,7 +734,7 @@ def test_volumes_and_bind_mounts_exist() -> None:
 
 def test_dockerignore_sends_the_workspace_and_nothing_else() -> None:
     needed = ["pyproject.toml", "uv.lock"]
-    for member in [*ROOT.glob("libs/*/pyproject.toml"), *ROOT.glob("services/*/pyproject.toml")]:
+    for member in [*ROOT.glob("libs/*/*/pyproject.toml"), *ROOT.glob("services/*/pyproject.toml")]:
         needed.append(member.relative_to(ROOT).as_posix())
         needed.extend(
             path.relative_to(ROOT).as_posix()
@@ -751,7 +751,7 @@ def test_dockerignore_sends_the_workspace_and_nothing_else() -> None:
         ".agent-memory/nats/x",
         "tests/test_compose.py",
         "docker-compose.yml",
-        "libs/common/src/agent_memory_common/__pycache__/settings.cpython-311.pyc",
+        "libs/server/agent_memory_common/src/agent_memory_common/__pycache__/settings.cpython-311.pyc",
         "services/gateway/tests/test_x.py",
     ):
         assert dockerignore_excludes(relative), f".dockerignore lets {relative} through"

@@ -9,8 +9,8 @@ import httpx
 import psycopg
 import pytest
 
-from agent_memory_embedded.testing import Stack
 from tests.helpers import drained, eventually, make_event
+from tests.stack import Stack
 
 pytestmark = pytest.mark.slow
 

@@ -8,8 +8,8 @@ import time
 import httpx
 import psycopg
 
-from agent_memory_embedded.testing import Stack
 from tests.helpers import drained, eventually, make_event
+from tests.stack import Stack
 
 
 def test_round_trip_single_event(stack: Stack) -> None:

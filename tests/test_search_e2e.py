@@ -15,8 +15,8 @@ import httpx
 import pytest
 
 from agent_memory_embedded.servers import NatsServer
-from agent_memory_embedded.testing import make_stack
 from tests.helpers import drained, eventually, make_event
+from tests.stack import make_stack
 
 TEXTS = [
     "The gateway answers 202 only after JetStream acknowledged every event.",

@@ -25,8 +25,8 @@ from agent_memory_common.settings import CommonSettings
 from agent_memory_common.streams import ensure_pipeline
 from agent_memory_common.subjects import STREAM_TOC, segment_subject
 from agent_memory_embedded.servers import PostgresServer
-from agent_memory_embedded.testing import Stack, create_database, make_stack, start_nats
 from tests.helpers import eventually
+from tests.stack import Stack, create_database, make_stack, start_nats
 
 T = TypeVar("T")
 TENANT = "default"

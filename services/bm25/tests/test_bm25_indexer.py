@@ -13,10 +13,10 @@ import orjson
 
 from agent_memory_common.subjects import toc_subject
 from agent_memory_embedded.servers import NatsServer
-from agent_memory_embedded.testing import make_stack
 from agent_memory_retrieval.docs import SearchFilter
 from agent_memory_retrieval.tantivy_index import TantivyIndex
 from tests.helpers import eventually, make_event, recorded_backlog, republish_recorded
+from tests.stack import make_stack
 
 
 def indexed(root: Path, tenant: str = "default") -> int:

@@ -9,9 +9,9 @@ import httpx
 import psycopg
 
 from agent_memory_embedded.servers import NatsServer
-from agent_memory_embedded.testing import make_stack
 from agent_memory_retrieval import RetrievalSettings, load_embedder
 from tests.helpers import eventually, make_event, recorded_backlog, republish_recorded
+from tests.stack import make_stack
 
 
 def vectors(pg_dsn: str) -> int:

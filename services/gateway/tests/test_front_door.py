@@ -21,8 +21,8 @@ from agent_memory_common.settings import CommonSettings
 from agent_memory_common.streams import ensure_streams
 from agent_memory_common.subjects import STREAM_EVENTS
 from agent_memory_embedded.servers import NatsServer
-from agent_memory_embedded.testing import Stack, make_stack
 from tests.helpers import make_event
+from tests.stack import Stack, make_stack
 
 LIMIT = 64 * 1024
 

@@ -7,7 +7,7 @@ import pytest
 
 from agent_memory_client import AgentMemoryClient, ApiError
 from agent_memory_client.types import EpisodeAction
-from agent_memory_embedded.testing import Stack
+from tests.stack import Stack
 
 
 def client_of(stack: Stack) -> AgentMemoryClient:

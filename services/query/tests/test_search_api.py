@@ -25,7 +25,6 @@ import psycopg
 import pytest
 
 from agent_memory_embedded.servers import ManagedProcess, PostgresServer, free_port
-from agent_memory_embedded.testing import Stack, create_database, make_stack, start_nats
 from agent_memory_retrieval import (
     Embedder,
     IndexDoc,
@@ -37,6 +36,7 @@ from agent_memory_retrieval import (
     open_vector_index,
 )
 from tests.helpers import eventually
+from tests.stack import Stack, create_database, make_stack, start_nats
 from tests.toc_support import FakeEvent, publish_segments, segment_payload
 
 NOW = datetime(2026, 3, 18, 12, 0, tzinfo=UTC)  # a Wednesday; every request passes it as "now"

@@ -17,7 +17,7 @@ import pytest
 
 from agent_memory_common.subjects import STREAM_TOC, toc_subject
 from agent_memory_embedded.servers import PostgresServer
-from agent_memory_embedded.testing import Stack
+from tests.stack import Stack
 from tests.toc_support import FakeEvent, toc_service_stack
 
 OWNER = {"authorization": "Bearer tok-owner"}

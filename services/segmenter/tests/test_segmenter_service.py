@@ -28,7 +28,6 @@ from nats.js.errors import NotFoundError
 
 from agent_memory_common.subjects import STREAM_SEGMENTS
 from agent_memory_embedded.servers import ManagedProcess, NatsServer, PostgresServer
-from agent_memory_embedded.testing import Stack, create_database, make_stack, start_nats
 from agent_memory_segmenter.logic import (
     EventInfo,
     SessionKey,
@@ -37,6 +36,7 @@ from agent_memory_segmenter.logic import (
     segment,
 )
 from tests.helpers import eventually, make_event
+from tests.stack import Stack, create_database, make_stack, start_nats
 
 THRESHOLDS = Thresholds(gap_s=60, token_budget=200, overlap_tokens=50)
 ENV = {

@@ -18,11 +18,11 @@ import pytest
 from pydantic import SecretStr
 
 from agent_memory_embedded.servers import NatsServer, free_port
-from agent_memory_embedded.testing import make_stack
 from agent_memory_summarizer.llm import LlmSummarizer, build_prompt
 from agent_memory_summarizer.model import SourceEvent
 from agent_memory_summarizer.settings import LlmOptions
 from tests.helpers import eventually
+from tests.stack import make_stack
 from tests.toc_support import (
     all_summarized,
     insert_events,

@@ -16,8 +16,8 @@ import psycopg
 import pytest
 
 from agent_memory_embedded.servers import NatsServer
-from agent_memory_embedded.testing import Stack, make_stack
 from tests.helpers import eventually
+from tests.stack import Stack, make_stack
 from tests.toc_support import (
     all_summarized,
     consumer_idle,

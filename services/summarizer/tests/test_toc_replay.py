@@ -13,8 +13,8 @@ import pytest
 
 from agent_memory_common.subjects import STREAM_SEGMENTS
 from agent_memory_embedded.servers import NatsServer, PostgresServer
-from agent_memory_embedded.testing import Stack, create_database, make_stack
 from tests.helpers import eventually
+from tests.stack import Stack, create_database, make_stack
 from tests.toc_support import (
     FakeEvent,
     all_summarized,

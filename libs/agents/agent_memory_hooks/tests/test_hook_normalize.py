@@ -1,0 +1,419 @@
+"""Each runtime's documented payloads (the fixtures) normalize to the events we expect.
+
+Pure functions, no servers: the fixture goes in, the list of events comes out, and every event
+must also be one the gateway accepts (validated with the gateway's own ``EventIn`` model).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_memory_common.event import EventIn
+from agent_memory_hooks import claude_code, codex, copilot_cli, gemini_cli, opencode
+from agent_memory_hooks.events import HookContext, clip
+from agent_memory_hooks.project import resolve_project_id
+from agent_memory_hooks.transcript import TranscriptCursor
+
+from .conftest import FIXTURES, load_fixture
+
+NOW = 1_768_471_500_000
+
+
+def ctx(runtime: str, event_name: str | None = None, max_text: int = 32_000) -> HookContext:
+    return HookContext(
+        runtime=runtime,
+        now_ms=NOW,
+        project_of=lambda cwd: f"proj:{cwd}",
+        max_text=max_text,
+        event_name=event_name,
+    )
+
+
+def brief(events: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
+    return [(e["role"], e["type"], e["text"]) for e in events]
+
+
+def valid(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    for event in events:
+        EventIn.model_validate(event)  # what the gateway will check
+    return events
+
+
+# -- Claude Code ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        (
+            "SessionStart",
+            [("system", "session_start", "Claude Code session started (startup)")],
+        ),
+        (
+            "UserPromptSubmit",
+            [("user", "message", "Why does the orders migration fail on an empty table?")],
+        ),
+        (
+            "PostToolUse",
+            [
+                (
+                    "assistant",
+                    "tool_call",
+                    'Bash {"command":"pytest tests/test_orders.py -q",'
+                    '"description":"Run the orders tests"}',
+                ),
+                ("tool", "tool_result", "F.\n1 failed, 1 passed in 0.42s"),
+            ],
+        ),
+        ("Stop", []),
+        (
+            "PreCompact",
+            [("system", "note", "Context compaction (manual): Keep the migration decisions")],
+        ),
+        (
+            "SessionEnd",
+            [("system", "session_end", "Claude Code session ended (prompt_input_exit)")],
+        ),
+    ],
+)
+def test_claude_code_fixtures(name: str, expected: list[tuple[str, str, str]]) -> None:
+    payload = load_fixture("claude-code", name)
+    events = valid(claude_code.normalize(payload, ctx("claude-code")))
+    assert brief(events) == expected
+    for e in events:
+        assert e["session_id"] == payload["session_id"]
+        assert e["agent_id"] == "claude-code"
+        assert e["project_id"] == "proj:/home/dev/shop-api"
+        assert e["metadata"]["hook_event"] == name
+        assert e["metadata"]["cwd"] == "/home/dev/shop-api"
+    # same payload, same clock: same ids (what makes a spool replay harmless)
+    assert [e["event_id"] for e in claude_code.normalize(payload, ctx("claude-code"))] == [
+        e["event_id"] for e in events
+    ]
+
+
+def test_claude_code_ids_come_from_the_runtime_not_the_clock() -> None:
+    prompt = load_fixture("claude-code", "UserPromptSubmit")
+    tool = load_fixture("claude-code", "PostToolUse")
+    later = HookContext(runtime="claude-code", now_ms=NOW + 5000, project_of=lambda c: "p")
+    for payload in (prompt, tool):
+        first = claude_code.normalize(payload, ctx("claude-code"))
+        again = claude_code.normalize(payload, later)
+        assert [e["event_id"] for e in first] == [e["event_id"] for e in again]
+    call, result = claude_code.normalize(tool, ctx("claude-code"))
+    assert call["event_id"] != result["event_id"]
+    assert call["metadata"]["tool_use_id"] == result["metadata"]["tool_use_id"] == "toolu_01DUxyz"
+    assert call["metadata"]["tool_input"]["command"] == "pytest tests/test_orders.py -q"
+
+
+def test_claude_code_transcript_yields_assistant_text_once(tmp_path: Path) -> None:
+    transcript = tmp_path / "session.jsonl"
+    lines = (FIXTURES / "claude-code" / "transcript.jsonl").read_text().splitlines(keepends=True)
+    payload = {**load_fixture("claude-code", "Stop"), "transcript_path": str(transcript)}
+
+    def read_once() -> list[dict[str, Any]]:
+        cursor = TranscriptCursor(str(tmp_path / "state"), "claude-code", payload["session_id"])
+        assert cursor.open(deadline=float("inf"))
+        try:
+            found = cursor.read(claude_code.transcript_path(payload))
+            events = claude_code.transcript_events(found, payload, ctx("claude-code"))
+            cursor.commit()
+            return valid(events)
+        finally:
+            cursor.close()
+
+    # the agent has written three lines and is in the middle of the fourth
+    transcript.write_text("".join(lines[:3]) + lines[3][:40])
+    first = read_once()
+    assert brief(first) == [("assistant", "message", "Let me run the orders tests first.")]
+    assert first[0]["ts"] == "2026-01-15T10:00:03Z"
+    assert first[0]["metadata"]["transcript_uuid"] == "6f1c1b52-0002-4c1a-9a53-3f7a1c6d2b10"
+    assert read_once() == []  # nothing new: nothing posted again
+
+    transcript.write_text("".join(lines))  # the rest arrives (tool use, tool result, reply)
+    second = read_once()
+    assert [e["text"][:30] for e in second] == ["The migration adds a NOT NULL "]
+    assert read_once() == []
+
+    # a transcript rewritten shorter (e.g. by /clear) is read again from the start; the ids
+    # are the lines' uuids, so the repeats are the same events and the gateway keeps one copy
+    transcript.write_text(lines[2])
+    again = read_once()
+    assert [e["event_id"] for e in again] == [first[0]["event_id"]]
+
+
+# -- Gemini CLI -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("SessionStart", [("system", "session_start", "Gemini CLI session started (startup)")]),
+        (
+            "BeforeAgent",
+            [
+                (
+                    "user",
+                    "message",
+                    "Add an index on orders.customer_id and tell me how long the migration takes.",
+                )
+            ],
+        ),
+        (
+            "AfterTool",
+            [
+                (
+                    "assistant",
+                    "tool_call",
+                    'run_shell_command {"command":"alembic upgrade head",'
+                    '"description":"Apply the migration"}',
+                ),
+                (
+                    "tool",
+                    "tool_result",
+                    "INFO  [alembic.runtime.migration] Running upgrade 3f2a -> 4b1c, "
+                    "add orders.customer_id index\nDone in 1.8s",
+                ),
+            ],
+        ),
+        (
+            "AfterAgent",
+            [
+                (
+                    "assistant",
+                    "message",
+                    "I added the index in migration 4b1c; it applied in 1.8 s on the dev database.",
+                )
+            ],
+        ),
+        ("PreCompress", [("system", "note", "Context compression (auto)")]),
+        ("SessionEnd", [("system", "session_end", "Gemini CLI session ended (exit)")]),
+    ],
+)
+def test_gemini_cli_fixtures(name: str, expected: list[tuple[str, str, str]]) -> None:
+    payload = load_fixture("gemini-cli", name)
+    events = valid(gemini_cli.normalize(payload, ctx("gemini-cli")))
+    assert brief(events) == expected
+    for e in events:
+        assert e["ts"] == payload["timestamp"].replace(".000Z", "Z").replace(".250Z", ".250000Z")
+        assert e["session_id"] == payload["session_id"]
+        assert e["agent_id"] == "gemini-cli"
+    assert gemini_cli.STDOUT == "{}"  # Gemini parses stdout as JSON
+
+
+# -- Copilot CLI ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("sessionStart", [("system", "session_start", "Copilot CLI session started (new)")]),
+        ("userPromptSubmitted", [("user", "message", "Fix the flaky payment test")]),
+        (
+            "postToolUse",
+            [
+                (
+                    "assistant",
+                    "tool_call",
+                    'bash {"command":"pytest tests/test_payments.py -q",'
+                    '"description":"Run payment tests"}',
+                ),
+                ("tool", "tool_result", "3 passed in 0.31s"),
+            ],
+        ),
+        (
+            "postToolUseFailure",
+            [
+                (
+                    "assistant",
+                    "tool_call",
+                    'edit {"path":"src/payments.py","old_str":"sleep(1)",'
+                    '"new_str":"wait_for(ready)"}',
+                ),
+                ("tool", "tool_result", "old_str not found in src/payments.py"),
+            ],
+        ),
+        ("agentStop", []),
+        ("preCompact", [("system", "note", "Context compaction (auto)")]),
+        ("errorOccurred", [("system", "note", "Copilot CLI error (model_call): rate limited")]),
+        ("sessionEnd", [("system", "session_end", "Copilot CLI session ended (user_exit)")]),
+    ],
+)
+def test_copilot_cli_fixtures(name: str, expected: list[tuple[str, str, str]]) -> None:
+    payload = load_fixture("copilot-cli", name)
+    assert "hook_event_name" not in payload  # camelCase payloads do not name their event
+    events = valid(copilot_cli.normalize(payload, ctx("copilot-cli", event_name=name)))
+    assert brief(events) == expected
+    for e in events:
+        assert e["ts"] == payload["timestamp"]
+        assert e["session_id"] == payload["sessionId"]
+    if name == "postToolUseFailure":
+        assert events[1]["metadata"]["failed"] is True
+    # without --event the payload alone cannot be told apart: nothing is invented
+    assert copilot_cli.normalize(payload, ctx("copilot-cli")) == []
+
+
+def test_copilot_cli_vscode_form() -> None:
+    payload = load_fixture("copilot-cli", "PostToolUse-vscode")
+    events = valid(copilot_cli.normalize(payload, ctx("copilot-cli")))
+    assert brief(events) == [
+        ("assistant", "tool_call", 'view {"path":"src/payments.py"}'),
+        ("tool", "tool_result", "def charge(order): ..."),
+    ]
+    assert events[0]["ts"] == "2026-01-15T10:00:07Z"
+
+
+def test_copilot_cli_transcript_reply(tmp_path: Path) -> None:
+    transcript = tmp_path / "events.jsonl"
+    shutil.copy(FIXTURES / "copilot-cli" / "events.jsonl", transcript)
+    payload = {**load_fixture("copilot-cli", "agentStop"), "transcriptPath": str(transcript)}
+    cursor = TranscriptCursor(str(tmp_path / "state"), "copilot-cli", payload["sessionId"])
+    assert cursor.open(deadline=float("inf"))
+    try:
+        lines = cursor.read(copilot_cli.transcript_path(payload))
+        events = valid(copilot_cli.transcript_events(lines, payload, ctx("copilot-cli")))
+    finally:
+        cursor.close()
+    # the tool-request-only message has no text and is left out; tool runs come from hooks
+    assert brief(events) == [
+        (
+            "assistant",
+            "message",
+            "The test was flaky because it slept for a fixed second; "
+            "it now waits for the payment to be ready.",
+        )
+    ]
+    assert events[0]["metadata"]["transcript_id"] == "e0000001-0000-4000-8000-000000000006"
+
+
+# -- OpenCode -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        (
+            "session.created",
+            [("system", "session_start", "OpenCode session started: Rename Order.total")],
+        ),
+        (
+            "chat.message",
+            [("user", "message", "Rename the Order.total field to amount_cents everywhere.")],
+        ),
+        (
+            "tool.execute.after",
+            [
+                (
+                    "assistant",
+                    "tool_call",
+                    'bash {"command":"rg -l \'total\' src/","description":"Find uses of total"}',
+                ),
+                ("tool", "tool_result", "src/orders.py\nsrc/invoices.py\n"),
+            ],
+        ),
+        (
+            "assistant.message",
+            [
+                (
+                    "assistant",
+                    "message",
+                    "Renamed Order.total to amount_cents in src/orders.py and src/invoices.py; "
+                    "the tests pass.",
+                )
+            ],
+        ),
+        ("session.compacted", [("system", "note", "Context compaction")]),
+        (
+            "session.deleted",
+            [("system", "session_end", "OpenCode session deleted: Rename Order.total")],
+        ),
+    ],
+)
+def test_opencode_fixtures(name: str, expected: list[tuple[str, str, str]]) -> None:
+    payload = load_fixture("opencode", name)
+    events = valid(opencode.normalize(payload, ctx("opencode")))
+    assert brief(events) == expected
+    for e in events:
+        assert e["session_id"] == payload["session_id"]
+        assert e["project_id"] == "proj:/home/dev/shop-api"
+    if name == "assistant.message":
+        assert events[0]["ts"] == 1_768_471_202_000  # when the reply began, not when it was sent
+        assert events[0]["metadata"]["model"] == "claude-sonnet-4-5"
+
+
+# -- Codex ----------------------------------------------------------------------------------------
+
+
+def test_codex_notify_fixture() -> None:
+    payload = load_fixture("codex", "agent-turn-complete")
+    events = valid(codex.normalize(payload, ctx("codex")))
+    assert brief(events) == [
+        ("user", "message", "Rename `foo` to `bar` and update the callsites."),
+        ("assistant", "message", "Rename complete and verified `cargo build` succeeds."),
+    ]
+    assert {e["session_id"] for e in events} == {"b5f6c1c2-1111-2222-3333-444455556666"}
+    assert events[0]["ts"] < events[1]["ts"]  # the question sorts before its answer
+    assert codex.normalize({"type": "approval-requested"}, ctx("codex")) == []
+    assert codex.PAYLOAD_FROM_ARGV
+
+
+# -- shared rules ---------------------------------------------------------------------------------
+
+
+def test_long_text_is_clipped_and_says_so() -> None:
+    payload = {**load_fixture("claude-code", "UserPromptSubmit"), "prompt": "x" * 5000}
+    (event,) = valid(claude_code.normalize(payload, ctx("claude-code", max_text=1000)))
+    assert event["text"].startswith("x" * 1000)
+    assert event["metadata"]["clipped_chars"] == 4000
+    assert "4000 more characters" in event["text"]
+    assert clip("short", 10) == ("short", 0)
+
+
+def test_big_tool_input_stays_out_of_metadata() -> None:
+    payload = load_fixture("claude-code", "PostToolUse")
+    payload["tool_input"] = {"file_path": "a.py", "content": "y" * 100_000}
+    call, _ = valid(claude_code.normalize(payload, ctx("claude-code")))
+    assert isinstance(call["metadata"]["tool_input"], str)  # clipped text, not the full object
+    assert len(json.dumps(call["metadata"])) < 5_000
+    assert len(call["text"]) < 2_200
+
+
+def test_payload_without_session_gives_nothing() -> None:
+    for module, runtime in (
+        (claude_code, "claude-code"),
+        (gemini_cli, "gemini-cli"),
+        (copilot_cli, "copilot-cli"),
+        (opencode, "opencode"),
+    ):
+        assert module.normalize({"hook_event_name": "SessionStart"}, ctx(runtime)) == []
+
+
+def test_project_id_rule(tmp_path: Path) -> None:
+    repo = tmp_path / "shop-api"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "src" / "deep").mkdir(parents=True)
+    assert resolve_project_id(str(repo / "src" / "deep"), {}) == "shop-api"
+    assert resolve_project_id(str(repo), {"AGENT_MEMORY_PROJECT_ID": "billing"}) == "billing"
+    loose = tmp_path / "scratch"
+    loose.mkdir()
+    found = resolve_project_id(str(loose), {})
+    assert found.startswith("dir-") and len(found) == 16
+    assert resolve_project_id(str(loose), {}) == found  # stable for the folder
+
+
+def test_project_id_agrees_with_the_client_library(tmp_path: Path) -> None:
+    """Capture and recall must name the project alike, or recall finds nothing."""
+    from agent_memory_client.project import resolve_project_id as client_rule
+
+    repo = tmp_path / "shop-api"
+    (repo / ".git").mkdir(parents=True)
+    loose = tmp_path / "scratch"
+    loose.mkdir()
+    for folder in (repo, loose):
+        for env in ({}, {"AGENT_MEMORY_PROJECT_ID": "billing"}):
+            assert resolve_project_id(str(folder), env) == client_rule(folder, env)

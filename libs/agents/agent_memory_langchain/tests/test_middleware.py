@@ -1,0 +1,276 @@
+"""AgentMemoryMiddleware in real LangChain agents (a scripted fake chat model stands in for the
+LLM) against the real stack: capture, recall injection, modes, budget, tools, failure."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import httpx
+from langchain.agents import create_agent
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.outputs import ChatResult
+from langchain_core.tools import tool
+from pydantic import Field
+
+from agent_memory_client import AgentMemoryClient
+from agent_memory_embedded.servers import free_port
+from agent_memory_langchain import AgentMemoryMiddleware
+from tests.stack import Stack
+
+
+class ScriptedModel(GenericFakeChatModel):
+    """Answers from a script and remembers every prompt it was given (to see the injection)."""
+
+    prompts: list[list[BaseMessage]] = Field(default_factory=list)
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedModel:
+        return self
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        self.prompts.append(list(messages))
+        return super()._generate(messages, stop, run_manager, **kwargs)
+
+    def system_texts(self) -> list[str]:
+        return [
+            m.text if isinstance(m.text, str) else str(m.content)
+            for prompt in self.prompts
+            for m in prompt
+            if isinstance(m, SystemMessage)
+        ]
+
+
+def scripted(*replies: AIMessage | str) -> ScriptedModel:
+    return ScriptedModel(messages=iter(replies))
+
+
+@tool
+def lookup(topic: str) -> str:
+    """Look a topic up in the team wiki."""
+    return f"wiki page about {topic}: deploys go through the blue-green pipeline"
+
+
+@tool
+def broken(path: str) -> str:
+    """Read a file."""
+    raise FileNotFoundError(f"no such file: {path}")
+
+
+def middleware(stack: Stack, **kw: Any) -> AgentMemoryMiddleware:
+    return AgentMemoryMiddleware(
+        gateway_url=stack.gateway_url, query_url=stack.query_url, agent_id="lc-test", **kw
+    )
+
+
+def session_events(stack: Stack, session: str, count: int) -> list[dict[str, Any]]:
+    deadline = time.monotonic() + 60
+    events: list[dict[str, Any]] = []
+    while time.monotonic() < deadline:
+        events = httpx.get(
+            f"{stack.query_url}/v1/events", params={"session_id": session}, timeout=5
+        ).json()["events"]
+        if len(events) >= count:
+            return events
+        time.sleep(0.1)
+    raise AssertionError(f"{count} events of {session} not stored in time: {events}")
+
+
+def seed(stack: Stack, project: str, texts: list[str], session: str = "old") -> None:
+    events = [
+        {
+            "project_id": project,
+            "agent_id": "claude-code",
+            "session_id": session,
+            "role": "assistant",
+            "text": text,
+        }
+        for text in texts
+    ]
+    r = httpx.post(f"{stack.gateway_url}/v1/events", json={"events": events}, timeout=10)
+    assert r.status_code == 202, r.text
+    session_events(stack, session, len(texts))
+
+
+def test_captures_user_assistant_and_tool_events(lean_stack: Stack) -> None:
+    mw = middleware(lean_stack, project_id="cap", injection="off")
+    model = scripted(
+        AIMessage(
+            content="", tool_calls=[{"name": "lookup", "args": {"topic": "deploy"}, "id": "c1"}]
+        ),
+        "Deploys go through the blue-green pipeline.",
+    )
+    agent = create_agent(model, tools=[lookup], middleware=[mw])
+    question = HumanMessage(content="how do we deploy the api?", id="h-1")
+    result = agent.invoke({"messages": [question]}, {"configurable": {"thread_id": "t-cap"}})
+    assert result["messages"][-1].text == "Deploys go through the blue-green pipeline."
+    assert mw.flush(30)
+
+    events = session_events(lean_stack, "t-cap", 4)
+    shape = [(e["role"], e["type"]) for e in events]
+    assert shape == [
+        ("user", "message"),
+        ("assistant", "tool_call"),
+        ("tool", "tool_result"),
+        ("assistant", "message"),
+    ]
+    assert events[0]["text"] == "how do we deploy the api?"
+    assert events[1]["text"].startswith("lookup ") and events[1]["metadata"]["tool"] == "lookup"
+    assert "blue-green" in events[2]["text"] and events[2]["metadata"]["tool_call_id"] == "c1"
+    assert {e["project_id"] for e in events} == {"cap"}
+    assert {e["agent_id"] for e in events} == {"lc-test"}
+
+    # the same conversation seen again (a resumed thread) is not stored twice
+    mw._capture(result)
+    fresh = middleware(lean_stack, project_id="cap", session_id="t-cap", injection="off")
+    fresh._capture(result)
+    assert mw.flush(30) and fresh.flush(30)
+    time.sleep(1.0)
+    assert len(session_events(lean_stack, "t-cap", 4)) == 4
+
+
+def test_recall_is_injected_within_budget_per_mode(lean_stack: Stack) -> None:
+    seed(
+        lean_stack,
+        "inj",
+        [
+            "We decided kubernetes deploys use the blue-green strategy with a manual switch",
+            "The staging cluster is called kestrel and runs kubernetes 1.31",
+        ]
+        + [f"unrelated chatter number {i} about lunch" for i in range(3)],
+    )
+    question = "how should I deploy to kubernetes?"
+
+    model = scripted("ok")
+    agent = create_agent(
+        model,
+        system_prompt="You are terse.",
+        middleware=[middleware(lean_stack, project_id="inj", injection="auto")],
+    )
+    agent.invoke({"messages": [HumanMessage(content=question)]})
+    system = model.system_texts()
+    assert len(system) == 1 and system[0].startswith("You are terse.")
+    assert "Relevant memory" in system[0] and "blue-green" in system[0]
+
+    off = scripted("ok")
+    create_agent(
+        off,
+        system_prompt="You are terse.",
+        middleware=[middleware(lean_stack, project_id="inj", injection="off")],
+    ).invoke({"messages": [HumanMessage(content=question)]})
+    assert off.system_texts() == ["You are terse."]
+
+    trivial = scripted("hello!")
+    create_agent(trivial, middleware=[middleware(lean_stack, project_id="inj")]).invoke(
+        {"messages": [HumanMessage(content="hi")]}
+    )
+    assert trivial.system_texts() == []  # auto: nothing to look up in a greeting
+
+    tight = scripted("ok")
+    create_agent(
+        tight,
+        middleware=[middleware(lean_stack, project_id="inj", injection="always", token_budget=60)],
+    ).invoke({"messages": [HumanMessage(content=question)]})
+    [block] = tight.system_texts()
+    assert "Relevant memory" in block and len(block) <= 60 * 4
+
+
+def test_auto_recalls_once_per_turn_and_always_every_call(lean_stack: Stack) -> None:
+    seed(lean_stack, "turns", ["the wiki lives at wiki.internal and documents deploys"])
+    calls = {"n": 0}
+    original = AgentMemoryClient.search
+
+    async def counting(self: AgentMemoryClient, query: str, **kw: Any) -> Any:
+        calls["n"] += 1
+        return await original(self, query, **kw)
+
+    tool_call = AIMessage(
+        content="", tool_calls=[{"name": "lookup", "args": {"topic": "wiki"}, "id": "c9"}]
+    )
+    question = HumanMessage(content="where is the wiki that documents deploys?")
+    AgentMemoryClient.search = counting  # type: ignore[method-assign]
+    try:
+        for mode, expected in (("auto", 1), ("always", 2)):
+            calls["n"] = 0
+            model = scripted(tool_call, "at wiki.internal")
+            mw = middleware(lean_stack, project_id="turns", injection=mode)
+            create_agent(model, tools=[lookup], middleware=[mw]).invoke({"messages": [question]})
+            assert calls["n"] == expected, mode
+            # both model calls of the turn got the memory block
+            assert len([t for t in model.system_texts() if "wiki.internal" in t]) == 2
+    finally:
+        AgentMemoryClient.search = original  # type: ignore[method-assign]
+
+
+async def test_async_agent_and_memory_tools(lean_stack: Stack) -> None:
+    mw = middleware(lean_stack, project_id="tools", injection="off")
+    assert {t.name for t in mw.tools} == {"memory_search", "memory_expand", "memory_note"}
+    model = scripted(
+        AIMessage(
+            content="",
+            tool_calls=[
+                {
+                    "name": "memory_note",
+                    "args": {"text": "Decision: ship on Fridays never", "kind": "decision"},
+                    "id": "n1",
+                }
+            ],
+        ),
+        AIMessage(
+            content="",
+            tool_calls=[{"name": "memory_search", "args": {"query": "ship Fridays"}, "id": "s1"}],
+        ),
+        "noted",
+    )
+    agent = create_agent(model, tools=[], middleware=[mw])
+    result = await agent.ainvoke(
+        {"messages": [HumanMessage(content="remember that we never ship on Fridays")]},
+        {"configurable": {"thread_id": "t-tools"}},
+    )
+    assert result["messages"][-1].text == "noted"
+    tool_outputs = [m.text for m in result["messages"] if m.type == "tool"]
+    assert '"recorded"' in tool_outputs[0]
+    assert '"results"' in tool_outputs[1]
+    assert await asyncio.to_thread(mw.flush, 30)
+    events = await asyncio.to_thread(session_events, lean_stack, "t-tools", 7)
+    notes = [e for e in events if e["type"] == "note"]
+    assert len(notes) == 1 and notes[0]["metadata"]["note_kind"] == "decision"
+    assert notes[0]["session_id"] == "t-tools"
+
+
+def test_agent_never_fails_when_memory_is_down(lean_stack: Stack) -> None:
+    dead = f"http://127.0.0.1:{free_port()}"
+    mw = AgentMemoryMiddleware(
+        gateway_url=dead,
+        query_url=dead,
+        project_id="down",
+        injection="always",
+        recall_timeout=1.0,
+        max_buffer=1,
+        playbook=True,
+    )
+    model = scripted(
+        AIMessage(
+            content="",
+            tool_calls=[{"name": "memory_search", "args": {"query": "anything"}, "id": "x1"}],
+        ),
+        "fine anyway",
+    )
+    agent = create_agent(model, tools=[lookup], middleware=[mw])
+    started = time.monotonic()
+    result = agent.invoke({"messages": [HumanMessage(content="please look this up for me")]})
+    assert result["messages"][-1].text == "fine anyway"
+    assert "unavailable" in next(m for m in result["messages"] if m.type == "tool").text
+    assert time.monotonic() - started < 15
+    # capture kept only the newest events (bounded buffer) and keeps retrying, without raising
+    assert not mw.flush(1.0)
+    assert mw.stats.dropped_full >= 1 and mw.stats.sent == 0

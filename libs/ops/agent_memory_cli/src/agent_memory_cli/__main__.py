@@ -1,0 +1,91 @@
+"""``agent-memory``: run the stack and talk to it from a terminal."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+import httpx
+
+from agent_memory_cli.settings import Settings
+from agent_memory_cli.supervisor import Supervisor
+from agent_memory_common.db import prepare_database
+from agent_memory_common.logs import configure_logging
+
+
+def _cmd_up(settings: Settings, _: argparse.Namespace) -> int:
+    configure_logging("supervisor", settings.log_level, settings.log_json)
+    return Supervisor(settings).run()
+
+
+def _cmd_migrate(settings: Settings, _: argparse.Namespace) -> int:
+    applied = prepare_database(settings.pg_dsn)
+    print(f"applied {len(applied)} migration(s)" + (": " + ", ".join(applied) if applied else ""))
+    return 0
+
+
+def _cmd_status(settings: Settings, args: argparse.Namespace) -> int:
+    headers = {"authorization": f"Bearer {args.token}"} if args.token else {}
+    try:
+        response = httpx.get(f"{settings.query_url}/v1/status", headers=headers, timeout=5)
+    except httpx.HTTPError as exc:
+        print(f"agent-memory: query service not reachable at {settings.query_url}: {exc}")
+        return 2
+    if response.status_code != 200:
+        print(f"agent-memory: status {response.status_code}: {response.text}")
+        return 1
+    data = response.json()
+    print(f"events stored: {data['events_stored']}   drained: {data['drained']}")
+    for c in data["consumers"]:
+        if not c.get("exists"):
+            print(f"  {c['name']:<12} (not created yet)")
+            continue
+        print(
+            f"  {c['name']:<12} pending={c['pending']:<8} ack_pending={c['ack_pending']:<6} "
+            f"redelivered={c['redelivered']:<6} ack_floor={c['ack_floor']}"
+        )
+    return 0
+
+
+# Further command groups live in their own modules (``toc.py``, ``search.py``, and the hook and
+# installer commands of ``agent_memory_hooks``) and expose ``register(subparsers)``, which adds
+# their parsers with ``set_defaults(run=...)``; ``run`` takes (settings, args) and returns the
+# exit code. Add the module's full name here.
+COMMAND_MODULES: tuple[str, ...] = (
+    "agent_memory_cli.mcp_cmd",
+    "agent_memory_hooks.commands",
+    "agent_memory_hooks.install.commands",
+    "agent_memory_cli.search",
+    "agent_memory_cli.admin",
+    "agent_memory_cli.toc",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="agent-memory", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser(
+        "up", help="start the embedded stack and every service (Ctrl-C stops)"
+    ).set_defaults(run=_cmd_up)
+    sub.add_parser(
+        "migrate", help="create the database if needed and apply migrations"
+    ).set_defaults(run=_cmd_migrate)
+    status = sub.add_parser("status", help="pipeline backlog and stored event count")
+    status.add_argument("--token", help="bearer token, when tokens are configured")
+    status.set_defaults(run=_cmd_status)
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    settings = Settings()
+    code: int = args.run(settings, args)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
