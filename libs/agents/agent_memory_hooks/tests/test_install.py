@@ -10,6 +10,7 @@ each runtime would run them, against the real stack, and the events arrive.
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import subprocess
 import tomllib
@@ -180,6 +181,8 @@ def _check_installed(
         if scope == "--user":
             assert "notify-send done" in text[".claude/settings.json"]  # the user's hook kept
         assert "agent-memory:managed" in text[".claude/commands/memory-search.md"]
+        # no fixed address: the fallback goes through the command, which reads the settings
+        assert not re.search(r":87\d\d", text[".claude/commands/memory-search.md"])
         assert "agent-memory:managed" in text[".claude/skills/agent-memory/SKILL.md"]
         if scope == "--project":
             assert json.loads(text[".mcp.json"])["mcpServers"]["agent-memory"]["args"] == ["mcp"]

@@ -7,8 +7,9 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-import httpx
+import psycopg
 
+from agent_memory_cli.api import CommandFailed, run_with_client
 from agent_memory_cli.settings import Settings
 from agent_memory_cli.supervisor import Supervisor
 from agent_memory_common.db import prepare_database
@@ -21,22 +22,21 @@ def _cmd_up(settings: Settings, _: argparse.Namespace) -> int:
 
 
 def _cmd_migrate(settings: Settings, _: argparse.Namespace) -> int:
-    applied = prepare_database(settings.pg_dsn)
+    try:
+        applied = prepare_database(settings.pg_dsn)
+    except psycopg.OperationalError as exc:
+        print(f"agent-memory: Postgres not reachable: {exc}", file=sys.stderr)
+        return 2
     print(f"applied {len(applied)} migration(s)" + (": " + ", ".join(applied) if applied else ""))
     return 0
 
 
 def _cmd_status(settings: Settings, args: argparse.Namespace) -> int:
-    headers = {"authorization": f"Bearer {args.token}"} if args.token else {}
     try:
-        response = httpx.get(f"{settings.query_url}/v1/status", headers=headers, timeout=5)
-    except httpx.HTTPError as exc:
-        print(f"agent-memory: query service not reachable at {settings.query_url}: {exc}")
-        return 2
-    if response.status_code != 200:
-        print(f"agent-memory: status {response.status_code}: {response.text}")
-        return 1
-    data = response.json()
+        data = run_with_client(settings, args.token, lambda c: c.status(), timeout=5)
+    except CommandFailed as exc:
+        print(f"agent-memory: {exc}")
+        return exc.code
     print(f"events stored: {data['events_stored']}   drained: {data['drained']}")
     for c in data["consumers"]:
         if not c.get("exists"):
@@ -73,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
         "migrate", help="create the database if needed and apply migrations"
     ).set_defaults(run=_cmd_migrate)
     status = sub.add_parser("status", help="pipeline backlog and stored event count")
-    status.add_argument("--token", help="bearer token, when tokens are configured")
+    status.add_argument("--token", help="bearer token (default: AGENT_MEMORY_TOKEN)")
     status.set_defaults(run=_cmd_status)
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)

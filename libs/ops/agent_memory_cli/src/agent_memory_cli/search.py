@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import textwrap
 from typing import Any
 
-import httpx
-
+from agent_memory_cli.api import CommandFailed, run_with_client
 from agent_memory_cli.settings import Settings
 
 TEXT_CHARS = 400
@@ -99,23 +97,15 @@ def render(answer: dict[str, Any], *, width: int, explain: bool = False) -> str:
 
 
 def _run(settings: Settings, args: argparse.Namespace) -> int:
-    token = args.token or os.environ.get("AGENT_MEMORY_TOKEN")
-    headers = {"authorization": f"Bearer {token}"} if token else {}
+    body = build_body(args)
+    query = body.pop("query")
     try:
-        response = httpx.post(
-            f"{settings.query_url}/v1/search", json=build_body(args), headers=headers, timeout=30
+        answer: dict[str, Any] = dict(
+            run_with_client(settings, args.token, lambda c: c.search(query, **body))
         )
-    except httpx.HTTPError as exc:
-        print(f"agent-memory: query service not reachable at {settings.query_url}: {exc}")
-        return 2
-    if response.status_code != 200:
-        try:
-            message = response.json().get("message") or response.text
-        except ValueError:
-            message = response.text
-        print(f"agent-memory: search failed ({response.status_code}): {message}")
-        return 1
-    answer = response.json()
+    except CommandFailed as exc:
+        print(f"agent-memory: search failed: {exc}")
+        return exc.code
     if args.json:
         print(json.dumps(answer, indent=2, ensure_ascii=False))
     else:

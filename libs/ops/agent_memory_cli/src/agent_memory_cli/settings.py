@@ -6,14 +6,9 @@ The service addresses are read from the same variables the services read
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
-from agent_memory_common.settings import DEFAULT_NATS_PORT, DEFAULT_PG_PORT, CommonSettings
-
-
-class EmbeddedOptions(BaseModel):
-    nats_port: int = Field(default=DEFAULT_NATS_PORT, ge=1, le=65535)
-    pg_port: int = Field(default=DEFAULT_PG_PORT, ge=1, le=65535)
+from agent_memory_common.settings import CommonSettings
 
 
 class Address(BaseModel):
@@ -22,7 +17,6 @@ class Address(BaseModel):
 
 
 class Settings(CommonSettings):
-    embedded: EmbeddedOptions = EmbeddedOptions()
     gateway: Address = Address(port=8700)
     query: Address = Address(port=8701)
 

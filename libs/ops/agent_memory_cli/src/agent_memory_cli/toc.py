@@ -13,51 +13,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import textwrap
 from typing import Any
-from urllib.parse import quote
 
-import httpx
-
+from agent_memory_cli.api import REFUSED, CommandFailed, run_with_client
 from agent_memory_cli.settings import Settings
+from agent_memory_client import AgentMemoryClient
 
 EXCERPT_CHARS = 160
 EVENT_CHARS = 300
-
-
-class ApiFailure(Exception):
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-class TocClient:
-    def __init__(self, settings: Settings, token: str | None) -> None:
-        headers = {"authorization": f"Bearer {token}"} if token else {}
-        self.base = settings.query_url
-        self.http = httpx.Client(base_url=self.base, headers=headers, timeout=30)
-
-    def get(self, path: str, **params: Any) -> dict[str, Any]:
-        try:
-            r = self.http.get(path, params={k: v for k, v in params.items() if v is not None})
-        except httpx.HTTPError as exc:
-            raise ApiFailure(2, f"query service not reachable at {self.base}: {exc}") from None
-        if r.status_code != 200:
-            try:
-                message = r.json().get("message") or r.text
-            except ValueError:
-                message = r.text
-            raise ApiFailure(1, f"{r.status_code}: {message}")
-        data: dict[str, Any] = r.json()
-        return data
-
-    def node(self, node_id: str, version: int | None = None) -> dict[str, Any]:
-        return self.get(f"/v1/toc/nodes/{quote(node_id, safe=':@~')}", version=version)
-
-    def children(self, node_id: str, version: int | None = None) -> dict[str, Any]:
-        return self.get(f"/v1/toc/nodes/{quote(node_id, safe=':@~')}/children", version=version)
 
 
 def _when(ts: str | None) -> str:
@@ -79,25 +44,25 @@ def _line(node: dict[str, Any], indent: str = "") -> str:
     )
 
 
-def render_years(client: TocClient, project: str | None) -> list[str]:
-    years = client.get("/v1/toc", project_id=project)["years"]
+async def render_years(client: AgentMemoryClient, project: str | None) -> list[str]:
+    years = (await client.toc(project_id=project))["years"]
     if not years:
         scope = f"project {project!r}" if project else "any project"
         return [f"no table of contents yet for {scope}"]
     lines = []
     for year in years:
         lines.append(_line(year))
-        for month in client.children(year["node_id"])["children"]:
+        for month in (await client.toc_children(year["node_id"]))["children"]:
             lines.append(_line(month, "  "))
     lines.append("")
     lines.append("open one: agent-memory toc <id>")
     return lines
 
 
-def render_node(
-    client: TocClient, node_id: str, version: int | None, events: bool, width: int
+async def render_node(
+    client: AgentMemoryClient, node_id: str, version: int | None, events: bool, width: int
 ) -> list[str]:
-    node = client.node(node_id, version)
+    node = await client.toc_node(node_id, version=version)
     version_note = f"v{node['version']} of {node['latest_version']}"
     lines = [
         f"{node['node_id']}   {node['level']}   {version_note}   "
@@ -132,7 +97,7 @@ def render_node(
                 f"      ↳ {grip['grip_id']}  events {', '.join(grip['event_ids'])}: "
                 f"“{_one_line(grip['excerpt'], EXCERPT_CHARS)}”"
             )
-    children = client.children(node_id, version)
+    children = await client.toc_children(node_id, version=version)
     if node["level"] == "segment":
         if events:
             lines.append("")
@@ -164,10 +129,10 @@ def render_node(
     return lines
 
 
-def render_at(client: TocClient, project: str | None, ts: str) -> list[str]:
+async def render_at(client: AgentMemoryClient, project: str | None, ts: str) -> list[str]:
     if not project:
-        raise ApiFailure(1, "--at needs --project")
-    data = client.get("/v1/toc/at", ts=ts, project_id=project)
+        raise CommandFailed(REFUSED, "--at needs --project")
+    data = await client.toc_at(ts, project_id=project)
     lines = [f"{ts} in {project}:"]
     for depth, node in enumerate(data["path"]):
         lines.append(_line(node, "  " * (depth + 1)))
@@ -176,35 +141,35 @@ def render_at(client: TocClient, project: str | None, ts: str) -> list[str]:
     return lines
 
 
+async def _output(client: AgentMemoryClient, args: argparse.Namespace, width: int) -> str:
+    if args.json:
+        if args.node_id:
+            data: Any = {
+                "node": await client.toc_node(args.node_id, version=args.version),
+                "children": await client.toc_children(args.node_id, version=args.version),
+            }
+        elif args.at:
+            data = await client.toc_at(args.at, project_id=args.project)
+        else:
+            data = await client.toc(project_id=args.project)
+        return json.dumps(data, indent=2, ensure_ascii=False)
+    if args.node_id:
+        lines = await render_node(client, args.node_id, args.version, args.events, width)
+    elif args.at:
+        lines = await render_at(client, args.project, args.at)
+    else:
+        lines = await render_years(client, args.project)
+    return "\n".join(lines)
+
+
 def _run(settings: Settings, args: argparse.Namespace) -> int:
-    token = args.token or os.environ.get("AGENT_MEMORY_TOKEN")
-    client = TocClient(settings, token)
     width = shutil.get_terminal_size((100, 20)).columns - 1
     try:
-        if args.json:
-            if args.node_id:
-                data: Any = {
-                    "node": client.node(args.node_id, args.version),
-                    "children": client.children(args.node_id, args.version),
-                }
-            elif args.at:
-                data = client.get("/v1/toc/at", ts=args.at, project_id=args.project)
-            else:
-                data = client.get("/v1/toc", project_id=args.project)
-            print(json.dumps(data, indent=2, ensure_ascii=False))
-            return 0
-        if args.node_id:
-            lines = render_node(client, args.node_id, args.version, args.events, width)
-        elif args.at:
-            lines = render_at(client, args.project, args.at)
-        else:
-            lines = render_years(client, args.project)
-    except ApiFailure as exc:
+        output = run_with_client(settings, args.token, lambda c: _output(c, args, width))
+    except CommandFailed as exc:
         print(f"agent-memory: {exc}")
         return exc.code
-    finally:
-        client.http.close()
-    print("\n".join(lines))
+    print(output)
     return 0
 
 

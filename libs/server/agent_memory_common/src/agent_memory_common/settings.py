@@ -10,12 +10,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field, field_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_NATS_PORT = 4222
 DEFAULT_PG_PORT = 55432
 DEFAULT_DATABASE = "agent_memory"
+
+
+class EmbeddedOptions(BaseModel):
+    """Ports of the embedded servers that ``agent-memory up`` starts."""
+
+    nats_port: int = Field(default=DEFAULT_NATS_PORT, ge=1, le=65535)
+    pg_port: int = Field(default=DEFAULT_PG_PORT, ge=1, le=65535)
 
 
 class CommonSettings(BaseSettings):
@@ -60,6 +67,26 @@ class CommonSettings(BaseSettings):
     )
     log_level: str = Field(default="INFO")
     log_json: bool | None = Field(default=None, description="JSON logs; default: when not a TTY.")
+    embedded: EmbeddedOptions = Field(
+        default_factory=EmbeddedOptions,
+        description="Ports of the embedded servers (AGENT_MEMORY_EMBEDDED__PG_PORT...).",
+    )
+
+    @model_validator(mode="after")
+    def _servers_follow_embedded_ports(self) -> CommonSettings:
+        """Without an explicit URL, connect where the embedded stack listens.
+
+        ``agent-memory migrate`` or ``admin rebuild-index`` run beside a stack started with
+        ``AGENT_MEMORY_EMBEDDED__PG_PORT`` must reach *that* database, not whatever listens on
+        the default port (another stack's, as happened once in testing).
+        """
+        if "pg_dsn" not in self.model_fields_set:
+            self.pg_dsn = (
+                f"postgresql://postgres@127.0.0.1:{self.embedded.pg_port}/{DEFAULT_DATABASE}"
+            )
+        if "nats_url" not in self.model_fields_set:
+            self.nats_url = f"nats://127.0.0.1:{self.embedded.nats_port}"
+        return self
 
     @field_validator("home")
     @classmethod

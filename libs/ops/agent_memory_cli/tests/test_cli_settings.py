@@ -1,0 +1,88 @@
+"""The command honours the same settings as the services: ports, tokens, addresses.
+
+Each of these once went wrong: ``migrate`` and ``admin rebuild-index`` connected to the default
+Postgres port whatever ``AGENT_MEMORY_EMBEDDED__PG_PORT`` said (and wrote into another stack's
+database), and ``agent-memory status`` ignored ``AGENT_MEMORY_TOKEN``.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from agent_memory_cli.__main__ import main
+from agent_memory_embedded.servers import NatsServer, PostgresServer
+from tests.stack import Stack, make_stack
+
+AGENT_MEMORY = str(Path(sys.executable).parent / "agent-memory")
+
+
+def test_migrate_connects_to_the_embedded_port_it_is_given(
+    pg_server: PostgresServer, tmp_path: Path
+) -> None:
+    env = {
+        "PATH": str(Path(sys.executable).parent),
+        "AGENT_MEMORY_HOME": str(tmp_path),
+        "AGENT_MEMORY_EMBEDDED__PG_PORT": str(pg_server.port),
+    }
+    # Only the port is given: the database is the default one, created on *this* server.
+    out = subprocess.run(
+        [AGENT_MEMORY, "migrate"], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert "migration" in out.stdout
+    with psycopg.connect(pg_server.dsn("agent_memory")) as conn:
+        row = conn.execute("SELECT count(*) FROM schema_migrations").fetchone()
+    assert row is not None and row[0] > 0
+    # And a port where nothing listens is an error naming the connection, not a silent success
+    # against the default port.
+    env["AGENT_MEMORY_EMBEDDED__PG_PORT"] = "9"
+    out = subprocess.run(
+        [AGENT_MEMORY, "migrate"], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode != 0
+    assert out.stderr.startswith("agent-memory: Postgres not reachable") and "9" in out.stderr
+
+
+@pytest.fixture
+def secured(nats_server: NatsServer, pg_dsn: str, tmp_path: Path) -> Iterator[Stack]:
+    s = make_stack(nats_server, pg_dsn, tmp_path, AGENT_MEMORY_TOKENS="token-a:acme")
+    try:
+        s.start("query")
+        yield s
+    finally:
+        s.stop()
+
+
+def test_status_and_search_read_the_token_from_the_environment(
+    secured: Stack, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("AGENT_MEMORY_QUERY__PORT", secured.query_url.rsplit(":", 1)[1])
+    monkeypatch.delenv("AGENT_MEMORY_TOKEN", raising=False)
+    assert main(["status"]) == 1
+    assert "401" in capsys.readouterr().out
+
+    monkeypatch.setenv("AGENT_MEMORY_TOKEN", "token-a")
+    assert main(["status"]) == 0
+    assert "events stored: 0" in capsys.readouterr().out
+    assert main(["search", "anything at all", "--json"]) == 0
+    assert '"results": []' in capsys.readouterr().out
+
+    # --token still wins over the environment
+    assert main(["status", "--token", "wrong"]) == 1
+    assert "401" in capsys.readouterr().out
+
+
+def test_unreachable_service_is_one_line_and_exit_code_2(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("AGENT_MEMORY_QUERY__PORT", "9")
+    for argv in (["status"], ["search", "x"], ["toc"]):
+        assert main(argv) == 2
+        out = capsys.readouterr().out
+        assert out.count("\n") == 1 and "unavailable at http://127.0.0.1:9" in out, out
