@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uvicorn
 
+from agent_memory_common.browser import uvicorn_options
 from agent_memory_common.logs import configure_logging
 from agent_memory_gateway.app import create_app
 from agent_memory_gateway.settings import Settings
@@ -16,11 +17,7 @@ def main() -> None:
         create_app(settings),
         host=settings.gateway.host,
         port=settings.gateway.port,
-        loop="uvloop",
-        http="httptools",
-        access_log=False,
-        log_level="warning",
-        timeout_graceful_shutdown=5,
+        **uvicorn_options(),
     )
 
 

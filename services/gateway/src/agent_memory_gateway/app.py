@@ -25,6 +25,7 @@ import nats.js.errors
 import orjson
 from fastapi import FastAPI, Request
 
+from agent_memory_common.browser import CrossOriginGuard
 from agent_memory_common.errors import TransientError
 from agent_memory_common.event import EventIn
 from agent_memory_common.http import (
@@ -247,6 +248,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.gateway = gateway
     install_error_handlers(app)
     app.add_middleware(IngestFrontDoor, gateway=gateway)
+    # outermost: a browser's cross-site write is refused before the front door reads it
+    app.add_middleware(CrossOriginGuard, allowed_origins=settings.allowed_origins)
     event_schema = EventIn.model_json_schema()
 
     @app.post(

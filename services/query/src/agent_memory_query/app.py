@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 import psycopg
 from fastapi import FastAPI
 
+from agent_memory_common.browser import CrossOriginGuard
 from agent_memory_common.db import make_pool, prepare_database
 from agent_memory_common.http import (
     ApiError,
@@ -63,6 +64,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         default_response_class=JSONBytesResponse,
     )
     install_error_handlers(app)
+    app.add_middleware(CrossOriginGuard, allowed_origins=settings.allowed_origins)
 
     @app.exception_handler(psycopg.OperationalError)
     async def _pg_down(_: object, exc: psycopg.OperationalError) -> JSONBytesResponse:

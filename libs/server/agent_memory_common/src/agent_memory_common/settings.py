@@ -52,6 +52,13 @@ class CommonSettings(BaseSettings):
             "no authentication, every request belongs to the tenant 'default'."
         ),
     )
+    allowed_origins: str = Field(
+        default="",
+        description=(
+            "Web origins (comma separated, e.g. 'https://memory.example.com') whose pages may "
+            "call the HTTP APIs from a browser. Empty: none but each service's own."
+        ),
+    )
     nats_replicas: int = Field(default=1, ge=1, le=5, description="JetStream stream replicas.")
     duplicate_window_s: float = Field(
         default=600.0, gt=0, description="JetStream de-duplication window for retried publishes."
