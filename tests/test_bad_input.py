@@ -84,3 +84,25 @@ def test_nothing_from_bad_requests_is_stored(stack: Stack) -> None:
     from tests.helpers import drained, eventually
 
     eventually(lambda: drained(stack.query_url, 1), what="only the good event stored")
+
+
+@pytest.mark.parametrize(
+    ("service", "path", "params", "field"),
+    [
+        ("query", "/v1/events", {"foo": "bar"}, "foo"),
+        ("query", "/v1/events", {"project_id": "p", "sesion_id": "typo"}, "sesion_id"),
+        ("query", "/v1/toc", {"projectid": "p"}, "projectid"),
+        ("query", "/v1/status", {"x": ""}, "x"),
+        ("gateway", "/healthz", {"verbose": "1"}, "verbose"),
+    ],
+)
+def test_an_unknown_query_parameter_is_named_not_ignored(
+    shared_stack: Stack, service: str, path: str, params: dict[str, str], field: str
+) -> None:
+    base = shared_stack.query_url if service == "query" else shared_stack.gateway_url
+    r = httpx.get(f"{base}{path}", params=params)
+    assert r.status_code == 422, r.text
+    assert r.json()["field"] == field and "unknown query parameter" in r.json()["message"]
+    # the known parameters of the same route still work
+    known = {k: v for k, v in params.items() if k != field}
+    assert httpx.get(f"{base}{path}", params=known).status_code == 200

@@ -23,7 +23,7 @@ from typing import Any
 import nats.errors
 import nats.js.errors
 import orjson
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 
 from agent_memory_common.browser import CrossOriginGuard
 from agent_memory_common.errors import TransientError
@@ -34,6 +34,7 @@ from agent_memory_common.http import (
     TenantResolver,
     error_responses,
     install_error_handlers,
+    reject_unknown_query_parameters,
 )
 from agent_memory_common.logs import get_logger
 from agent_memory_common.natslink import NatsLink
@@ -241,6 +242,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app = FastAPI(
         title="agent-memory ingest gateway",
+        dependencies=[Depends(reject_unknown_query_parameters)],
         version="0.1.0",
         lifespan=lifespan,
         default_response_class=JSONBytesResponse,

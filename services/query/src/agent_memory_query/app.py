@@ -6,7 +6,7 @@ import contextlib
 from collections.abc import AsyncIterator
 
 import psycopg
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 
 from agent_memory_common.browser import CrossOriginGuard
 from agent_memory_common.db import make_pool, prepare_database
@@ -15,6 +15,7 @@ from agent_memory_common.http import (
     JSONBytesResponse,
     TenantResolver,
     install_error_handlers,
+    reject_unknown_query_parameters,
 )
 from agent_memory_common.natslink import NatsLink
 from agent_memory_query import (
@@ -59,6 +60,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app = FastAPI(
         title="agent-memory query service",
+        dependencies=[Depends(reject_unknown_query_parameters)],
         version="0.1.0",
         lifespan=lifespan,
         default_response_class=JSONBytesResponse,

@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import hmac
 from typing import Any
+from urllib.parse import parse_qsl
 
 import orjson
 from fastapi import FastAPI, Request
+from fastapi.dependencies.models import Dependant
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
+from fastapi.routing import APIRoute
+from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 LOCAL_TENANT = "default"
@@ -163,3 +167,48 @@ class TenantResolver:
             if hmac.compare_digest(token.encode(), presented.encode()):
                 return tenant
         raise ApiError(401, "unauthorized", "unknown token", headers=challenge)
+
+
+def _query_parameter_names(dependant: Dependant) -> set[str]:
+    """Every query parameter a route reads, through its dependencies and query models."""
+    names: set[str] = set()
+    pending = [dependant]
+    while pending:
+        current = pending.pop()
+        pending.extend(current.dependencies)
+        for param in current.query_params:
+            annotation = param.field_info.annotation
+            if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+                names |= {f.alias or n for n, f in annotation.model_fields.items()}
+            else:
+                names.add(param.alias)
+    return names
+
+
+_KNOWN_QUERY: dict[int, frozenset[str]] = {}
+
+
+async def reject_unknown_query_parameters(request: Request) -> None:
+    """422 naming the parameter when a request carries one its route does not read.
+
+    A misspelt filter (``?sesion_id=...``) used to be ignored silently, so the caller got the
+    unfiltered answer, while ``POST /v1/search`` already rejected unknown body fields. Used as
+    an application-wide dependency (``FastAPI(dependencies=[Depends(...)])``); it reads the
+    matched route from the scope, so each route is checked against its own parameters.
+    """
+    raw = request.scope.get("query_string", b"")
+    route = request.scope.get("route")
+    if not raw or not isinstance(route, APIRoute):
+        return
+    known = _KNOWN_QUERY.get(id(route))
+    if known is None:
+        known = _KNOWN_QUERY[id(route)] = frozenset(_query_parameter_names(route.dependant))
+    for name, _ in parse_qsl(raw.decode("latin-1"), keep_blank_values=True):
+        if name not in known:
+            expected = f" (expected one of: {', '.join(sorted(known))})" if known else ""
+            raise ApiError(
+                422,
+                "validation_error",
+                f"{name}: unknown query parameter{expected}",
+                field=name,
+            )
