@@ -76,8 +76,9 @@ _TEMPLATE = re.compile(
     """,
     re.IGNORECASE | re.VERBOSE,
 )
-# Masks someone already applied: ``***``, ``xxxx``, ``....``, ``••••``.
-_MASK = re.compile(r"[*•·.#?\-]+|x+|X+")
+# Masks someone already applied: ``***``, ``xxxx``, ``....``, ``••••``, also after a token
+# prefix (``ghp_xxxxxxxx``).
+_MASK = re.compile(r"(?:[A-Za-z0-9]{1,12}[_\-])?(?:[*•·.#?\-]+|x{3,}|X{3,}|0{8,})|x+|X+")
 # Documentation placeholders: ``your-api-key``, ``YOUR_TOKEN_HERE``, ``replace_me``.
 _PLACEHOLDER = re.compile(
     r"(?:your|replace|change|insert|enter|put|example|placeholder|todo)(?:[_\-. ]|$)|changeme$",
@@ -108,8 +109,10 @@ def _is_literal_secret(value: str) -> bool:
         return False
     if ("$" in s or "{" in s or s[0] in "<%[") and _TEMPLATE.search(s):
         return False
-    if s[-5:].lower() in ("_here", "-here"):
-        return False
+    if s[-5:].lower() in ("_here", "-here") or s.endswith(("...", "\u2026")):
+        return False  # ``YOUR_KEY_HERE``, ``sk-...``: elided in documentation
+    if len(s) <= 12 and s[-1] in "_-" and s[:-1].isalnum():
+        return False  # a bare token prefix (``ghp_``, ``glpat-``) named in prose
     return not (_MASK.fullmatch(s) or _PLACEHOLDER.match(s))
 
 
@@ -169,7 +172,7 @@ def _is_plausible_token(value: str) -> bool:
 # separator, which leaves ``max_tokens=``, ``token_count:`` and ``password_file=`` alone.
 _ASSIGN_TAIL = r"""
     (?:
-        (?P<sep>\\?["']?[ \t]*(?::=|=>|=(?!=)|:(?!:))[ \t]*)
+        (?P<sep>\\?["']?\]?[ \t]*(?::=|=>|=(?!=)|:(?!:))[ \t]*)
       | (?P<wsep>[ \t]+)
       | (?P<csep>["'][ \t]*,[ \t]*(?=["']))
     )
@@ -204,7 +207,7 @@ _EXPRESSION_GOES_ON = re.compile(r"[ \t]*(?:[-+*/%|&^<>?=]|(?:if|else|or|and)\b)
 
 # ``https://x-access-token:ghp_...@github.com``: a key-looking user name in a URL is userinfo,
 # which url_password handles; read as ``token: value`` it would swallow the rest of the URL.
-_IN_URL_AUTHORITY = re.compile(r"://[^\s/?#@'\"<>]*\Z")
+_IN_URL_AUTHORITY = re.compile(r"://[^\s/?#@;'\"<>]*\Z")
 
 
 # A key at the start of a line (after indentation, a YAML list dash, ``export`` or an opening
@@ -262,6 +265,9 @@ def _assignment_extract(m: re.Match[str]) -> _Span | None:
         return None
     start, end = m.span("uq")
     sep = m.group("sep") or ""
+    key_start = _word_start(m.string, m.start(), "_-.")
+    if key_start > 0 and m.string[key_start - 1] == ":" and ":" in sep:
+        return None  # ``arn:aws:secretsmanager:...:secret:prod/db``: a path, not a key
     if _is_config_line_key(m.string, m.start()):
         token = _NON_SPACE.match(m.string, start)
         token_end = token.end() if token is not None else end
@@ -271,9 +277,16 @@ def _assignment_extract(m: re.Match[str]) -> _Span | None:
         value_end = start + len(value)
         if _IDENTIFIER.fullmatch(value) and _is_code_continuation(m, sep, value_end):
             return None
-        if _is_prose(m, sep, value, value_end) and _reads_as_sentence(m.string, start):
-            return None  # "Password: reset it in settings", "- password: The password for"
+        if _reads_as_sentence(m.string, start):
+            if _is_prose(m, sep, value, value_end):
+                return None  # "Password: reset it in settings", "- password: The password for"
+            return start, value_end
         return start, _config_value_end(m.string, value_end, sep)
+    if _is_long_flag(m.string, m.start()):
+        # ``--password=Tr0ub4dor&3``: a flag's value runs to the next space.
+        token = _NON_SPACE.match(m.string, start)
+        if token is not None:
+            end = max(end, token.end())
     if end - start >= _UQ_MAX:
         # The regex is bounded so that dense triggers cannot cost n^2; a genuinely long value
         # is followed to its end here, once (the caller skips triggers inside the result).
@@ -298,7 +311,6 @@ _FUNCTION_WORDS = frozenset(
         "when", "as", "use", "used", "see",
     }
 )  # fmt: skip
-_WORDS = re.compile(r"[A-Za-z']+")
 
 
 def _reads_as_sentence(text: str, value_start: int) -> bool:
@@ -312,7 +324,7 @@ def _reads_as_sentence(text: str, value_start: int) -> bool:
     line = text[value_start : len(text) if end < 0 else end].rstrip()
     if line[:1].isupper() or line.endswith((".", "!", "?")):
         return True
-    return any(w.lower() in _FUNCTION_WORDS for w in _WORDS.findall(line))
+    return any(w.strip(".,;:!?").lower() in _FUNCTION_WORDS for w in line.split())
 
 
 def _is_code_continuation(m: re.Match[str], sep: str, value_end: int) -> bool:
@@ -356,6 +368,11 @@ def _group_or_whole(
         return start, end
 
     return extract
+
+
+def _varied(value: str) -> bool:
+    """A token, not a mask with a real prefix: ``ghp_xxxxxxxx...``, ``sk_live_000000...``."""
+    return len(set(value)) >= 8
 
 
 def _has_letter_and_digit(body: str) -> bool:
@@ -436,7 +453,8 @@ def _shannon_bits(value: str) -> float:
 # recognised with "secret" or "aws" shortly before it, and only if it looks random: upper and
 # lower case, a digit or "/+", not hex (sha1 and git commit ids), and ~4.2+ bits per character
 # (random base64 of 40 characters has ~4.6-5; paths and identifiers stay under ~4).
-_AWS_SECRET_CANDIDATE = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+_AWS_SECRET_CANDIDATE = re.compile(r"(?<![A-Za-z0-9/+=._\-])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=_\-])")
+_LOWER_RUN = re.compile(r"[a-z]{8}")
 _AWS_CONTEXT_WINDOW = 240
 _B64_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/+=")
 _HEX = re.compile(r"[0-9a-fA-F]+")
@@ -447,6 +465,7 @@ def _looks_like_aws_secret(value: str) -> bool:
         _mixed_case(value)
         and any(c.isdigit() or c in "/+" for c in value)
         and not _HEX.fullmatch(value)
+        and not _LOWER_RUN.search(value)  # a word: ``Documentation`` in a path
         and _shannon_bits(value) >= 4.2
     )
 
@@ -476,6 +495,16 @@ def _any_group_extract(
         return None
 
     return extract
+
+
+def _prose_password_ok(value: str) -> bool:
+    value = value.rstrip(".,;:!?)")
+    return (
+        len(value) >= 6
+        and any(c.isalpha() for c in value)
+        and any(not c.isalpha() for c in value)
+        and _is_unquoted_secret(value)
+    )
 
 
 def _cli_value_ok(value: str) -> bool:
@@ -591,7 +620,7 @@ def _rule(
     return _Rule(
         kind,
         re.compile(pattern, flags | re.VERBOSE),
-        extract or _group_or_whole(),
+        extract or _group_or_whole(_varied),
         triggers,
         precheck,
     )
@@ -680,6 +709,7 @@ _BUILTIN_RULES: tuple[_Rule, ...] = (
         "slack_webhook",
         r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>[A-Za-z0-9_/+\-]{16,256})",
         _cs("hooks.slack.com/"),
+        _group_or_whole(),  # the path is the secret, whatever it looks like
     ),
     _rule(
         "slack_token",
@@ -875,6 +905,25 @@ _BUILTIN_RULES: tuple[_Rule, ...] = (
             \s+password[ \t]+(?P<uq>\S{1,256})""",
         _cs("machine", anchor="c"),
         _any_group_extract(_cli_value_ok),
+    ),
+    _rule(
+        "password",
+        # ``htpasswd -b[c] file user password`` takes the password as the last argument.
+        r"""htpasswd[ \t]+(?:-[a-zA-Z]*b[a-zA-Z]*[ \t]+)(?:-[a-zA-Z]+[ \t]+)*
+            [^\s-]\S{0,255}[ \t]+[^\s-]\S{0,127}[ \t]+"""
+        + _CLI_VALUE,
+        _cs("htpasswd", anchor="p"),
+        _any_group_extract(_cli_value_ok),
+    ),
+    _rule(
+        "password",
+        # Prose: "the admin password is vX8k2Lq9 until Friday". Only a value that mixes letters
+        # with digits or symbols: "the password is stored in Vault" stays.
+        r"""(?i:passw(?:or)?d|passphrase)[ \t]+
+            (?:is|was|will[ \t]+be|(?:set|changed|reset)[ \t]+to)
+            [ \t]+[`"']?(?P<uq>[^\s`"']{6,128})""",
+        _ci("pass", guard=_PASS_END),
+        _any_group_extract(_prose_password_ok),
     ),
     _rule(
         "url_password",
