@@ -140,6 +140,13 @@ def test_long_unquoted_value_is_redacted_to_its_end(redactor: Redactor) -> None:
         "Bearer " * 20_000,
         "sk-" * 50_000,
         "a" * 200_000,
+        "aws " * 60_000,
+        "secret " * 35_000,
+        "curl -u " * 30_000,
+        "mysql " * 40_000,
+        "docker login " * 18_000,
+        "a:b@tcp(" * 30_000,
+        "Q~" * 120_000,
     ],
     ids=lambda t: repr(t[:12]),
 )

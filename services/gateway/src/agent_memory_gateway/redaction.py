@@ -461,7 +461,6 @@ def _shannon_bits(value: str) -> float:
 # (random base64 of 40 characters has ~4.6-5; paths and identifiers stay under ~4).
 _AWS_SECRET_CANDIDATE = re.compile(r"(?<![A-Za-z0-9/+=._\-])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=_\-])")
 _LOWER_RUN = re.compile(r"[a-z]{8}")
-_AWS_CONTEXT_WINDOW = 240
 _B64_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/+=")
 _HEX = re.compile(r"[0-9a-fA-F]+")
 
@@ -477,10 +476,14 @@ def _looks_like_aws_secret(value: str) -> bool:
 
 
 def _aws_secret_extract(m: re.Match[str]) -> _Span | None:
-    """The first random-looking 40-character key shortly after "secret" or "aws"."""
+    """The first random-looking 40-character key shortly after "secret" or "aws".
+
+    The rule's ``window`` runs up to 240 characters on, and stops at the next "secret" or
+    "aws" (that one scans the rest), so dense text costs each character once.
+    """
     text = m.string
-    end = min(len(text), m.end() + _AWS_CONTEXT_WINDOW)
-    for c in _AWS_SECRET_CANDIDATE.finditer(text, m.end(), end):
+    start, end = m.span("window")
+    for c in _AWS_SECRET_CANDIDATE.finditer(text, start, end):
         if c.end() == end and end < len(text) and text[end] in _B64_CHARS:
             break  # cut by the window: part of a longer string
         if _looks_like_aws_secret(c.group()):
@@ -528,13 +531,19 @@ def _login_extract(m: re.Match[str]) -> _Span | None:
     return _any_group_extract(_cli_value_ok)(m)
 
 
-_GO_DSN_USERINFO = re.compile(r"""(?:^|[\s"'=])[^\s:@/"']{1,128}:(?P<secret>[^\s"']{1,256})\Z""")
+_GO_DSN_USERINFO = re.compile(r"""[^\s:@/"']{1,128}:(?P<secret>[^\s"']{1,256})""")
 
 
 def _go_dsn_extract(m: re.Match[str]) -> _Span | None:
-    """``user:password@tcp(host)``: the rule matches at ``@``; the password is before it."""
-    start = m.start()
-    u = _GO_DSN_USERINFO.search(m.string, max(0, start - 390), start)
+    """``user:password@tcp(host)``: the rule matches at ``@``; the password is before it.
+
+    The user starts after the last space, quote or ``=`` (``dsn="..."``), found with ``rfind``
+    in C rather than a backwards regex search, which would cost the window squared.
+    """
+    text, at = m.string, m.start()
+    lo = max(0, at - 386)
+    begin = max(text.rfind(c, lo, at) for c in " \t\n\"'=") + 1
+    u = _GO_DSN_USERINFO.fullmatch(text, max(begin, lo), at)
     if u is None or not _is_literal_secret(u.group("secret")):
         return None
     return u.span("secret")
@@ -550,6 +559,15 @@ def _azure_secret_extract(m: re.Match[str]) -> _Span | None:
     if head is None:
         return None
     return head.start(), m.end()
+
+
+def _rest_of_command(names: str, limit: int) -> str:
+    """The arguments between a command's name and its credential flag: the same line, up to a
+    ``|``, ``;`` or ``&``, and not past the next occurrence of the name. That last condition
+    keeps dense text (``curl curl curl ...``) linear: a failed scan stops where the next
+    trigger's scan starts instead of reading the same characters again.
+    """
+    return rf"(?:(?!{names})[^\n|;&]){{0,{limit}}}?"
 
 
 # The value of a command-line credential flag: quoted (any characters) or up to whitespace.
@@ -693,7 +711,8 @@ _BUILTIN_RULES: tuple[_Rule, ...] = (
         # "secret" or "aws" shortly before it, if it looks random: both cases, a digit or
         # "/+", not hex (sha1, git commit ids), and 4.2+ bits per character (random base64
         # has ~4.6-5; paths and identifiers stay under ~4).
-        r"(?i:(?<![a-z])(?:secret|aws))",
+        r"(?<![A-Za-z0-9/+=])(?i:secret|aws)"
+        r"(?P<window>(?:(?!(?<![A-Za-z0-9/+=])(?i:secret|aws))[\s\S]){0,240})",
         _ci("secret", "aws"),
         _aws_secret_extract,
     ),
@@ -870,13 +889,19 @@ _BUILTIN_RULES: tuple[_Rule, ...] = (
     _rule(
         "password",
         # mysql and its tools take the password glued to -p: ``mysql -u root -pS3cret``.
-        r"""\b(?:mysql|mariadb)[\w\-]*\b[^\n|;&]{0,512}?(?<=[\s"'])-p""" + _CLI_VALUE,
+        r"""\b(?:mysql|mariadb)[\w\-]*\b"""
+        + _rest_of_command("mysql|mariadb", 512)
+        + r"""(?<=[\s"'])-p"""
+        + _CLI_VALUE,
         _cs("mysql", "mariadb"),
         _any_group_extract(_cli_value_ok),
     ),
     _rule(
         "password",
-        r"""\bsshpass\b[^\n|;&]{0,128}?(?<=[\s"'])-p[ \t"',]*""" + _CLI_VALUE,
+        r"""\bsshpass\b"""
+        + _rest_of_command("sshpass", 128)
+        + r"""(?<=[\s"'])-p[ \t"',]*"""
+        + _CLI_VALUE,
         _cs("sshpass", anchor="p"),
         _any_group_extract(_cli_value_ok),
     ),
@@ -884,20 +909,28 @@ _BUILTIN_RULES: tuple[_Rule, ...] = (
         "password",
         # ``docker login -u user -p pw`` (also podman, nerdctl, buildah, skopeo, helm registry,
         # oras).
-        r"""login\b[^\n|;&]{0,256}?(?<=[\s"'])-p[ \t"',]+""" + _CLI_VALUE,
+        r"""login\b"""
+        + _rest_of_command("login", 256)
+        + r"""(?<=[\s"'])-p[ \t"',]+"""
+        + _CLI_VALUE,
         _cs("login"),
         _login_extract,
     ),
     _rule(
         "password",
-        r"""redis-cli\b[^\n|;&]{0,256}?(?<=[\s"'])-a[ \t"',]+""" + _CLI_VALUE,
+        r"""redis-cli\b"""
+        + _rest_of_command("redis-cli", 256)
+        + r"""(?<=[\s"'])-a[ \t"',]+"""
+        + _CLI_VALUE,
         _cs("redis-cli", anchor="c"),
         _any_group_extract(_cli_value_ok),
     ),
     _rule(
         "password",
         # ``curl -u user:password`` / ``--user user:password``: only the part after the colon.
-        r"""\bcurl\b[^\n|;&]{0,512}?(?<=[\s"'])(?:-u[ \t"',]*|--user[ \t=]+)
+        r"""\bcurl\b"""
+        + _rest_of_command("curl", 512)
+        + r"""(?<=[\s"'])(?:-u[ \t"',]*|--user[ \t=]+)
             (?:'[^\s:'"\[\]]{1,128}:(?P<sq>[^'\n]{1,256})'
               |"[^\s:'"\[\]]{1,128}:(?P<dq>[^"\n]{1,256})"
               |[^\s:'"\[\]]{1,128}:(?P<uq>[^\s'"`]{1,256}))""",
