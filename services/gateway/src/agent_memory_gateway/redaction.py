@@ -516,6 +516,19 @@ def _prose_password_ok(value: str) -> bool:
     )
 
 
+_WITH_BEFORE = re.compile(r"(?i:\b(?:with|using|use)[ \t]+(?:the[ \t]+)?)\Z")
+
+
+def _prose_password_extract(m: re.Match[str]) -> _Span | None:
+    """After "password" a verb ("is", "was", "set to") or, before it, "with"/"using"."""
+    if m.group("verb") is None and not _WITH_BEFORE.search(
+        m.string, max(0, m.start() - 16), m.start()
+    ):
+        return None
+    value = m.group("uq")
+    return m.span("uq") if _prose_password_ok(value) else None
+
+
 def _cli_value_ok(value: str) -> bool:
     return not value.startswith("-") and _is_literal_secret(value)
 
@@ -676,7 +689,8 @@ _ASSIGNMENT_KEYS_PASSWORD = r"(?i:passw(?:or)?d|passphrase|pwd|(?<![A-Za-z])pass
 # A bare ``auth`` key is only recognised in metadata dict keys: as a text trigger its letters
 # are too common to anchor on cheaply (see the prefilter notes).
 _ASSIGNMENT_KEYS_GENERIC = r"""(?i:
-    (?:secret|token|api[_\-]?key|access[_\-]?key|private[_\-]?key|credentials?)
+    (?:secret|token|api[_\-]?key|access[_\-]?key|account[_\-]?key|private[_\-]?key
+      |credentials?)
     (?:[_\-]?key)?
 )"""
 _BOUNDARY = r"(?<![A-Za-z0-9])"
@@ -918,6 +932,16 @@ _BUILTIN_RULES: tuple[_Rule, ...] = (
     ),
     _rule(
         "password",
+        # The MongoDB shells and tools: ``mongosh -u admin -p pw`` (``--port`` is the port).
+        r"""mongo(?:sh|dump|restore|export|import|stat|top|files)?\b"""
+        + _rest_of_command("mongo", 256)
+        + r"""(?<=[\s"'])-p[ \t"',]+"""
+        + _CLI_VALUE,
+        _cs("mongo"),
+        _any_group_extract(_cli_value_ok),
+    ),
+    _rule(
+        "password",
         r"""redis-cli\b"""
         + _rest_of_command("redis-cli", 256)
         + r"""(?<=[\s"'])-a[ \t"',]+"""
@@ -956,13 +980,14 @@ _BUILTIN_RULES: tuple[_Rule, ...] = (
     ),
     _rule(
         "password",
-        # Prose: "the admin password is vX8k2Lq9 until Friday". Only a value that mixes letters
-        # with digits or symbols: "the password is stored in Vault" stays.
+        # Prose: "the admin password is vX8k2Lq9 until Friday", "log in with password
+        # vX8k2Lq9". Only a value that mixes letters with digits or symbols: "the password is
+        # stored in Vault" and "with password rotation" stay.
         r"""(?i:passw(?:or)?d|passphrase)[ \t]+
-            (?:is|was|will[ \t]+be|(?:set|changed|reset)[ \t]+to)
-            [ \t]+[`"']?(?P<uq>[^\s`"']{6,128})""",
+            (?:(?P<verb>is|was|will[ \t]+be|(?:set|changed|reset)[ \t]+to)[ \t]+)?
+            [`"']?(?P<uq>[^\s`"']{6,128})""",
         _ci("pass", guard=_PASS_END),
-        _any_group_extract(_prose_password_ok),
+        _prose_password_extract,
     ),
     _rule(
         "url_password",
@@ -991,6 +1016,9 @@ _BUILTIN_RULES: tuple[_Rule, ...] = (
             "access-key",
             "private_key",
             "private-key",
+            "account_key",
+            "account-key",
+            "accountkey",
             guard=_KEY_END,
         )
         + _ci("credential", guard=r"(?i:s)?" + _KEY_END),
@@ -1016,7 +1044,8 @@ BUILTIN_KINDS: tuple[str, ...] = tuple(dict.fromkeys(r.kind for r in _BUILTIN_RU
 _SENSITIVE_KEY = re.compile(
     r"""(?i)^[\w.\-]*?(?:
         (?P<password>passw(?:or)?d|passphrase|pwd|(?<![A-Za-z])pass)
-      | (?P<generic_secret>secret|token|api[_\-]?key|access[_\-]?key|private[_\-]?key
+      | (?P<generic_secret>secret|token|api[_\-]?key|access[_\-]?key|account[_\-]?key
+          |private[_\-]?key
           |credentials?|(?<![A-Za-z])auth)(?:[_\-]?key)?
       | (?P<authorization_header>(?<![A-Za-z])(?:proxy[_\-])?authorization)
       | (?P<cookie>(?<![A-Za-z])(?:set[_\-])?cookie)
