@@ -442,3 +442,21 @@ def test_module_imports_only_the_standard_library() -> None:
         if not isinstance(node, ast.ImportFrom) or node.module
     }
     assert imported <= set(sys.stdlib_module_names) | {"__future__"}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # A flag's value ends at a backtick (Markdown inline code), and "x" is too short.
+        ("like `--password x`, or `--password=x`.", "like `--password x`, or `--password=x`."),
+        ("`--password=Tr0ub4dor&3`", "`--password=[REDACTED:password]`"),
+        # The quote opened before a config-line key closes its value.
+        ('"token: abc123def" was printed', '"token: [REDACTED:generic_secret]" was printed'),
+        # The bare word is a placeholder in documentation.
+        ("curl -u user:password https://x", "curl -u user:password https://x"),
+    ],
+)
+def test_value_ends_where_the_surrounding_syntax_ends(
+    redactor: Redactor, text: str, expected: str
+) -> None:
+    assert redactor.redact(text)[0] == expected

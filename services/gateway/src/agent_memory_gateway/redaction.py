@@ -222,6 +222,7 @@ _IN_URL_AUTHORITY = re.compile(r"://[^\s/?#@;'\"<>]*\Z")
 # ``key = value`` (not shell's ``KEY=value cmd``) to the end of the line, minus a `` #`` comment.
 _CONFIG_LINE_PREFIX = re.compile(r"""[ \t]*(?:-[ \t]+)?(?:(?:export|set|setx)[ \t]+)?["']?""")
 _NON_SPACE = re.compile(r"\S*")
+_FLAG_VALUE = re.compile(r"[^\s`]*")
 _LINE_REST = re.compile(r"[^\n]*")
 _TRAILING_COMMENT = re.compile(r"[ \t]+(?:[#;].*)?$", re.DOTALL)
 # ``f"{user}-pw"``, ``b'...'``: a Python string prefix, so code rather than a config value.
@@ -278,6 +279,10 @@ def _assignment_extract(m: re.Match[str]) -> _Span | None:
         token = _NON_SPACE.match(m.string, start)
         token_end = token.end() if token is not None else end
         value = m.string[start:token_end].rstrip(";,")
+        quote = m.string[key_start - 1] if key_start > 0 else ""
+        if quote in ("'", '"') and quote not in sep and quote in value:
+            # ``"token: abc"``: the quote opened before the key closes the value.
+            value = value[: value.index(quote)]
         if _STRING_PREFIX.match(value) or not _is_unquoted_secret(value):
             return None
         value_end = start + len(value)
@@ -289,10 +294,11 @@ def _assignment_extract(m: re.Match[str]) -> _Span | None:
             return start, value_end
         return start, _config_value_end(m.string, value_end, sep)
     if _is_long_flag(m.string, m.start()):
-        # ``--password=Tr0ub4dor&3``: a flag's value runs to the next space.
-        token = _NON_SPACE.match(m.string, start)
+        # ``--password=Tr0ub4dor&3``: a flag's value runs to the next space (or backtick: the
+        # end of inline code in Markdown), less a trailing ``,`` or ``;``.
+        token = _FLAG_VALUE.match(m.string, start)
         if token is not None:
-            end = max(end, token.end())
+            end = max(end, start + len(token.group().rstrip(",;")))
     if end - start >= _UQ_MAX:
         # The regex is bounded so that dense triggers cannot cost n^2; a genuinely long value
         # is followed to its end here, once (the caller skips triggers inside the result).
@@ -530,7 +536,12 @@ def _prose_password_extract(m: re.Match[str]) -> _Span | None:
 
 
 def _cli_value_ok(value: str) -> bool:
-    return not value.startswith("-") and _is_literal_secret(value)
+    """Not the next flag, a placeholder, or the bare word (``curl -u user:password``)."""
+    return (
+        not value.startswith("-")
+        and value.lower() not in _KEYWORD_NAMES
+        and _is_literal_secret(value)
+    )
 
 
 _LOGIN_TOOL = re.compile(r"(?:docker|podman|nerdctl|buildah|skopeo|registry|oras)[ \t]+\Z")
