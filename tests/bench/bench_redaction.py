@@ -3,7 +3,7 @@
 Run from the repository root: ``python -m tests.bench.bench_redaction``. It needs
 ``detect-secrets`` (1.5) in the environment, which is not a project dependency:
 
-    .venv/bin/python -m pip install 'detect-secrets==1.5.0'   # or: uv pip install
+    .uv-bootstrap/bin/uv pip install --python .venv/bin/python 'detect-secrets==1.5.0'
 
 Without it the script says so and exits with status 2. ``--ours-only`` skips it.
 
@@ -133,7 +133,8 @@ def main() -> int:
         print(
             "detect-secrets is not installed, so there is nothing to compare with. Install it\n"
             "into this environment (it is not a project dependency):\n"
-            "    .venv/bin/python -m pip install 'detect-secrets==1.5.0'\n"
+            "    .uv-bootstrap/bin/uv pip install --python .venv/bin/python "
+            "'detect-secrets==1.5.0'\n"
             "or run with --ours-only.",
             file=sys.stderr,
         )
