@@ -140,6 +140,13 @@ def test_long_unquoted_value_is_redacted_to_its_end(redactor: Redactor) -> None:
         "Bearer " * 20_000,
         "sk-" * 50_000,
         "a" * 200_000,
+        "aws " * 60_000,
+        "secret " * 35_000,
+        "curl -u " * 30_000,
+        "mysql " * 40_000,
+        "docker login " * 18_000,
+        "a:b@tcp(" * 30_000,
+        "Q~" * 120_000,
     ],
     ids=lambda t: repr(t[:12]),
 )
@@ -356,3 +363,100 @@ def test_non_strings_are_returned_as_they_are(redactor: Redactor, value: object)
     cleaned, counts = redactor.redact_value(value)
     assert cleaned is value
     assert counts == {}
+
+
+# --------------------------------------------------------------------------------------------
+# Argument vectors and the shared read-side functions
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["--password", "cliPass77"], ["--password", "[REDACTED:password]"]),
+        (["mysql", "-u", "root", "-pS3cretPw"], ["mysql", "-u", "root", "-p[REDACTED:password]"]),
+        (
+            ["curl", "-u", "admin:AdminPass99", "https://ci.example.com"],
+            ["curl", "-u", "admin:[REDACTED:password]", "https://ci.example.com"],
+        ),
+        (
+            ("sshpass", "-p", "Vq7xLm2z", "ssh", "h"),
+            ("sshpass", "-p", "[REDACTED:password]", "ssh", "h"),
+        ),
+    ],
+)
+def test_argument_vector_flag_and_value_in_separate_elements(
+    redactor: Redactor, argv: list[str] | tuple[str, ...], expected: object
+) -> None:
+    out, counts = redactor.redact_value({"args": argv})
+    assert out == {"args": expected}
+    assert counts == {"password": 1}
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["docker", "run", "-p", "8080:80", "nginx"],
+        ["pytest", "-p", "no:cacheprovider"],
+        ["psql", "-p", "5432", "--password-file", "/run/secrets/pg"],
+        ["--password", "--host", "db"],
+        ["curl", "-u", "admin", "https://ci.example.com"],
+    ],
+)
+def test_argument_vector_without_a_secret_is_the_same_object(
+    redactor: Redactor, argv: list[str]
+) -> None:
+    out, counts = redactor.redact_value(argv)
+    assert out is argv and counts == {}
+
+
+def test_read_side_functions_use_one_shared_default_redactor() -> None:
+    from agent_memory_gateway import redaction
+
+    assert redaction.default_redactor() is redaction.default_redactor()
+    assert redaction.redact_text("password: Tr0ub4dor&3") == "password: [REDACTED:password]"
+    assert redaction.redact_text("all tests passed") == "all tests passed"
+    data = {"args": ["--password", "cliPass77"], "note": f"token {GITHUB_TOKEN}", "n": 3}
+    assert redaction.redact_json(data) == {
+        "args": ["--password", "[REDACTED:password]"],
+        "note": "token [REDACTED:github_token]",
+        "n": 3,
+    }
+    clean = {"tool": "bash", "args": ["-la"]}
+    assert redaction.redact_json(clean) is clean
+
+
+def test_module_imports_only_the_standard_library() -> None:
+    """It is to move into agent_memory_common, so it must not depend on the gateway."""
+    import ast
+    import sys
+
+    from agent_memory_gateway import redaction
+
+    tree = ast.parse(Path(redaction.__file__).read_text(encoding="utf-8"))
+    imported = {
+        (node.module if isinstance(node, ast.ImportFrom) else alias.name).split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in node.names
+        if not isinstance(node, ast.ImportFrom) or node.module
+    }
+    assert imported <= set(sys.stdlib_module_names) | {"__future__"}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # A flag's value ends at a backtick (Markdown inline code), and "x" is too short.
+        ("like `--password x`, or `--password=x`.", "like `--password x`, or `--password=x`."),
+        ("`--password=Tr0ub4dor&3`", "`--password=[REDACTED:password]`"),
+        # The quote opened before a config-line key closes its value.
+        ('"token: abc123def" was printed', '"token: [REDACTED:generic_secret]" was printed'),
+        # The bare word is a placeholder in documentation.
+        ("curl -u user:password https://x", "curl -u user:password https://x"),
+    ],
+)
+def test_value_ends_where_the_surrounding_syntax_ends(
+    redactor: Redactor, text: str, expected: str
+) -> None:
+    assert redactor.redact(text)[0] == expected

@@ -5,17 +5,23 @@ taken back: every rule errs towards redacting. The output is a typed placeholder
 ``[REDACTED:<kind>]``, so a later reader (human or agent) still knows *what* was there.
 
 Why not a library: Yelp's ``detect-secrets`` 1.5 (the maintained Python option) was measured on
-this gateway's workload, a 100-event batch of ~300-byte texts. Its ad-hoc ``scan_line`` API took
-~210-270 ms per batch with the default plugins and ~21 ms with only the regex plugins, against a
-budget of well under 1 ms for the batch (the whole request has a p99 of 10 ms). It also returns
-secret *values*, not spans, works line by line, misses ``Bearer`` tokens, and its entropy
-plugins flag git commit ids. So this is a compiled-regex detector whose rules follow the
-gitleaks and detect-secrets rule sets (see ``docs/redaction.md`` for the list and the timing).
+this gateway's workload and on the labelled corpus in the tests
+(``tests/bench/bench_redaction.py``). Its ad-hoc ``scan_line`` API takes hundreds of ms per
+100-event batch of ~300-byte texts (~21 ms with only its regex plugins), against a budget of
+well under 1 ms for the batch. It also returns secret *values* per line, not spans, has no
+rules for command lines, connection strings or unquoted config values, and its entropy plugins
+flag git commit ids and digests: recall 0.55 and precision 0.64 on that corpus, against 1.0
+and 1.0 here. So this is a compiled-regex detector whose rules follow the gitleaks and
+detect-secrets rule sets (see ``docs/redaction.md`` for the list, the figures and the timing).
+
+For read-side use, ``default_redactor()``, ``redact_text()`` and ``redact_json()`` share one
+``Redactor`` with the built-in rules. This module imports only the standard library.
 
 Why it is fast: Python's ``re`` has no multi-pattern (Aho-Corasick) search, and one big
 alternation, or 30 regexes each scanning the whole text, costs tens of microseconds per event.
 Instead, every rule names short *trigger* literals (``AKIA``, ``ghp_``, ``password``...). One
-prefilter regex is built from all triggers, each anchored on its rarest character. sre's
+prefilter regex is built from all triggers, each anchored on its rarest character (or on one
+that other triggers already anchor on, see ``_Trigger.anchor``). sre's
 first-character set then skips most of a clean text in C, and fixed-width look-arounds confirm
 the rest of the literal. An empty marker group says which rule fired and where, and only that
 rule's regex is then run, with ``match`` at that position rather than a full scan. Clean text
@@ -36,11 +42,14 @@ import base64
 import binascii
 import bisect
 import functools
+import math
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar, cast
 
-__all__ = ["Redactor"]
+__all__ = ["Redactor", "default_redactor", "redact_json", "redact_text"]
 
 _Span = tuple[int, int]
 _Extractor = Callable[[re.Match[str]], _Span | None]
@@ -73,8 +82,9 @@ _TEMPLATE = re.compile(
     """,
     re.IGNORECASE | re.VERBOSE,
 )
-# Masks someone already applied: ``***``, ``xxxx``, ``....``, ``••••``.
-_MASK = re.compile(r"[*•·.#?\-]+|x+|X+")
+# Masks someone already applied: ``***``, ``xxxx``, ``....``, ``••••``, also after a token
+# prefix (``ghp_xxxxxxxx``).
+_MASK = re.compile(r"(?:[A-Za-z0-9]{1,12}[_\-])?(?:[*•·.#?\-]+|x{3,}|X{3,}|0{8,})|x+|X+")
 # Documentation placeholders: ``your-api-key``, ``YOUR_TOKEN_HERE``, ``replace_me``.
 _PLACEHOLDER = re.compile(
     r"(?:your|replace|change|insert|enter|put|example|placeholder|todo)(?:[_\-. ]|$)|changeme$",
@@ -105,8 +115,10 @@ def _is_literal_secret(value: str) -> bool:
         return False
     if ("$" in s or "{" in s or s[0] in "<%[") and _TEMPLATE.search(s):
         return False
-    if s[-5:].lower() in ("_here", "-here"):
-        return False
+    if s[-5:].lower() in ("_here", "-here") or s.endswith(("...", "\u2026")):
+        return False  # ``YOUR_KEY_HERE``, ``sk-...``: elided in documentation
+    if len(s) <= 12 and s[-1] in "_-" and s[:-1].isalnum():
+        return False  # a bare token prefix (``ghp_``, ``glpat-``) named in prose
     return not (_MASK.fullmatch(s) or _PLACEHOLDER.match(s))
 
 
@@ -166,8 +178,9 @@ def _is_plausible_token(value: str) -> bool:
 # separator, which leaves ``max_tokens=``, ``token_count:`` and ``password_file=`` alone.
 _ASSIGN_TAIL = r"""
     (?:
-        (?P<sep>\\?["']?[ \t]*(?::=|=>|=(?!=)|:(?!:))[ \t]*)
+        (?P<sep>\\?["']?\]?[ \t]*(?::=|=>|=(?!=)|:(?!:))[ \t]*)
       | (?P<wsep>[ \t]+)
+      | (?P<csep>["'][ \t]*,[ \t]*(?=["']))
     )
     (?:
         \\"(?P<eq>(?:[^"\\\n]|\\[^"\n]){0,4096})\\"
@@ -200,16 +213,54 @@ _EXPRESSION_GOES_ON = re.compile(r"[ \t]*(?:[-+*/%|&^<>?=]|(?:if|else|or|and)\b)
 
 # ``https://x-access-token:ghp_...@github.com``: a key-looking user name in a URL is userinfo,
 # which url_password handles; read as ``token: value`` it would swallow the rest of the URL.
-_IN_URL_AUTHORITY = re.compile(r"://[^\s/?#@'\"<>]*\Z")
+_IN_URL_AUTHORITY = re.compile(r"://[^\s/?#@;'\"<>]*\Z")
+
+
+# A key at the start of a line (after indentation, a YAML list dash, ``export`` or an opening
+# quote) is a config file line: YAML, TOML, INI, .env. There a value runs to the end of the
+# token, whatever characters it holds (``password: Tr0ub4dor&3``), and for ``key: value`` and
+# ``key = value`` (not shell's ``KEY=value cmd``) to the end of the line, minus a `` #`` comment.
+_CONFIG_LINE_PREFIX = re.compile(r"""[ \t]*(?:-[ \t]+)?(?:(?:export|set|setx)[ \t]+)?["']?""")
+_NON_SPACE = re.compile(r"\S*")
+_FLAG_VALUE = re.compile(r"[^\s`]*")
+_LINE_REST = re.compile(r"[^\n]*")
+_TRAILING_COMMENT = re.compile(r"[ \t]+(?:[#;].*)?$", re.DOTALL)
+# ``f"{user}-pw"``, ``b'...'``: a Python string prefix, so code rather than a config value.
+_STRING_PREFIX = re.compile(r"[rbfuRBFU]{1,2}[\"']")
+
+
+def _is_config_line_key(text: str, key_start: int) -> bool:
+    i = _word_start(text, key_start, "_-.")
+    line_start = text.rfind("\n", max(0, i - 64), i) + 1
+    if line_start == 0 and i > 64:
+        return False
+    return _CONFIG_LINE_PREFIX.fullmatch(text, line_start, i) is not None
+
+
+def _config_value_end(text: str, value_end: int, sep: str) -> int:
+    """Where an unquoted value on a config line ends (see ``_CONFIG_LINE_PREFIX``)."""
+    spaced_equals = "=" in sep and sep.lstrip("\\\"'")[:1] in (" ", "\t")
+    if ":" not in sep and not spaced_equals:
+        return value_end  # shell: ``PGPASSWORD=x psql -h db``
+    rest = _LINE_REST.match(text, value_end)
+    if rest is None:
+        return value_end
+    tail = text[value_end : rest.end()]
+    comment = _TRAILING_COMMENT.search(tail)
+    if comment is not None:
+        tail = tail[: comment.start()]
+    return value_end + len(tail)
 
 
 def _assignment_extract(m: re.Match[str]) -> _Span | None:
     # Whitespace only separates a key from its value on a command line (``--password x``);
     # in prose it would turn "re-pass the ball" into a finding.
     # And ``--password --host db`` (prompt for it) has no value: the next flag is not one.
-    if m.group("wsep") is not None and (
-        not _is_long_flag(m.string, m.start()) or m.string.startswith("-", m.end("wsep"))
+    flag_value = m.end("wsep") if m.group("csep") is None else m.end("csep") + 1
+    if (m.group("wsep") is not None or m.group("csep") is not None) and (
+        not _is_long_flag(m.string, m.start()) or m.string.startswith("-", flag_value)
     ):
+        # ``"--password", "x"`` is the same flag and value in a JSON or Python argument list.
         return None
     if _IN_URL_AUTHORITY.search(m.string, max(0, m.start() - 256), m.start()):
         return None
@@ -217,7 +268,37 @@ def _assignment_extract(m: re.Match[str]) -> _Span | None:
         value = m.group(group)
         if value is not None:
             return m.span(group) if _is_literal_secret(value) else None
+    if m.group("csep") is not None:
+        return None
     start, end = m.span("uq")
+    sep = m.group("sep") or ""
+    key_start = _word_start(m.string, m.start(), "_-.")
+    if key_start > 0 and m.string[key_start - 1] == ":" and ":" in sep:
+        return None  # ``arn:aws:secretsmanager:...:secret:prod/db``: a path, not a key
+    if _is_config_line_key(m.string, m.start()):
+        token = _NON_SPACE.match(m.string, start)
+        token_end = token.end() if token is not None else end
+        value = m.string[start:token_end].rstrip(";,")
+        quote = m.string[key_start - 1] if key_start > 0 else ""
+        if quote in ("'", '"') and quote not in sep and quote in value:
+            # ``"token: abc"``: the quote opened before the key closes the value.
+            value = value[: value.index(quote)]
+        if _STRING_PREFIX.match(value) or not _is_unquoted_secret(value):
+            return None
+        value_end = start + len(value)
+        if _IDENTIFIER.fullmatch(value) and _is_code_continuation(m, sep, value_end):
+            return None
+        if _reads_as_sentence(m.string, start):
+            if _is_prose(m, sep, value, value_end):
+                return None  # "Password: reset it in settings", "- password: The password for"
+            return start, value_end
+        return start, _config_value_end(m.string, value_end, sep)
+    if _is_long_flag(m.string, m.start()):
+        # ``--password=Tr0ub4dor&3``: a flag's value runs to the next space (or backtick: the
+        # end of inline code in Markdown), less a trailing ``,`` or ``;``.
+        token = _FLAG_VALUE.match(m.string, start)
+        if token is not None:
+            end = max(end, start + len(token.group().rstrip(",;")))
     if end - start >= _UQ_MAX:
         # The regex is bounded so that dense triggers cannot cost n^2; a genuinely long value
         # is followed to its end here, once (the caller skips triggers inside the result).
@@ -227,28 +308,61 @@ def _assignment_extract(m: re.Match[str]) -> _Span | None:
     value = _trim_unquoted(m.string[start:end])
     if not _is_unquoted_secret(value):
         return None
-    sep = m.group("sep") or ""
     value_end = start + len(value)
-    spaced_equals = "=" in sep and sep.lstrip("\\\"'")[:1] in (" ", "\t")
-    if _IDENTIFIER.fullmatch(value) and (
-        _is_attribute(m.string, m.start())
-        or (spaced_equals and _EXPRESSION_GOES_ON.match(m.string, value_end))
-    ):
-        # ``self.password = user`` and ``Token = Ignore + PlainToken`` are code: an attribute
-        # or a spaced ``=`` followed by an operator. Shell (``PGPASSWORD=x && psql``) and INI
-        # files (``password = hunter2``) have neither, so they are still redacted.
+    if _IDENTIFIER.fullmatch(value) and _is_code_continuation(m, sep, value_end):
         return None
-    if (
+    if _is_prose(m, sep, value, value_end):
+        return None
+    return start, value_end
+
+
+_FUNCTION_WORDS = frozenset(
+    {
+        "a", "an", "the", "to", "of", "for", "in", "on", "at", "by", "is", "are", "was", "be",
+        "it", "its", "this", "that", "and", "or", "not", "with", "from", "you", "your", "if",
+        "when", "as", "use", "used", "see",
+    }
+)  # fmt: skip
+
+
+def _reads_as_sentence(text: str, value_start: int) -> bool:
+    """Whether the rest of a config line is prose rather than a passphrase of plain words.
+
+    ``password: correct horse battery staple`` is a value; ``password: The password for the
+    account.`` is a description. Prose starts with a capital, ends with a full stop or uses a
+    function word; a passphrase of random words rarely does all the things a sentence does.
+    """
+    end = text.find("\n", value_start)
+    line = text[value_start : len(text) if end < 0 else end].rstrip()
+    if line[:1].isupper() or line.endswith((".", "!", "?")):
+        return True
+    return any(w.strip(".,;:!?").lower() in _FUNCTION_WORDS for w in line.split())
+
+
+def _is_code_continuation(m: re.Match[str], sep: str, value_end: int) -> bool:
+    """``self.password = user`` and ``Token = Ignore + PlainToken`` are code.
+
+    That is an attribute, or a spaced ``=`` followed by an operator. Shell
+    (``PGPASSWORD=x && psql``) and INI files (``password = hunter2``) have neither.
+    """
+    spaced_equals = "=" in sep and sep.lstrip("\\\"'")[:1] in (" ", "\t")
+    return _is_attribute(m.string, m.start()) or bool(
+        spaced_equals and _EXPRESSION_GOES_ON.match(m.string, value_end)
+    )
+
+
+def _is_prose(m: re.Match[str], sep: str, value: str, value_end: int) -> bool:
+    """ "a default for a secret: compose refuses to start" is a sentence, not a key.
+
+    A colon (unlike "=") is as common in prose as in YAML, and real secrets are rarely a plain
+    word followed by more words on the same line.
+    """
+    return (
         ":" in sep
         and "=" not in sep
         and value.isalpha()
-        and _PROSE_GOES_ON.match(m.string, value_end)
-    ):
-        # "a default for a secret: compose refuses to start" is a sentence, not a key. A
-        # colon (unlike "=") is as common in prose as in YAML, and real secrets are rarely a
-        # plain word followed by more words on the same line.
-        return None
-    return start, value_end
+        and _PROSE_GOES_ON.match(m.string, value_end) is not None
+    )
 
 
 def _group_or_whole(
@@ -266,6 +380,11 @@ def _group_or_whole(
         return start, end
 
     return extract
+
+
+def _varied(value: str) -> bool:
+    """A token, not a mask with a real prefix: ``ghp_xxxxxxxx...``, ``sk_live_000000...``."""
+    return len(set(value)) >= 8
 
 
 def _has_letter_and_digit(body: str) -> bool:
@@ -337,6 +456,150 @@ def _card_ok(value: str) -> bool:
     return 13 <= len(digits) <= 19 and _card_prefix_ok(digits) and _luhn_ok(digits)
 
 
+def _shannon_bits(value: str) -> float:
+    n = len(value)
+    return -sum(c / n * math.log2(c / n) for c in Counter(value).values())
+
+
+# A bare 40-character AWS secret key ("the secret key is wJalr...", the credentials CSV) is only
+# recognised with "secret" or "aws" shortly before it, and only if it looks random: upper and
+# lower case, a digit or "/+", not hex (sha1 and git commit ids), and ~4.2+ bits per character
+# (random base64 of 40 characters has ~4.6-5; paths and identifiers stay under ~4).
+_AWS_SECRET_CANDIDATE = re.compile(r"(?<![A-Za-z0-9/+=._\-])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=_\-])")
+_LOWER_RUN = re.compile(r"[a-z]{8}")
+_B64_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/+=")
+_HEX = re.compile(r"[0-9a-fA-F]+")
+
+
+def _looks_like_aws_secret(value: str) -> bool:
+    return (
+        _mixed_case(value)
+        and any(c.isdigit() or c in "/+" for c in value)
+        and not _HEX.fullmatch(value)
+        and not _LOWER_RUN.search(value)  # a word: ``Documentation`` in a path
+        and _shannon_bits(value) >= 4.2
+    )
+
+
+def _aws_secret_extract(m: re.Match[str]) -> _Span | None:
+    """The first random-looking 40-character key shortly after "secret" or "aws".
+
+    The rule's ``window`` runs up to 240 characters on, and stops at the next "secret" or
+    "aws" (that one scans the rest), so dense text costs each character once.
+    """
+    text = m.string
+    start, end = m.span("window")
+    for c in _AWS_SECRET_CANDIDATE.finditer(text, start, end):
+        if c.end() == end and end < len(text) and text[end] in _B64_CHARS:
+            break  # cut by the window: part of a longer string
+        if _looks_like_aws_secret(c.group()):
+            return c.span()
+    return None
+
+
+def _any_group_extract(
+    validate: Callable[[str], bool] = lambda v: True,
+) -> _Extractor:
+    """Replace the first of the groups ``sq``, ``dq``, ``uq`` that took part in the match."""
+
+    def extract(m: re.Match[str]) -> _Span | None:
+        for group in ("sq", "dq", "uq"):
+            value = m.group(group) if group in m.re.groupindex else None
+            if value is not None:
+                return m.span(group) if validate(value) else None
+        return None
+
+    return extract
+
+
+def _prose_password_ok(value: str) -> bool:
+    value = value.rstrip(".,;:!?)")
+    return (
+        len(value) >= 6
+        and any(c.isalpha() for c in value)
+        and any(not c.isalpha() for c in value)
+        and _is_unquoted_secret(value)
+    )
+
+
+_WITH_BEFORE = re.compile(r"(?i:\b(?:with|using|use)[ \t]+(?:the[ \t]+)?)\Z")
+
+
+def _prose_password_extract(m: re.Match[str]) -> _Span | None:
+    """After "password" a verb ("is", "was", "set to") or, before it, "with"/"using"."""
+    if m.group("verb") is None and not _WITH_BEFORE.search(
+        m.string, max(0, m.start() - 16), m.start()
+    ):
+        return None
+    value = m.group("uq")
+    return m.span("uq") if _prose_password_ok(value) else None
+
+
+def _cli_value_ok(value: str) -> bool:
+    """Not the next flag, a placeholder, or the bare word (``curl -u user:password``)."""
+    return (
+        not value.startswith("-")
+        and value.lower() not in _KEYWORD_NAMES
+        and _is_literal_secret(value)
+    )
+
+
+_LOGIN_TOOL = re.compile(r"(?:docker|podman|nerdctl|buildah|skopeo|registry|oras)[ \t]+\Z")
+
+
+def _login_extract(m: re.Match[str]) -> _Span | None:
+    """``docker login -p pw``: only when ``login`` follows a registry client."""
+    start = m.start()
+    if _LOGIN_TOOL.search(m.string, max(0, start - 24), start) is None:
+        return None
+    return _any_group_extract(_cli_value_ok)(m)
+
+
+_GO_DSN_USERINFO = re.compile(r"""[^\s:@/"']{1,128}:(?P<secret>[^\s"']{1,256})""")
+
+
+def _go_dsn_extract(m: re.Match[str]) -> _Span | None:
+    """``user:password@tcp(host)``: the rule matches at ``@``; the password is before it.
+
+    The user starts after the last space, quote or ``=`` (``dsn="..."``), found with ``rfind``
+    in C rather than a backwards regex search, which would cost the window squared.
+    """
+    text, at = m.string, m.start()
+    lo = max(0, at - 386)
+    begin = max(text.rfind(c, lo, at) for c in " \t\n\"'=") + 1
+    u = _GO_DSN_USERINFO.fullmatch(text, max(begin, lo), at)
+    if u is None or not _is_literal_secret(u.group("secret")):
+        return None
+    return u.span("secret")
+
+
+_AZURE_SECRET_HEAD = re.compile(r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_~.\-]{3}[0-9]\Z")
+
+
+def _azure_secret_extract(m: re.Match[str]) -> _Span | None:
+    """Entra ID client secrets: 3 characters, a digit, ``Q~``, 31-34 more."""
+    start = m.start()
+    head = _AZURE_SECRET_HEAD.search(m.string, max(0, start - 5), start)
+    if head is None:
+        return None
+    return head.start(), m.end()
+
+
+def _rest_of_command(names: str, limit: int) -> str:
+    """The arguments between a command's name and its credential flag: the same line, up to a
+    ``|``, ``;`` or ``&``, and not past the next occurrence of the name. That last condition
+    keeps dense text (``curl curl curl ...``) linear: a failed scan stops where the next
+    trigger's scan starts instead of reading the same characters again.
+    """
+    return rf"(?:(?!{names})[^\n|;&]){{0,{limit}}}?"
+
+
+# The value of a command-line credential flag: quoted (any characters) or up to whitespace.
+_CLI_VALUE = (
+    r"""(?:'(?P<sq>[^'\n]{1,256})'|"(?P<dq>[^"\n]{1,256})"|(?P<uq>[^\s'"`][^\s'"`]{0,255}))"""
+)
+
+
 # --------------------------------------------------------------------------------------------
 # Rules
 # --------------------------------------------------------------------------------------------
@@ -348,11 +611,16 @@ class _Trigger:
 
     ``guard`` is an optional zero-width condition on what follows the literal, checked inside
     the prefilter. Common words ("42 passed", "tokens", "basic") then never reach Python.
+
+    ``anchor`` overrides the anchor character (see ``_anchor_index``). A literal made only of
+    common letters (``curl``, ``machine``) is cheaper anchored on a character that other
+    triggers already anchor on (``c``, ``p``): the prefilter then stops at no new positions.
     """
 
     literal: str
     ci: bool = False
     guard: str = ""
+    anchor: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -372,8 +640,8 @@ class _Rule:
     precheck: Callable[[str], bool] | None = None
 
 
-def _cs(*literals: str, guard: str = "") -> tuple[_Trigger, ...]:
-    return tuple(_Trigger(lit, False, guard) for lit in literals)
+def _cs(*literals: str, guard: str = "", anchor: str = "") -> tuple[_Trigger, ...]:
+    return tuple(_Trigger(lit, False, guard, anchor) for lit in literals)
 
 
 def _ci(*literals: str, guard: str = "") -> tuple[_Trigger, ...]:
@@ -400,7 +668,7 @@ def _rule(
     return _Rule(
         kind,
         re.compile(pattern, flags | re.VERBOSE),
-        extract or _group_or_whole(),
+        extract or _group_or_whole(_varied),
         triggers,
         precheck,
     )
@@ -432,7 +700,8 @@ _ASSIGNMENT_KEYS_PASSWORD = r"(?i:passw(?:or)?d|passphrase|pwd|(?<![A-Za-z])pass
 # A bare ``auth`` key is only recognised in metadata dict keys: as a text trigger its letters
 # are too common to anchor on cheaply (see the prefilter notes).
 _ASSIGNMENT_KEYS_GENERIC = r"""(?i:
-    (?:secret|token|api[_\-]?key|access[_\-]?key|private[_\-]?key|credentials?)
+    (?:secret|token|api[_\-]?key|access[_\-]?key|account[_\-]?key|private[_\-]?key
+      |credentials?)
     (?:[_\-]?key)?
 )"""
 _BOUNDARY = r"(?<![A-Za-z0-9])"
@@ -462,6 +731,17 @@ _BUILTIN_RULES: tuple[_Rule, ...] = (
         _ci("secret", guard=_SECRET_END),
     ),
     _rule(
+        "aws_secret_key",
+        # A bare 40-character key ("the secret key is wJalr...", the credentials CSV) with
+        # "secret" or "aws" shortly before it, if it looks random: both cases, a digit or
+        # "/+", not hex (sha1, git commit ids), and 4.2+ bits per character (random base64
+        # has ~4.6-5; paths and identifiers stay under ~4).
+        r"(?<![A-Za-z0-9/+=])(?i:secret|aws)"
+        r"(?P<window>(?:(?!(?<![A-Za-z0-9/+=])(?i:secret|aws))[\s\S]){0,240})",
+        _ci("secret", "aws"),
+        _aws_secret_extract,
+    ),
+    _rule(
         "github_token",
         _BOUNDARY
         + r"(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{22,244})(?![A-Za-z0-9_])",
@@ -470,13 +750,16 @@ _BUILTIN_RULES: tuple[_Rule, ...] = (
     ),
     _rule(
         "gitlab_token",
-        _BOUNDARY + r"gl(?:pat|dt|rt|ptt|ft)-[A-Za-z0-9_\-]{20,256}(?:\.[A-Za-z0-9_\-]{1,64}){0,4}",
-        _cs("glpat-", "gldt-", "glrt-", "glptt-", "glft-"),
+        _BOUNDARY
+        + r"gl(?:pat|dt|rt|ptt|ft|cbt|imt|soat)-[A-Za-z0-9_\-]{20,256}"
+        + r"(?:\.[A-Za-z0-9_\-]{1,64}){0,4}",
+        _cs("glpat-", "gldt-", "glrt-", "glptt-", "glft-", "glcbt-", "glimt-", "glsoat-"),
     ),
     _rule(
         "slack_webhook",
         r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>[A-Za-z0-9_/+\-]{16,256})",
         _cs("hooks.slack.com/"),
+        _group_or_whole(),  # the path is the secret, whatever it looks like
     ),
     _rule(
         "slack_token",
@@ -541,8 +824,8 @@ _BUILTIN_RULES: tuple[_Rule, ...] = (
     ),
     _rule(
         "azure_storage_key",
-        r"AccountKey=(?P<secret>[A-Za-z0-9+/]{40,512}={0,2})",
-        _cs("AccountKey="),
+        r"(?:AccountKey|SharedAccessKey)=(?P<secret>[A-Za-z0-9+/]{40,512}={0,2})",
+        _cs("AccountKey=", "SharedAccessKey="),
     ),
     _rule(
         "vault_token",
@@ -553,6 +836,32 @@ _BUILTIN_RULES: tuple[_Rule, ...] = (
         "digitalocean_token",
         _BOUNDARY + r"do[opr]_v1_[a-f0-9]{64}(?![a-f0-9])",
         _cs("dop_v1_", "doo_v1_", "dor_v1_"),
+    ),
+    _rule(
+        "dockerhub_token",
+        _BOUNDARY + r"dckr_(?:pat|oat)_[A-Za-z0-9_\-]{20,128}",
+        _cs("dckr_pat_", "dckr_oat_"),
+    ),
+    _rule(
+        "heroku_token",
+        _BOUNDARY + r"HRKU-[A-Za-z0-9_\-]{20,128}",
+        _cs("HRKU-"),
+    ),
+    _rule(
+        "shopify_token",
+        _BOUNDARY + r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}(?![A-Za-z0-9])",
+        _cs("shpat_", "shpca_", "shppa_", "shpss_"),
+    ),
+    _rule(
+        "azure_client_secret",
+        r"Q~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])",
+        _cs("Q~"),
+        _azure_secret_extract,
+    ),
+    _rule(
+        "azure_sas_token",
+        r"(?<=[?&;])sig=(?P<secret>[A-Za-z0-9%+/]{20,256}={0,2})",
+        _cs("sig=", anchor="g"),
     ),
     _rule(
         "jwt",
@@ -599,6 +908,105 @@ _BUILTIN_RULES: tuple[_Rule, ...] = (
         _ci("cookie", guard=r"""[\\"' \t:]"""),
         _cookie_extract,
     ),
+    # Command lines. Each rule starts at the command's name and reads to its flag on the same
+    # line, so ``-p 5432``, ``docker run -p 8080:80`` or ``pytest -p no:cacheprovider`` are
+    # never read as passwords: only the tools where the flag means one are.
+    _rule(
+        "password",
+        # mysql and its tools take the password glued to -p: ``mysql -u root -pS3cret``.
+        r"""\b(?:mysql|mariadb)[\w\-]*\b"""
+        + _rest_of_command("mysql|mariadb", 512)
+        + r"""(?<=[\s"'])-p"""
+        + _CLI_VALUE,
+        _cs("mysql", "mariadb"),
+        _any_group_extract(_cli_value_ok),
+    ),
+    _rule(
+        "password",
+        r"""\bsshpass\b"""
+        + _rest_of_command("sshpass", 128)
+        + r"""(?<=[\s"'])-p[ \t"',]*"""
+        + _CLI_VALUE,
+        _cs("sshpass", anchor="p"),
+        _any_group_extract(_cli_value_ok),
+    ),
+    _rule(
+        "password",
+        # ``docker login -u user -p pw`` (also podman, nerdctl, buildah, skopeo, helm registry,
+        # oras).
+        r"""login\b"""
+        + _rest_of_command("login", 256)
+        + r"""(?<=[\s"'])-p[ \t"',]+"""
+        + _CLI_VALUE,
+        _cs("login"),
+        _login_extract,
+    ),
+    _rule(
+        "password",
+        # The MongoDB shells and tools: ``mongosh -u admin -p pw`` (``--port`` is the port).
+        r"""mongo(?:sh|dump|restore|export|import|stat|top|files)?\b"""
+        + _rest_of_command("mongo", 256)
+        + r"""(?<=[\s"'])-p[ \t"',]+"""
+        + _CLI_VALUE,
+        _cs("mongo"),
+        _any_group_extract(_cli_value_ok),
+    ),
+    _rule(
+        "password",
+        r"""redis-cli\b"""
+        + _rest_of_command("redis-cli", 256)
+        + r"""(?<=[\s"'])-a[ \t"',]+"""
+        + _CLI_VALUE,
+        _cs("redis-cli", anchor="c"),
+        _any_group_extract(_cli_value_ok),
+    ),
+    _rule(
+        "password",
+        # ``curl -u user:password`` / ``--user user:password``: only the part after the colon.
+        r"""\bcurl\b"""
+        + _rest_of_command("curl", 512)
+        + r"""(?<=[\s"'])(?:-u[ \t"',]*|--user[ \t=]+)
+            (?:'[^\s:'"\[\]]{1,128}:(?P<sq>[^'\n]{1,256})'
+              |"[^\s:'"\[\]]{1,128}:(?P<dq>[^"\n]{1,256})"
+              |[^\s:'"\[\]]{1,128}:(?P<uq>[^\s'"`]{1,256}))""",
+        _cs("curl", anchor="c"),
+        _any_group_extract(_cli_value_ok),
+    ),
+    _rule(
+        "password",
+        # .netrc: ``machine host login user password pw``
+        r"""\bmachine[ \t]+\S{1,256}(?:\s+(?:login|account|port)[ \t]+\S{1,256}){0,3}
+            \s+password[ \t]+(?P<uq>\S{1,256})""",
+        _cs("machine", anchor="c"),
+        _any_group_extract(_cli_value_ok),
+    ),
+    _rule(
+        "password",
+        # ``htpasswd -b[c] file user password`` takes the password as the last argument.
+        r"""htpasswd[ \t]+(?:-[a-zA-Z]*b[a-zA-Z]*[ \t]+)(?:-[a-zA-Z]+[ \t]+)*
+            [^\s-]\S{0,255}[ \t]+[^\s-]\S{0,127}[ \t]+"""
+        + _CLI_VALUE,
+        _cs("htpasswd", anchor="p"),
+        _any_group_extract(_cli_value_ok),
+    ),
+    _rule(
+        "password",
+        # Prose: "the admin password is vX8k2Lq9 until Friday", "log in with password
+        # vX8k2Lq9". Only a value that mixes letters with digits or symbols: "the password is
+        # stored in Vault" and "with password rotation" stay.
+        r"""(?i:passw(?:or)?d|passphrase)[ \t]+
+            (?:(?P<verb>is|was|will[ \t]+be|(?:set|changed|reset)[ \t]+to)[ \t]+)?
+            [`"']?(?P<uq>[^\s`"']{6,128})""",
+        _ci("pass", guard=_PASS_END),
+        _prose_password_extract,
+    ),
+    _rule(
+        "url_password",
+        # Go's MySQL DSN has no scheme: ``user:password@tcp(host:3306)/db``.
+        r"@(?:tcp|unix)\(",
+        _cs("@tcp(", "@unix("),
+        _go_dsn_extract,
+    ),
     _rule(
         "password",
         _ASSIGNMENT_KEYS_PASSWORD + _ASSIGN_TAIL,
@@ -619,6 +1027,9 @@ _BUILTIN_RULES: tuple[_Rule, ...] = (
             "access-key",
             "private_key",
             "private-key",
+            "account_key",
+            "account-key",
+            "accountkey",
             guard=_KEY_END,
         )
         + _ci("credential", guard=r"(?i:s)?" + _KEY_END),
@@ -644,7 +1055,8 @@ BUILTIN_KINDS: tuple[str, ...] = tuple(dict.fromkeys(r.kind for r in _BUILTIN_RU
 _SENSITIVE_KEY = re.compile(
     r"""(?i)^[\w.\-]*?(?:
         (?P<password>passw(?:or)?d|passphrase|pwd|(?<![A-Za-z])pass)
-      | (?P<generic_secret>secret|token|api[_\-]?key|access[_\-]?key|private[_\-]?key
+      | (?P<generic_secret>secret|token|api[_\-]?key|access[_\-]?key|account[_\-]?key
+          |private[_\-]?key
           |credentials?|(?<![A-Za-z])auth)(?:[_\-]?key)?
       | (?P<authorization_header>(?<![A-Za-z])(?:proxy[_\-])?authorization)
       | (?P<cookie>(?<![A-Za-z])(?:set[_\-])?cookie)
@@ -668,6 +1080,9 @@ _RARITY = {ch: i for i, ch in enumerate(_RARITY_ORDER)}
 
 
 def _anchor_index(trigger: _Trigger) -> int:
+    if trigger.anchor:
+        return trigger.literal.index(trigger.anchor)
+
     def cost(i: int) -> int:
         ch = trigger.literal[i]
         if trigger.ci and ch.isalpha():
@@ -935,10 +1350,43 @@ class Redactor:
             return out if changed else value
         if isinstance(value, list | tuple):
             items = [self._walk(v, None, counts) for v in value]
+            if len(items) > 1 and any(isinstance(v, str) and v[:1] == "-" for v in items):
+                self._redact_argv(items, counts)
             if all(a is b for a, b in zip(items, value, strict=True)):
                 return value
             return tuple(items) if isinstance(value, tuple) else items
         return value
+
+    def _redact_argv(self, items: list[object], counts: dict[str, int]) -> None:
+        """An argument vector (``["mysql", "-u", "root", "-pS3cret"]``, ``["--password", "x"]``).
+
+        A flag and its value are separate elements, so neither has the context that makes the
+        other a secret. The string elements are joined with spaces, as a shell would show the
+        command, the text rules run over that line, and each span found is cut back to the
+        elements it covers. Only lists with a ``-flag`` element get here.
+        """
+        strings = [(i, v) for i, v in enumerate(items) if isinstance(v, str)]
+        if len(strings) < 2:
+            return
+        line = " ".join(v for _, v in strings)
+        found = self._find(line)
+        if not found:
+            return
+        local: dict[int, list[tuple[int, int, int]]] = {}
+        pos = 0
+        for i, v in strings:
+            end = pos + len(v)
+            for pri, start, stop in found:
+                lo, hi = max(start, pos), min(stop, end)
+                if lo < hi:
+                    local.setdefault(i, []).append((pri, lo - pos, hi - pos))
+            pos = end + 1
+        for i, spans in local.items():
+            text = items[i]
+            assert isinstance(text, str)
+            items[i], found_here = self._apply(text, spans)
+            for kind, n in found_here.items():
+                counts[kind] = counts.get(kind, 0) + n
 
     def _sensitive_key_kind(self, key: str) -> str | None:
         # Metadata keys repeat from event to event ("tool", "duration_ms"...): short ones are
@@ -953,3 +1401,35 @@ def _sensitive_key_group(key: str) -> str | None:
 
 
 _cached_key_group = functools.lru_cache(maxsize=4096)(_sensitive_key_group)
+
+
+# --------------------------------------------------------------------------------------------
+# Shared detector for read-side use
+# --------------------------------------------------------------------------------------------
+
+_J = TypeVar("_J")
+
+
+@functools.cache
+def default_redactor() -> Redactor:
+    """The built-in rules with no configuration, built once per process and shared.
+
+    For services that pass stored text through the current detector when they read it, so a
+    rule added after an event was recorded still hides what it finds.
+    """
+    return Redactor()
+
+
+def redact_text(text: str) -> str:
+    """``text`` with every secret the built-in rules find replaced by its placeholder."""
+    return default_redactor().redact(text)[0]
+
+
+def redact_json(value: _J) -> _J:
+    """Redact every string inside JSON-like data (dicts, lists, tuples); keys are kept.
+
+    Also catches what only the structure shows: a string under a key that names a secret
+    (``{"password": "..."}``) and a flag and its value as separate list elements
+    (``["--password", "..."]``). Data with nothing to redact is returned as the same object.
+    """
+    return cast(_J, default_redactor().redact_value(value)[0])
