@@ -3,8 +3,8 @@
 Shared by the gateway's corpus test (``services/gateway/tests/test_redaction_corpus.py``) and
 the comparison with detect-secrets (``tests/bench/bench_redaction.py``).
 
-The corpus (``services/gateway/tests/fixtures/secrets_recall_corpus.jsonl``) has two kinds of
-case. A *secret* case is a realistic text with the exact secret substrings listed in
+The corpus (``libs/server/agent_memory_common/tests/fixtures/secrets_recall_corpus.jsonl``) has
+two kinds of case. A *secret* case is a realistic text with the exact secret substrings listed in
 ``secrets``; a *lookalike* is a text that must come back unchanged. All values are fake.
 
 Scoring works on the redacted output, so any redactor can be scored: its output must replace
@@ -32,7 +32,7 @@ from pathlib import Path
 
 CORPUS_PATH = (
     Path(__file__).resolve().parent.parent
-    / "services/gateway/tests/fixtures/secrets_recall_corpus.jsonl"
+    / "libs/server/agent_memory_common/tests/fixtures/secrets_recall_corpus.jsonl"
 )
 PLACEHOLDER = re.compile(r"\[REDACTED:[A-Za-z0-9_.\-]+\]")
 

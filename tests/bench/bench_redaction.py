@@ -10,7 +10,7 @@ Without it the script says so and exits with status 2. ``--ours-only`` skips it.
 What it prints:
 
 1. Recall and precision of each redactor over the labelled corpus
-   (``services/gateway/tests/fixtures/secrets_recall_corpus.jsonl``; scoring rules in
+   (``libs/server/agent_memory_common/tests/fixtures/secrets_recall_corpus.jsonl``; scoring rules in
    ``tests/redaction_scoring.py``), with CPU time per text.
 2. CPU time per 100-event batch of ~300-byte clean texts (prose, pytest output, code, JSON tool
    output, access-log lines), the gateway's workload: the median over the batches.
@@ -36,7 +36,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from agent_memory_gateway.redaction import Redactor
+from agent_memory_common.redaction import Redactor
 from tests.redaction_scoring import load_corpus, score, table
 
 DS_PLACEHOLDER = "[REDACTED:detect_secrets]"

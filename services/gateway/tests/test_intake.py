@@ -16,6 +16,7 @@ import orjson
 import pytest
 
 from agent_memory_common.http import ApiError
+from agent_memory_common.redaction import Redactor
 from agent_memory_gateway.intake import (
     _fast_items,
     check_batch,
@@ -24,7 +25,6 @@ from agent_memory_gateway.intake import (
     prepare,
     validate,
 )
-from agent_memory_gateway.redaction import Redactor
 from agent_memory_gateway.settings import GatewayOptions
 
 OPTIONS = GatewayOptions(max_event_bytes=4096)

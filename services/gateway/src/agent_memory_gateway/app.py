@@ -39,10 +39,10 @@ from agent_memory_common.http import (
 from agent_memory_common.logs import get_logger
 from agent_memory_common.natslink import NatsLink
 from agent_memory_common.publisher import NoStreamError, Outgoing
+from agent_memory_common.redaction import Redactor
 from agent_memory_common.streams import ensure_pipeline
 from agent_memory_common.subjects import event_subject, msg_id
 from agent_memory_gateway.intake import prepare
-from agent_memory_gateway.redaction import Redactor
 from agent_memory_gateway.settings import Settings
 
 log = get_logger(__name__)

@@ -24,8 +24,8 @@ from pydantic import TypeAdapter, ValidationError
 
 from agent_memory_common.event import EVENT_TYPES, ROLES, Event, EventIn, parse_ts
 from agent_memory_common.http import ApiError, validation_details
+from agent_memory_common.redaction import Redactor
 from agent_memory_common.ulid import new_ulid
-from agent_memory_gateway.redaction import Redactor
 from agent_memory_gateway.settings import GatewayOptions
 
 _EVENTS = TypeAdapter(list[EventIn])

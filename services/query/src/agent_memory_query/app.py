@@ -13,6 +13,7 @@ from agent_memory_common.db import make_pool, prepare_database
 from agent_memory_common.http import (
     ApiError,
     JSONBytesResponse,
+    RedactingJSONResponse,
     TenantResolver,
     install_error_handlers,
     reject_unknown_query_parameters,
@@ -63,7 +64,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         dependencies=[Depends(reject_unknown_query_parameters)],
         version="0.1.0",
         lifespan=lifespan,
-        default_response_class=JSONBytesResponse,
+        default_response_class=RedactingJSONResponse,
     )
     install_error_handlers(app)
     app.add_middleware(CrossOriginGuard, allowed_origins=settings.allowed_origins)

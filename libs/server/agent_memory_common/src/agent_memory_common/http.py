@@ -20,6 +20,8 @@ from fastapi.routing import APIRoute
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from agent_memory_common.redaction import redact_json
+
 LOCAL_TENANT = "default"
 
 
@@ -33,6 +35,18 @@ class JSONBytesResponse(Response):
 
     def render(self, content: Any) -> bytes:
         return orjson.dumps(content, option=orjson.OPT_SERIALIZE_NUMPY)
+
+
+class RedactingJSONResponse(JSONBytesResponse):
+    """JSON whose every string went through the current secret detector on the way out.
+
+    The gateway redacts before anything is stored, but a rule added today must also protect
+    what was stored before it existed: services that answer with stored text use this as their
+    default response class, so every route (and every MCP tool that calls them) is covered.
+    """
+
+    def render(self, content: Any) -> bytes:
+        return super().render(redact_json(content))
 
 
 class ApiError(Exception):

@@ -144,6 +144,8 @@ def _is_unquoted_secret(value: str) -> bool:
 
 
 _CLOSERS = {")": "(", "]": "[", "}": "{", ">": "<"}
+# ``&user=...``: the next parameter of a URL query string, where an ``&`` ends a value.
+_QUERY_PARAM = re.compile(r"&[A-Za-z_][\w.\-]*=")
 
 
 def _trim_unquoted(value: str) -> str:
@@ -293,9 +295,15 @@ def _assignment_extract(m: re.Match[str]) -> _Span | None:
                 return None  # "Password: reset it in settings", "- password: The password for"
             return start, value_end
         return start, _config_value_end(m.string, value_end, sep)
-    if _is_long_flag(m.string, m.start()):
+    if _is_long_flag(m.string, m.start()) or (
+        m.group("wsep") is None
+        and _QUERY_PARAM.match(m.string, end) is None
+        and m.string.startswith("&", end)
+    ):
         # ``--password=Tr0ub4dor&3``: a flag's value runs to the next space (or backtick: the
-        # end of inline code in Markdown), less a trailing ``,`` or ``;``.
+        # end of inline code in Markdown), less a trailing ``,`` or ``;``. So does a
+        # ``password: Tr0ub4dor&3`` in a sentence, whose value goes on after an ``&`` that
+        # does not start the next ``&key=`` of a query string: cutting there left ``&3``.
         token = _FLAG_VALUE.match(m.string, start)
         if token is not None:
             end = max(end, start + len(token.group().rstrip(",;")))
