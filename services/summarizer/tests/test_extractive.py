@@ -23,7 +23,7 @@ from agent_memory_summarizer.extractive import (
     summarize_segment,
 )
 from agent_memory_summarizer.model import Bullet, ChildDigest, SourceEvent
-from agent_memory_summarizer.text import split_sentences
+from agent_memory_summarizer.text import split_sentences, tokens
 
 T0 = datetime(2026, 3, 10, 9, tzinfo=UTC)
 
@@ -239,3 +239,8 @@ def test_rollup_merges_a_bullet_said_on_several_days() -> None:
     assert len(same) == 1
     assert same[0].grip_ids == ("grip:0", "grip:1", "grip:2")
     assert len(summary.bullets) == 4  # every distinct sentence, within 3..7
+
+
+def test_redaction_placeholders_never_become_key_phrases() -> None:
+    text = "Rotate the key: the secret is [REDACTED:aws_secret_key] and [REDACTED:password]."
+    assert tokens(text) == ["rotate", "key", "secret"]

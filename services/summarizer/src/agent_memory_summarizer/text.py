@@ -36,12 +36,14 @@ _INLINE_CODE = re.compile(r"`[^`\n]+`")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[`A-Z0-9])|\n\s*\n|\n(?=\s*(?:[-*•]|\d+[.)])\s)")
 _SPACES = re.compile(r"\s+")
 _NUMERIC = re.compile(r"^[0-9_\-]+$")
+# The gateway's secret placeholder: its words ("redacted", "aws", "key") are not the topic.
+_REDACTED = re.compile(r"\[REDACTED:[A-Za-z0-9_.\-]+\]")
 
 
 def tokens(text: str) -> list[str]:
     """Lower-case content words in order, without stop words or bare numbers."""
     out = []
-    for tok in _TOKEN.findall(text.lower()):
+    for tok in _TOKEN.findall(_REDACTED.sub(" ", text).lower()):
         tok = tok.strip("-_")
         if len(tok) < 2 or tok in STOP_WORDS or _NUMERIC.match(tok):
             continue
