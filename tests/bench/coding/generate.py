@@ -95,6 +95,7 @@ def build(seed: int = SEED) -> Corpus:
                 "facts": list(q.facts),
                 "sessions": [by_key[k].session_id for k in q.sessions],
                 "event_ids": list(dict.fromkeys(gold)),
+                "stale_event_ids": [i for fact in q.stale for i in facts[fact]],
             }
         )
     fact_texts: list[tuple[str, str]] = []

@@ -3,7 +3,8 @@
 ``facts``: fact keys of ``scenarios.py``; the gold events are every event tagged with them.
 ``sessions``: session keys; the gold events are those sessions' prose turns (user prompts and
 assistant replies), for "what did we do on <day>?". ``project``: the project the question is
-asked in, or None (asked across projects). ``now``: the reference time of a relative date.
+asked in, or None (asked across projects). ``now``: the reference time of a relative date. ``stale``: for a superseded decision, the
+facts of the older one (reported: how often it ranks above the newer).
 
 Kinds: decision, constraint, preference, definition, procedure, fix (asked in the session's
 words), fix-paraphrase (the same problem in words the session never used), superseded (the
@@ -25,6 +26,7 @@ class Q:
     facts: tuple[str, ...] = ()
     sessions: tuple[str, ...] = ()
     now: str | None = None
+    stale: tuple[str, ...] = ()  # superseded: the older decision, which must not answer
 
 
 QUESTIONS: tuple[Q, ...] = (
@@ -38,12 +40,48 @@ QUESTIONS: tuple[Q, ...] = (
     Q("decision", "How is the Linux binary built?", TDK, ("t_musl",)),
     Q("decision", "Will tdk 1.0 support plugins?", TDK, ("t_plugins",)),
     # superseded: the newer decision answers
-    Q("superseded", "Which message broker do we use for payment events?", PAY, ("p_broker_new",)),
-    Q("superseded", "What did we decide about primary key ids?", PAY, ("p_ids_new",)),
-    Q("superseded", "Which HTTP client calls the card processor?", PAY, ("p_http_new",)),
-    Q("superseded", "What format is the tdk config file?", TDK, ("t_config_new",)),
-    Q("superseded", "How do we draw the panes on screen?", TDK, ("t_render_new",)),
-    Q("superseded", "How are tdk releases built and uploaded?", TDK, ("t_release_new",)),
+    Q(
+        "superseded",
+        "Which message broker do we use for payment events?",
+        PAY,
+        ("p_broker_new",),
+        stale=("p_broker_old",),
+    ),
+    Q(
+        "superseded",
+        "What did we decide about primary key ids?",
+        PAY,
+        ("p_ids_new",),
+        stale=("p_ids_old",),
+    ),
+    Q(
+        "superseded",
+        "Which HTTP client calls the card processor?",
+        PAY,
+        ("p_http_new",),
+        stale=("p_http_old",),
+    ),
+    Q(
+        "superseded",
+        "What format is the tdk config file?",
+        TDK,
+        ("t_config_new",),
+        stale=("t_config_old",),
+    ),
+    Q(
+        "superseded",
+        "How do we draw the panes on screen?",
+        TDK,
+        ("t_render_new",),
+        stale=("t_render_old",),
+    ),
+    Q(
+        "superseded",
+        "How are tdk releases built and uploaded?",
+        TDK,
+        ("t_release_new",),
+        stale=("t_release_old",),
+    ),
     # constraints
     Q("constraint", "How must money amounts be stored?", PAY, ("p_cents",)),
     Q(
