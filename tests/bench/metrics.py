@@ -76,7 +76,7 @@ KEYWORD_WORDS = _words(
     """def self cls none true false null nil end elif else async await return import from
     const let var fn func lambda kwargs args init __init__ str int float dict bool tuple
     println printf echo fi esac then do done sudo go rb lib bin dist interrupted
-    command description type text file content"""
+    command description"""
 )
 _CALENDAR_PREFIX = re.compile(
     r"^(?:[A-Z][a-z]{2} \d{4}-\d{2}-\d{2}|Week \d{4}-W\d{2}[^:]*|\w+ \d{4}|\d{4})"
