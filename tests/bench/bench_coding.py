@@ -38,6 +38,7 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +70,13 @@ TARGET_FOUND5 = 0.90
 TARGET_FOUND5_KIND = {"fix": 0.80, "superseded": 0.80}
 TARGET_NL_BULLETS = 0.90
 TARGET_MACRO_F1 = 0.85
+
+
+def event_time(event: dict[str, Any]) -> tuple[float, str]:
+    """Events in time order (the hook gives epoch milliseconds or RFC 3339 text)."""
+    ts = event["ts"]
+    ms = ts if isinstance(ts, int) else datetime.fromisoformat(ts).timestamp() * 1000
+    return float(ms), event["event_id"]
 
 
 def verdict(ok: bool) -> str:
@@ -318,9 +326,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "the committed files (python -m tests.bench.coding.generate rewrites them)"
         )
     sessions, questions = load_corpus()
-    events = sorted(
-        (e for s in sessions for e in s["events"]), key=lambda e: (str(e["ts"]), e["event_id"])
-    )
+    events = sorted((e for s in sessions for e in s["events"]), key=event_time)
     kinds_rows = load_kinds()
     print(
         f"coding corpus: {len(sessions)} sessions, {len(events)} events, {len(questions)} "
