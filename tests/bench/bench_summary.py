@@ -8,6 +8,8 @@ paragraph per session, written by an LLM: the reference.
 1. The stack and the ingestion of ``bench_locomo`` (its helpers, the same protocol: one event per
    turn, ``<sample_id>:<dia_id>`` ids, one session per LoCoMo session, the image caption
    appended), then the wait until every segment is closed and summarized.
+   The indexes are not needed: the wait ends once the recorder, segmenter and summarizer have
+   caught up (the embedder may still be working; it is stopped with the stack).
 2. **Ours**: per session, the TOC segment nodes of that session in time order, the latest
    version of each, read from Postgres: each node's title, then its bullets, joined with spaces.
    The product runs without an LLM, so this is the extractive summarizer.
@@ -44,7 +46,7 @@ from agent_memory_summarizer.text import split_sentences, tokens
 from tests.bench.bench_locomo import DEFAULT_DATA, load_locomo
 from tests.bench.metrics import ROUGE_TYPES, lead, rouge, textrank
 from tests.bench.report import stop_on_sigterm, table
-from tests.bench.stack import Product, ingest, wait_until_indexed
+from tests.bench.stack import SUMMARIZED, Product, ingest, wait_until_indexed
 
 SEGMENT_NODES = """
 SELECT v.session_id, v.start_ts, v.title, v.bullets
@@ -158,7 +160,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"  stack up in {time.monotonic() - t0:.0f} s ({workdir})")
         post_s = ingest(product, events)
         print(f"  posted {len(events):,} events in {post_s:.1f} s")
-        indexed_s = wait_until_indexed(product, len(events))
+        indexed_s = wait_until_indexed(product, len(events), consumers=SUMMARIZED)
         print(f"  drained, segments closed and summarized {indexed_s:.0f} s after the last post")
         ours = our_summaries(product.pg_dsn)
         failed = False

@@ -130,15 +130,38 @@ def open_segments(product: Product) -> int:
     return int(row[0]) if row else -1
 
 
-def wait_until_indexed(product: Product, expected: int, timeout: float = 3600) -> float:
-    """Drained with every event stored, no open segment left, and drained once more."""
+def caught_up(st: dict[str, Any], consumers: Sequence[str] | None) -> bool:
+    """Every consumer (or every one of ``consumers``) exists and has nothing pending."""
+    if consumers is None:
+        return bool(st.get("drained"))
+    by_name = {c.get("name"): c for c in st.get("consumers", [])}
+    return all(
+        name in by_name
+        and by_name[name].get("exists", True)
+        and by_name[name].get("pending", 0) + by_name[name].get("ack_pending", 0) == 0
+        for name in consumers
+    )
+
+
+# What a TOC needs: the events recorded, segmented and summarized (no index).
+SUMMARIZED = ("recorder", "segmenter", "summarizer")
+
+
+def wait_until_indexed(
+    product: Product,
+    expected: int,
+    timeout: float = 3600,
+    consumers: Sequence[str] | None = None,
+) -> float:
+    """Drained with every event stored, no open segment left, and drained once more; with
+    ``consumers``, only those must have caught up (``SUMMARIZED``: the TOC is written)."""
     t0 = time.monotonic()
     deadline = t0 + timeout
     phase = "events"
     last = ""
     while time.monotonic() < deadline:
         st = status(product)
-        drained = bool(st.get("drained")) and st.get("events_stored") == expected
+        drained = caught_up(st, consumers) and st.get("events_stored") == expected
         if phase == "events" and drained:
             phase = "segments"
         if phase == "segments" and open_segments(product) == 0:
