@@ -10,8 +10,10 @@ from typing import Any
 
 import pytest
 
+from agent_memory_cli.hooks import claude_code
+from agent_memory_cli.hooks.events import HookContext
 from agent_memory_summarizer.text import tokens
-from tests.bench.coding.generate import SEED, Corpus, build, files, is_prose
+from tests.bench.coding.generate import HERE, SEED, Corpus, build, files, is_prose
 from tests.bench.coding.kinds import GOLD_KINDS
 
 
@@ -65,6 +67,19 @@ def test_transcripts_mirror_the_sessions(corpus: Corpus) -> None:
               for b in line["message"]["content"]]  # fmt: skip
     assert {"text", "tool_use", "tool_result"} <= set(blocks)
     assert all(line["uuid"] and line["timestamp"].endswith("Z") for line in lines)
+
+
+def test_the_transcript_files_replay_to_the_same_assistant_events(corpus: Corpus) -> None:
+    """What the hook would read back from a committed transcript file is what was posted."""
+    log = corpus.sessions[3]
+    path = HERE / "transcripts" / log.project_id / f"{log.session_id}.jsonl"
+    lines = [(json.loads(line), 0) for line in path.read_text().splitlines()]
+    project = log.project_id
+    ctx = HookContext(runtime="claude-code", now_ms=0, project_of=lambda _cwd: project)
+    payload = {"session_id": log.session_id, "cwd": log.cwd}
+    replayed = claude_code.transcript_events(lines, payload, ctx)
+    posted = [e for e in log.events if e["role"] == "assistant" and e["type"] == "message"]
+    assert replayed == posted
 
 
 def test_every_question_has_gold_events_of_its_project(corpus: Corpus) -> None:
