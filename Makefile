@@ -16,7 +16,7 @@ export HF_HUB_OFFLINE := 1
 
 MEMBERS := $(wildcard libs/*/*/pyproject.toml services/*/pyproject.toml)
 
-.PHONY: help install run test check lint format typecheck test-fast bench bench-ingest bench-toc bench-search bench-locomo clean
+.PHONY: help install run test check lint format typecheck test-fast bench bench-ingest bench-toc bench-search bench-locomo bench-coding bench-summary clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -62,7 +62,7 @@ format: install ## apply ruff fixes and formatting
 typecheck: install
 	$(BIN)/mypy
 
-bench: bench-ingest bench-toc bench-search bench-locomo ## every benchmark
+bench: bench-ingest bench-toc bench-search bench-locomo bench-coding bench-summary ## every benchmark
 
 bench-ingest: install ## gateway events/s accepted, recorder events/s recorded, request latency
 	$(BIN)/python -m tests.bench.bench_ingest
@@ -75,6 +75,12 @@ bench-search: install ## search p50/p95 at 10k and 100k events, query embedding 
 
 bench-locomo: install ## LoCoMo recall@1/5/10 (turn, session) through the real pipeline
 	$(BIN)/python -m tests.bench.bench_locomo
+
+bench-coding: install ## coding sessions: found@k by question kind, TOC usefulness, memory-kind F1
+	$(BIN)/python -m tests.bench.bench_coding
+
+bench-summary: install ## ROUGE of our session summaries vs LoCoMo's, beside lead-3 and TextRank
+	$(BIN)/python -m tests.bench.bench_summary
 
 clean: ## remove the environments (data in .agent-memory is kept)
 	rm -rf $(VENV) $(BOOT) .mypy_cache .ruff_cache .pytest_cache

@@ -37,14 +37,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
-import os
 import re
 import shutil
-import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -56,14 +52,18 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import psycopg
 
-from agent_memory_embedded import free_port
-from tests.bench.report import http_ok, stop_on_sigterm
 from tests.bench.report import interpolated as pct
+from tests.bench.report import stop_on_sigterm
+from tests.bench.stack import (
+    Product,
+    ingest,
+    shared_data,
+    wait_for_vectors,
+    wait_until_indexed,
+)
 
-REPO = Path(__file__).resolve().parents[2]
-DEFAULT_DATA = REPO.parent / "shared" / "bench-data" / "locomo" / "locomo10.json"
+DEFAULT_DATA = shared_data("locomo/locomo10.json")
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 TARGET_SESSION_R10 = 0.95
 TARGET_TURN_R10 = 0.70
@@ -162,142 +162,6 @@ def reference_baselines(path: Path, questions: Sequence[Question]) -> dict[str, 
         for name, top in row["top10"].items():
             sums[name] += len(set(q.evidence) & set(top[:10])) / len(q.evidence)
     return {name: total / count for name, total in sums.items()} if count else {}
-
-
-# --------------------------------------------------------------------------------------------
-# The stack: `agent-memory up`, exactly as a user starts it
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass
-class Product:
-    workdir: Path
-    extra_env: dict[str, str]
-    proc: subprocess.Popen[bytes] | None = None
-    gateway_url: str = ""
-    query_url: str = ""
-    pg_dsn: str = ""
-
-    def start(self) -> None:
-        ports = {name: free_port() for name in ("nats", "pg", "gateway", "query")}
-        self.gateway_url = f"http://127.0.0.1:{ports['gateway']}"
-        self.query_url = f"http://127.0.0.1:{ports['query']}"
-        self.pg_dsn = f"postgresql://postgres@127.0.0.1:{ports['pg']}/agent_memory"
-        env = {
-            k: v
-            for k, v in os.environ.items()
-            if not k.startswith("AGENT_MEMORY_") or k == "AGENT_MEMORY_LOG_LEVEL"
-        }
-        env.update(
-            {
-                "AGENT_MEMORY_HOME": str(self.workdir / "home"),
-                "AGENT_MEMORY_EMBEDDED__NATS_PORT": str(ports["nats"]),
-                "AGENT_MEMORY_EMBEDDED__PG_PORT": str(ports["pg"]),
-                "AGENT_MEMORY_GATEWAY__PORT": str(ports["gateway"]),
-                "AGENT_MEMORY_QUERY__PORT": str(ports["query"]),
-                "AGENT_MEMORY_LOG_JSON": "true",
-                # a LoCoMo session is over once its turns are in: close its segment soon
-                "AGENT_MEMORY_SEGMENTER__IDLE_FLUSH_S": "15",
-                "AGENT_MEMORY_SEGMENTER__IDLE_CHECK_INTERVAL_S": "3",
-                **self.extra_env,
-            }
-        )
-        log = open(self.workdir / "agent-memory-up.log", "ab")  # noqa: SIM115 - lives with proc
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "agent_memory_cli", "up"],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            env=env,
-            start_new_session=True,
-        )
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"agent-memory up exited; see {self.workdir}")
-            if http_ok(self.gateway_url + "/readyz", 2) and http_ok(self.query_url + "/readyz", 2):
-                return
-            time.sleep(0.5)
-        raise RuntimeError(f"the stack did not become ready; see {self.workdir}")
-
-    def stop(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=90)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
-
-
-def ingest(product: Product, events: Sequence[dict[str, Any]], batch: int = 200) -> float:
-    t0 = time.monotonic()
-    with httpx.Client(timeout=60) as client:
-        for start in range(0, len(events), batch):
-            body = {"events": list(events[start : start + batch])}
-            r = client.post(f"{product.gateway_url}/v1/events", json=body)
-            if r.status_code != 202:
-                raise RuntimeError(f"gateway refused a batch: {r.status_code} {r.text}")
-    return time.monotonic() - t0
-
-
-def status(product: Product) -> dict[str, Any]:
-    try:
-        r = httpx.get(f"{product.query_url}/v1/status", timeout=10)
-        return dict(r.json()) if r.status_code == 200 else {}
-    except (httpx.HTTPError, ValueError):
-        return {}
-
-
-def open_segments(product: Product) -> int:
-    try:
-        with psycopg.connect(product.pg_dsn, connect_timeout=5) as conn:
-            row = conn.execute("SELECT count(*) FROM segments WHERE status = 'open'").fetchone()
-    except psycopg.Error:
-        return -1
-    return int(row[0]) if row else -1
-
-
-def wait_until_indexed(product: Product, expected: int, timeout: float = 3600) -> float:
-    """Drained with every event stored, no open segment left, and drained once more."""
-    t0 = time.monotonic()
-    deadline = t0 + timeout
-    phase = "events"
-    last = ""
-    while time.monotonic() < deadline:
-        st = status(product)
-        drained = bool(st.get("drained")) and st.get("events_stored") == expected
-        if phase == "events" and drained:
-            phase = "segments"
-        if phase == "segments" and open_segments(product) == 0:
-            phase = "final"
-            time.sleep(2)
-            continue
-        if phase == "final" and drained:
-            return time.monotonic() - t0
-        backlog = sum(
-            c.get("pending", 0) + c.get("ack_pending", 0) for c in st.get("consumers", [])
-        )
-        line = f"    waiting ({phase}): stored {st.get('events_stored')}, backlog {backlog}"
-        if line != last and int(time.monotonic() - t0) % 10 == 0:
-            print(line, flush=True)
-            last = line
-        time.sleep(1)
-    raise RuntimeError("the pipeline did not drain in time")
-
-
-def wait_for_vectors(product: Product, timeout: float = 600) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        body = {"query": "warm up", "tiers": ["vector"], "project_id": "no-such-project"}
-        with contextlib.suppress(httpx.HTTPError, KeyError, ValueError):
-            r = httpx.post(f"{product.query_url}/v1/search", json=body, timeout=30)
-            if r.json()["explain"]["tiers"]["vector"]["status"] == "used":
-                return
-        time.sleep(1)
-    raise RuntimeError("the query service never loaded its embedding model")
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,0 +1,1 @@
+"""The coding-session corpus of ``make bench-coding``: generated, deterministic, our own."""
