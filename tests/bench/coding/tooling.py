@@ -187,7 +187,7 @@ def cargo_test_output(
 ) -> tuple[str, int]:
     passed = rng.randint(20, 90)
     lines = [
-        f"   Compiling {crate} v0.4.0 (/home/dev/termdeck)",
+        f"   Compiling {crate} v0.{rng.randint(3, 9)}.{rng.randint(0, 9)} (/home/dev/{crate})",
         f"    Finished `test` profile [unoptimized + debuginfo] target(s) in "
         f"{rng.uniform(3, 40):.2f}s",
         f"     Running unittests src/main.rs (target/debug/deps/{crate}-"
