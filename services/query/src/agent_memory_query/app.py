@@ -18,12 +18,12 @@ from agent_memory_common.http import (
 from agent_memory_common.natslink import NatsLink
 from agent_memory_query import (
     routes_episodes,
-    routes_events,
     routes_search,
     routes_status,
     routes_toc,
 )
 from agent_memory_query.context import QueryContext
+from agent_memory_query.events import routes as events
 from agent_memory_query.mcp_http import McpEndpoint
 from agent_memory_query.search_runtime import open_search
 from agent_memory_query.settings import Settings
@@ -69,7 +69,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         err = ApiError(503, "unavailable", "Postgres unavailable", headers={"Retry-After": "2"})
         return JSONBytesResponse(err.body(), status_code=503, headers=err.headers)
 
-    app.include_router(routes_events.router)
+    app.include_router(events.router)
     app.include_router(routes_status.router)
     app.include_router(routes_episodes.router)
     mcp.install(app)  # /mcp: the MCP tools over streamable HTTP

@@ -13,7 +13,7 @@ from agent_memory_common.errors import TransientError
 from agent_memory_common.http import ApiError, error_responses
 from agent_memory_common.streams import PIPELINE_CONSUMERS
 from agent_memory_query.context import Ctx, Tenant
-from agent_memory_query.store import count_events
+from agent_memory_query.events.store import count_events
 
 router = APIRouter(tags=["status"])
 _NATS_ERRORS = (TransientError, TimeoutError, nats.errors.Error, nats.js.errors.Error)

@@ -22,7 +22,7 @@ from agent_memory_common.event import Event
 from agent_memory_common.logs import get_logger
 from agent_memory_query import toc_store
 from agent_memory_query.brainstem.intent import STOPWORDS
-from agent_memory_query.store import event_conditions
+from agent_memory_query.events.store import event_conditions
 from agent_memory_retrieval.docs import (
     DEFAULT_KIND,
     Hit,

@@ -11,7 +11,7 @@ from fastapi import APIRouter, Path, Query
 
 from agent_memory_common.http import ApiError, error_responses
 from agent_memory_query.context import Ctx, Tenant
-from agent_memory_query.store import EventFilter, get_event, list_events
+from agent_memory_query.events.store import EventFilter, get_event, list_events
 from agent_memory_query.timeparam import parse_time_param
 
 router = APIRouter(tags=["events"])
