@@ -16,12 +16,7 @@ from agent_memory_common.http import (
     install_error_handlers,
 )
 from agent_memory_common.natslink import NatsLink
-from agent_memory_query import (
-    routes_episodes,
-    routes_search,
-    routes_status,
-    routes_toc,
-)
+from agent_memory_query import routes_episodes, routes_search, routes_toc, status
 from agent_memory_query.context import QueryContext
 from agent_memory_query.events import routes as events
 from agent_memory_query.mcp_http import McpEndpoint
@@ -70,7 +65,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return JSONBytesResponse(err.body(), status_code=503, headers=err.headers)
 
     app.include_router(events.router)
-    app.include_router(routes_status.router)
+    app.include_router(status.router)
     app.include_router(routes_episodes.router)
     mcp.install(app)  # /mcp: the MCP tools over streamable HTTP
     app.include_router(routes_search.router)
