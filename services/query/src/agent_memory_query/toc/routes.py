@@ -19,9 +19,9 @@ from agent_memory_common.http import ApiError, error_responses
 from agent_memory_common.logs import get_logger
 from agent_memory_common.subjects import toc_subject
 from agent_memory_common.ulid import new_ulid
-from agent_memory_query import toc_store as store
 from agent_memory_query.context import Ctx, Tenant
 from agent_memory_query.timeparam import parse_time_param
+from agent_memory_query.toc import store
 from agent_memory_retrieval.sources import node_version_payload
 
 router = APIRouter(tags=["toc"])
