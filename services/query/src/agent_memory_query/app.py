@@ -16,11 +16,12 @@ from agent_memory_common.http import (
     install_error_handlers,
 )
 from agent_memory_common.natslink import NatsLink
-from agent_memory_query import routes_episodes, routes_search, status
+from agent_memory_query import routes_episodes, status
 from agent_memory_query.context import QueryContext
 from agent_memory_query.events import routes as events
 from agent_memory_query.mcp_http import McpEndpoint
-from agent_memory_query.search_runtime import open_search
+from agent_memory_query.search import routes as search
+from agent_memory_query.search.runtime import open_search
 from agent_memory_query.settings import Settings
 from agent_memory_query.toc import routes as toc
 
@@ -69,6 +70,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(status.router)
     app.include_router(routes_episodes.router)
     mcp.install(app)  # /mcp: the MCP tools over streamable HTTP
-    app.include_router(routes_search.router)
+    app.include_router(search.router)
     app.include_router(toc.router)
     return app

@@ -16,9 +16,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from agent_memory_common.event import parse_ts
 from agent_memory_common.http import ApiError, error_responses, validation_details
-from agent_memory_query.brainstem.engine import SearchOutcome, SearchQuery
-from agent_memory_query.brainstem.fusion import Candidate
 from agent_memory_query.context import Ctx, Tenant
+from agent_memory_query.search.brainstem.engine import SearchOutcome, SearchQuery
+from agent_memory_query.search.brainstem.fusion import Candidate
 
 router = APIRouter(tags=["search"])
 
