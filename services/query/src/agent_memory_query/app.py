@@ -16,8 +16,9 @@ from agent_memory_common.http import (
     install_error_handlers,
 )
 from agent_memory_common.natslink import NatsLink
-from agent_memory_query import routes_episodes, status
+from agent_memory_query import status
 from agent_memory_query.context import QueryContext
+from agent_memory_query.episodes import routes as episodes
 from agent_memory_query.events import routes as events
 from agent_memory_query.mcp_http import McpEndpoint
 from agent_memory_query.search import routes as search
@@ -68,7 +69,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app.include_router(events.router)
     app.include_router(status.router)
-    app.include_router(routes_episodes.router)
+    app.include_router(episodes.router)
     mcp.install(app)  # /mcp: the MCP tools over streamable HTTP
     app.include_router(search.router)
     app.include_router(toc.router)

@@ -23,9 +23,9 @@ from agent_memory_common.event import parse_ts
 from agent_memory_common.http import error_responses
 from agent_memory_common.settings import CommonSettings
 from agent_memory_common.ulid import new_ulid
-from agent_memory_query import episodes_store as store
 from agent_memory_query.context import Ctx, QueryContext, Tenant
-from agent_memory_query.playbook import EmbedderChoice, choose_embedder
+from agent_memory_query.episodes import store
+from agent_memory_query.episodes.playbook import EmbedderChoice, choose_embedder
 
 router = APIRouter(tags=["episodes"])
 
