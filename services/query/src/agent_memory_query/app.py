@@ -20,7 +20,7 @@ from agent_memory_query import status
 from agent_memory_query.context import QueryContext
 from agent_memory_query.episodes import routes as episodes
 from agent_memory_query.events import routes as events
-from agent_memory_query.mcp_http import McpEndpoint
+from agent_memory_query.mcp.routes import McpEndpoint
 from agent_memory_query.search import routes as search
 from agent_memory_query.search.runtime import open_search
 from agent_memory_query.settings import Settings
