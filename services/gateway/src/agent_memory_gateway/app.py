@@ -24,7 +24,10 @@ import nats.errors
 import nats.js.errors
 import orjson
 from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
 
+from agent_memory_api.common import Health, Ready
+from agent_memory_api.events import Accepted
 from agent_memory_common.errors import TransientError
 from agent_memory_common.event import EventIn
 from agent_memory_common.http import (
@@ -226,6 +229,11 @@ class IngestFrontDoor:
                 return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
+class JSONAnswer(JSONBytesResponse, JSONResponse):
+    """orjson's rendering, and a ``JSONResponse`` so that FastAPI documents the routes'
+    ``response_model`` in /openapi.json (for any other response class it writes "a string")."""
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
     gateway = Gateway(settings)
@@ -242,7 +250,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         title="agent-memory ingest gateway",
         version="0.1.0",
         lifespan=lifespan,
-        default_response_class=JSONBytesResponse,
+        default_response_class=JSONAnswer,
     )
     app.state.gateway = gateway
     install_error_handlers(app)
@@ -252,6 +260,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @app.post(
         "/v1/events",
         status_code=202,
+        response_model=Accepted,
         summary="Record one event or a batch",
         responses=error_responses(400, 401, 413, 422, 503),
         openapi_extra={
@@ -284,12 +293,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         body = await gateway.read_body(request)
         return JSONBytesResponse(await gateway.accept(tenant, body), status_code=202)
 
-    @app.get("/healthz", summary="The process is alive")
+    @app.get("/healthz", summary="The process is alive", response_model=Health)
     async def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
     @app.get(
-        "/readyz", summary="NATS connected and streams in place", responses=error_responses(503)
+        "/readyz",
+        summary="NATS connected and streams in place",
+        response_model=Ready,
+        responses=error_responses(503),
     )
     async def readyz() -> dict[str, Any]:
         if not (gateway.link.connected and gateway.streams_ready):

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 
 import psycopg
 from fastapi import FastAPI
+from fastapi.responses import JSONResponse
 
 from agent_memory_common.db import make_pool, prepare_database
 from agent_memory_common.http import (
@@ -25,6 +26,11 @@ from agent_memory_query.search import routes as search
 from agent_memory_query.search.runtime import open_search
 from agent_memory_query.settings import Settings
 from agent_memory_query.toc import routes as toc
+
+
+class JSONAnswer(JSONBytesResponse, JSONResponse):
+    """orjson's rendering, and a ``JSONResponse`` so that FastAPI documents the routes'
+    ``response_model`` in /openapi.json (for any other response class it writes "a string")."""
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -58,7 +64,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         title="agent-memory query service",
         version="0.1.0",
         lifespan=lifespan,
-        default_response_class=JSONBytesResponse,
+        default_response_class=JSONAnswer,
     )
     install_error_handlers(app)
 
