@@ -6,7 +6,7 @@ import contextlib
 from collections.abc import AsyncIterator
 
 import psycopg
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from fastapi.responses import JSONResponse
 
 from agent_memory_common.db import make_pool, prepare_database
@@ -21,6 +21,7 @@ from agent_memory_query import status
 from agent_memory_query.context import QueryContext
 from agent_memory_query.episodes import routes as episodes
 from agent_memory_query.events import routes as events
+from agent_memory_query.inputs import guard_inputs
 from agent_memory_query.mcp.routes import McpEndpoint
 from agent_memory_query.search import routes as search
 from agent_memory_query.search.runtime import open_search
@@ -65,6 +66,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version="0.1.0",
         lifespan=lifespan,
         default_response_class=JSONAnswer,
+        dependencies=[Depends(guard_inputs)],  # NUL and out-of-range numbers: a 422
     )
     install_error_handlers(app)
 
