@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Literal, NotRequired
+from typing import Any, Literal, NotRequired
 
 from pydantic import with_config
 from typing_extensions import TypedDict
 
 from agent_memory_api.common import CLOSED, Timestamp
-from agent_memory_api.events import Event
+from agent_memory_api.events import EventType, Role
 
 Level = Literal["year", "month", "week", "day", "segment"]
 
@@ -91,7 +91,23 @@ class TocYears(TypedDict):
 
 
 @with_config(CLOSED)
-class SegmentEvent(Event):
+class ContextEvent(TypedDict):
+    """An event as the table of contents shows it (no tenant, no arrival times)."""
+
+    event_id: str
+    ts: Timestamp
+    project_id: str
+    agent_id: str
+    session_id: str
+    user_id: str | None
+    role: Role
+    type: EventType
+    text: str
+    metadata: dict[str, Any]
+
+
+@with_config(CLOSED)
+class SegmentEvent(ContextEvent):
     """An event of a segment; ``overlap``: carried over from the previous segment."""
 
     overlap: bool
@@ -122,9 +138,9 @@ class GripAnswer(Grip):
 
     project_id: str
     created_at: Timestamp
-    events: list[Event]
-    before: list[Event]
-    after: list[Event]
+    events: list[ContextEvent]
+    before: list[ContextEvent]
+    after: list[ContextEvent]
 
 
 @with_config(CLOSED)
