@@ -1,6 +1,7 @@
 """One guard for what Postgres and JSON cannot hold, applied to every route of the service.
 
-Postgres text and jsonb refuse the NUL character (``psycopg.DataError``), and an integer beyond
+Postgres text and jsonb refuse the NUL character (``psycopg.DataError``) and a lone UTF-16
+surrogate (text that is not Unicode: ``UnicodeEncodeError`` on the way in), and an integer beyond
 64 bits or a number that overflows to infinity can be stored in jsonb but not be written back as
 JSON (orjson refuses it). Without this guard such an input was a 500 at the first write or read;
 with it, a 422 that names the field, before a route sees the request. The field is named as in
@@ -20,8 +21,17 @@ from fastapi.dependencies.models import Dependant
 from agent_memory_common.http import ApiError, field_path
 
 INT_MIN, INT_MAX = -(2**63), 2**64 - 1
-_SUSPECT = re.compile(rb"\\u0000|\d{19,}|[eE][+-]?\d{3,}")  # the only ways a body holds one
+# the only ways a JSON body can hold one: an escaped NUL or surrogate, a long number
+_SUSPECT = re.compile(rb"\\u0000|\\u[dD][89abAB]|\d{19,}|[eE][+-]?\d{3,}")
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _refuse(field: str, problem: str) -> ApiError:
@@ -33,6 +43,8 @@ def check_value(value: Any, path: list[int | str]) -> None:
     if isinstance(value, str):
         if "\x00" in value:
             raise _refuse(field_path(path) or "body", "must not contain the NUL character")
+        if not value.isascii() and not _encodable(value):
+            raise _refuse(field_path(path) or "body", "must be valid Unicode (a lone surrogate)")
     elif isinstance(value, bool):
         return
     elif isinstance(value, int):
