@@ -36,6 +36,7 @@ CASES: list[tuple[str, str, bytes | None, str]] = [
         "actions[1].result",
     ),
     ("POST", "/v1/search", b'{"query": "a\\u0000b"}', "query"),
+    ("POST", "/v1/episodes", b'{"task": "t\\ud800", "project_id": "p"}', "task"),
     (
         "POST",
         "/v1/playbooks/p/entries",
