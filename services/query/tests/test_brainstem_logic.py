@@ -8,11 +8,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from agent_memory_query.brainstem.engine import QueryVector
-from agent_memory_query.brainstem.fusion import Candidate, lift, rrf
-from agent_memory_query.brainstem.intent import classify
-from agent_memory_query.brainstem.planner import TierState, fetch_depth, make_plan
-from agent_memory_query.brainstem.ranking import (
+from agent_memory_query.search.brainstem.engine import QueryVector
+from agent_memory_query.search.brainstem.fusion import Candidate, lift, rrf
+from agent_memory_query.search.brainstem.intent import classify
+from agent_memory_query.search.brainstem.planner import TierState, fetch_depth, make_plan
+from agent_memory_query.search.brainstem.ranking import (
     RankingPolicy,
     apply_policy,
     novelty_gate,
@@ -22,7 +22,7 @@ from agent_memory_query.brainstem.ranking import (
     usage_penalty,
     words_of,
 )
-from agent_memory_query.brainstem.timeparse import TimeRange, parse_time
+from agent_memory_query.search.brainstem.timeparse import TimeRange, parse_time
 from agent_memory_retrieval.docs import Hit, IndexDoc
 
 NOW = datetime(2026, 3, 18, 15, 30, tzinfo=UTC)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from agent_memory_query.brainstem.fusion import Candidate
-from agent_memory_query.brainstem.spread import SpreadOptions, session_order, spread
+from agent_memory_query.search.brainstem.fusion import Candidate
+from agent_memory_query.search.brainstem.spread import SpreadOptions, session_order, spread
 from agent_memory_retrieval.docs import Hit, IndexDoc
 
 TS = datetime(2026, 3, 18, tzinfo=UTC)

@@ -25,6 +25,8 @@ import nats.js.errors
 import orjson
 from fastapi import Depends, FastAPI, Request
 
+from agent_memory_api.common import Health, Ready
+from agent_memory_api.events import Accepted
 from agent_memory_common.browser import CrossOriginGuard
 from agent_memory_common.errors import TransientError
 from agent_memory_common.event import EventIn
@@ -257,6 +259,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @app.post(
         "/v1/events",
         status_code=202,
+        response_model=Accepted,
         summary="Record one event or a batch",
         responses=error_responses(400, 401, 413, 422, 503),
         openapi_extra={
@@ -289,12 +292,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         body = await gateway.read_body(request)
         return JSONBytesResponse(await gateway.accept(tenant, body), status_code=202)
 
-    @app.get("/healthz", summary="The process is alive")
+    @app.get("/healthz", summary="The process is alive", response_model=Health)
     async def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
     @app.get(
-        "/readyz", summary="NATS connected and streams in place", responses=error_responses(503)
+        "/readyz",
+        summary="NATS connected and streams in place",
+        response_model=Ready,
+        responses=error_responses(503),
     )
     async def readyz() -> dict[str, Any]:
         if not (gateway.link.connected and gateway.streams_ready):

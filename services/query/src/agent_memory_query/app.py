@@ -19,17 +19,16 @@ from agent_memory_common.http import (
     reject_unknown_query_parameters,
 )
 from agent_memory_common.natslink import NatsLink
-from agent_memory_query import (
-    routes_episodes,
-    routes_events,
-    routes_search,
-    routes_status,
-    routes_toc,
-)
+from agent_memory_query import status
 from agent_memory_query.context import QueryContext
-from agent_memory_query.mcp_http import McpEndpoint
-from agent_memory_query.search_runtime import open_search
+from agent_memory_query.episodes import routes as episodes
+from agent_memory_query.events import routes as events
+from agent_memory_query.inputs import guard_inputs
+from agent_memory_query.mcp.routes import McpEndpoint
+from agent_memory_query.search import routes as search
+from agent_memory_query.search.runtime import open_search
 from agent_memory_query.settings import Settings
+from agent_memory_query.toc import routes as toc
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -61,7 +60,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app = FastAPI(
         title="agent-memory query service",
-        dependencies=[Depends(reject_unknown_query_parameters)],
+        # unknown query parameters, NUL and out-of-range numbers: a 422 naming the field
+        dependencies=[Depends(reject_unknown_query_parameters), Depends(guard_inputs)],
         version="0.1.0",
         lifespan=lifespan,
         default_response_class=RedactingJSONResponse,
@@ -74,10 +74,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         err = ApiError(503, "unavailable", "Postgres unavailable", headers={"Retry-After": "2"})
         return JSONBytesResponse(err.body(), status_code=503, headers=err.headers)
 
-    app.include_router(routes_events.router)
-    app.include_router(routes_status.router)
-    app.include_router(routes_episodes.router)
+    app.include_router(events.router)
+    app.include_router(status.router)
+    app.include_router(episodes.router)
     mcp.install(app)  # /mcp: the MCP tools over streamable HTTP
-    app.include_router(routes_search.router)
-    app.include_router(routes_toc.router)
+    app.include_router(search.router)
+    app.include_router(toc.router)
     return app

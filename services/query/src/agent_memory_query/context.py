@@ -13,7 +13,7 @@ from agent_memory_common.natslink import NatsLink
 from agent_memory_query.settings import Settings
 
 if TYPE_CHECKING:
-    from agent_memory_query.search_runtime import SearchRuntime
+    from agent_memory_query.search.runtime import SearchRuntime
 
 
 @dataclass
@@ -22,7 +22,7 @@ class QueryContext:
     pool: AsyncConnectionPool
     link: NatsLink
     resolver: TenantResolver
-    search: SearchRuntime | None = None  # indexes, embedder and brainstem (routes_search)
+    search: SearchRuntime | None = None  # indexes, embedder and brainstem (search/)
 
 
 def get_context(request: Request) -> QueryContext:

@@ -17,6 +17,9 @@ from urllib.parse import quote
 
 import httpx
 
+from agent_memory_api.episodes import ActionsAdded
+from agent_memory_api.status import Status
+from agent_memory_api.toc import PinAnswer
 from agent_memory_client.ids import new_id
 from agent_memory_client.types import (
     Accepted,
@@ -274,8 +277,8 @@ class AgentMemoryClient:
     async def event(self, event_id: str) -> Event:
         return cast(Event, await self._get(f"/v1/events/{quote(event_id, safe='')}"))
 
-    async def status(self) -> dict[str, Any]:
-        return cast(dict[str, Any], await self._get("/v1/status"))
+    async def status(self) -> Status:
+        return cast(Status, await self._get("/v1/status"))
 
     # -- recall -----------------------------------------------------------------------------
 
@@ -308,9 +311,9 @@ class AgentMemoryClient:
         path = f"/v1/grips/{quote(grip_id, safe='')}"
         return cast(dict[str, Any], await self._get(path, context=context))
 
-    async def pin(self, memory_id: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+    async def pin(self, memory_id: str, body: dict[str, Any] | None = None) -> PinAnswer:
         path = f"/v1/memories/{quote(memory_id, safe='')}/pin"
-        return cast(dict[str, Any], await self._post(path, body or {}))
+        return cast(PinAnswer, await self._post(path, body or {}))
 
     # -- episodes ---------------------------------------------------------------------------
 
@@ -333,12 +336,10 @@ class AgentMemoryClient:
         }
         return cast(Episode, await self._post("/v1/episodes", body))
 
-    async def add_actions(
-        self, episode_id: str, actions: Sequence[EpisodeAction]
-    ) -> dict[str, Any]:
+    async def add_actions(self, episode_id: str, actions: Sequence[EpisodeAction]) -> ActionsAdded:
         batch = [dict(a) if "action_id" in a else {**a, "action_id": new_id()} for a in actions]
         path = f"/v1/episodes/{quote(episode_id, safe='')}/actions"
-        return cast(dict[str, Any], await self._post(path, {"actions": batch}))
+        return cast(ActionsAdded, await self._post(path, {"actions": batch}))
 
     async def complete_episode(
         self,

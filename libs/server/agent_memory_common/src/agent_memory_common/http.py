@@ -15,7 +15,7 @@ import orjson
 from fastapi import FastAPI, Request
 from fastapi.dependencies.models import Dependant
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -25,10 +25,12 @@ from agent_memory_common.redaction import redact_json
 LOCAL_TENANT = "default"
 
 
-class JSONBytesResponse(Response):
+class JSONBytesResponse(JSONResponse):
     """JSON rendered by orjson: datetimes as RFC 3339, and several times faster than json.
 
-    FastAPI deprecated its own ORJSONResponse; this is the same few lines, kept here.
+    FastAPI deprecated its own ORJSONResponse; this is the same few lines, kept here. It is a
+    ``JSONResponse`` because FastAPI documents a route's ``response_model`` in /openapi.json
+    only for those (for any other response class it writes "a string").
     """
 
     media_type = "application/json"

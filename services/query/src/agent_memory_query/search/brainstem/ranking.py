@@ -26,8 +26,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
-from agent_memory_query.brainstem.fusion import Candidate
-from agent_memory_query.brainstem.timeparse import TimeRange
+from agent_memory_query.search.brainstem.fusion import Candidate
+from agent_memory_query.search.brainstem.timeparse import TimeRange
 
 EVERGREEN_KINDS = frozenset({"constraint", "definition", "procedure", "preference"})
 STALE_KINDS = frozenset({"observation", ""})  # an unclassified moment is an observation

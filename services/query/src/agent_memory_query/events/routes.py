@@ -11,7 +11,8 @@ from fastapi import APIRouter, Path, Query
 
 from agent_memory_common.http import ApiError, error_responses
 from agent_memory_query.context import Ctx, Tenant
-from agent_memory_query.store import EventFilter, get_event, list_events
+from agent_memory_query.events.schemas import Event, EventPage
+from agent_memory_query.events.store import EventFilter, get_event, list_events
 from agent_memory_query.timeparam import parse_time_param
 
 router = APIRouter(tags=["events"])
@@ -40,6 +41,7 @@ def decode_cursor(cursor: str) -> tuple[datetime, int]:
 
 @router.get(
     "/v1/events",
+    response_model=EventPage,
     summary="List events, oldest first by default",
     responses=error_responses(401, 422),
 )
@@ -74,8 +76,9 @@ async def get_events(
 
 @router.get(
     "/v1/events/{event_id}",
+    response_model=Event,
     summary="One event by its id",
-    responses=error_responses(401, 404),
+    responses=error_responses(401, 404, 422),
 )
 async def get_one_event(
     ctx: Ctx, tenant: Tenant, event_id: Annotated[str, Path(min_length=1)]

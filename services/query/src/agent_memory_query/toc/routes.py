@@ -7,28 +7,36 @@ events) and check any bullet against its grips while every search index is down.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import orjson
 from fastapi import APIRouter, Path, Query
 from psycopg import AsyncConnection
-from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from agent_memory_common.event import parse_ts
 from agent_memory_common.http import ApiError, error_responses
 from agent_memory_common.logs import get_logger
 from agent_memory_common.subjects import toc_subject
 from agent_memory_common.ulid import new_ulid
-from agent_memory_query import toc_store as store
 from agent_memory_query.context import Ctx, Tenant
 from agent_memory_query.timeparam import parse_time_param
+from agent_memory_query.toc import store
+from agent_memory_query.toc.schemas import (
+    GripAnswer,
+    NodeAnswer,
+    PinAnswer,
+    TocAt,
+    TocChildren,
+    TocSearch,
+    TocSearchAnswer,
+    TocYears,
+)
 from agent_memory_retrieval.sources import node_version_payload
 
 router = APIRouter(tags=["toc"])
 log = get_logger(__name__)
 PUBLISH_TIMEOUT_S = 2.0
 
-Level = Literal["year", "month", "week", "day", "segment"]
 _ID = r"^[^\x00-\x1f\x7f]+$"
 MAX_QUERY_CHARS = 1000
 NodeId = Annotated[str, Path(min_length=1, max_length=300, pattern=_ID)]
@@ -41,6 +49,7 @@ def _not_found(what: str, value: str, field: str) -> ApiError:
 
 @router.get(
     "/v1/toc",
+    response_model=TocYears,
     summary="The years of a project's table of contents (of every project if none is given)",
     responses=error_responses(401, 422),
 )
@@ -57,6 +66,7 @@ async def toc_years(
 
 @router.get(
     "/v1/toc/nodes/{node_id}",
+    response_model=NodeAnswer,
     summary="A node: title, bullets with their grips, key phrases, salience, kind, children",
     responses=error_responses(401, 404, 422),
 )
@@ -83,6 +93,7 @@ async def _missing_node(conn: Any, tenant: str, node_id: str, version: int | Non
 
 @router.get(
     "/v1/toc/nodes/{node_id}/children",
+    response_model=TocChildren,
     summary="A node's children (latest versions, in time order); a segment's events",
     responses=error_responses(401, 404, 422),
 )
@@ -115,6 +126,7 @@ async def toc_children(
 
 @router.get(
     "/v1/toc/at",
+    response_model=TocAt,
     summary="The path year -> month -> week -> day -> segment holding an instant",
     responses=error_responses(401, 404, 422),
 )
@@ -143,6 +155,7 @@ async def toc_at(
 
 @router.get(
     "/v1/grips/{grip_id}",
+    response_model=GripAnswer,
     summary="A grip: its excerpt, the events it points at, and N events of context each side",
     responses=error_responses(401, 404, 422),
 )
@@ -159,30 +172,9 @@ async def grip(
     return found
 
 
-class TocSearch(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    # its length is checked in the route, with a message that says what to do instead
-    query: str = Field(default="", description="Words to look for (at most 1,000 characters)")
-    project_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=_ID)
-    node_id: str | None = Field(
-        default=None, min_length=1, max_length=300, pattern=_ID, description="Only this subtree"
-    )
-    since: str | int | None = Field(default=None, description="RFC 3339 or epoch ms")
-    until: str | int | None = Field(default=None, description="RFC 3339 or epoch ms")
-    levels: list[Level] | None = Field(default=None, min_length=1)
-    limit: int = Field(default=20, ge=1, le=200)
-
-    @field_validator("since", "until", mode="before")
-    @classmethod
-    def _valid_time(cls, value: object) -> object:
-        if value is not None:
-            parse_ts(value)
-        return value
-
-
 @router.post(
     "/v1/toc/search",
+    response_model=TocSearchAnswer,
     summary="Index-free term search over node titles, bullets and key phrases",
     responses=error_responses(401, 404, 422),
 )
@@ -253,6 +245,7 @@ async def _republish(
 
 @router.post(
     "/v1/memories/{memory_id}/pin",
+    response_model=PinAnswer,
     summary="Pin a grip or a node: +0.20 salience, in the TOC and (republished) in search",
     responses=error_responses(401, 404, 422),
 )
@@ -262,6 +255,7 @@ async def pin(ctx: Ctx, tenant: Tenant, memory_id: NodeId) -> dict[str, Any]:
 
 @router.post(
     "/v1/memories/{memory_id}/unpin",
+    response_model=PinAnswer,
     summary="Unpin a grip or a node",
     responses=error_responses(401, 404, 422),
 )

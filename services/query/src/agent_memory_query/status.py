@@ -9,11 +9,13 @@ import nats.js.errors
 import psycopg
 from fastapi import APIRouter
 
+from agent_memory_api.common import Health, Ready
+from agent_memory_api.status import Status
 from agent_memory_common.errors import TransientError
 from agent_memory_common.http import ApiError, error_responses
 from agent_memory_common.streams import PIPELINE_CONSUMERS
 from agent_memory_query.context import Ctx, Tenant
-from agent_memory_query.store import count_events
+from agent_memory_query.events.store import count_events
 
 router = APIRouter(tags=["status"])
 _NATS_ERRORS = (TransientError, TimeoutError, nats.errors.Error, nats.js.errors.Error)
@@ -45,6 +47,7 @@ async def consumer_status(ctx: Ctx) -> list[dict[str, Any]]:
 
 @router.get(
     "/v1/status",
+    response_model=Status,
     summary="Per-consumer backlog, stored event count, and whether everything is drained",
     responses=error_responses(401, 503),
 )
@@ -66,12 +69,17 @@ async def status(ctx: Ctx, tenant: Tenant) -> dict[str, Any]:
     return {"consumers": consumers, "events_stored": stored, "drained": drained}
 
 
-@router.get("/healthz", summary="The process is alive")
+@router.get("/healthz", summary="The process is alive", response_model=Health)
 async def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
 
-@router.get("/readyz", summary="Postgres and NATS reachable", responses=error_responses(503))
+@router.get(
+    "/readyz",
+    summary="Postgres and NATS reachable",
+    response_model=Ready,
+    responses=error_responses(503),
+)
 async def readyz(ctx: Ctx) -> dict[str, str]:
     if not ctx.link.connected:
         raise ApiError(503, "unavailable", "NATS not connected", headers={"Retry-After": "2"})

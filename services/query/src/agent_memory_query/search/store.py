@@ -20,9 +20,9 @@ from psycopg_pool import AsyncConnectionPool
 from agent_memory_common.db import load_queries
 from agent_memory_common.event import Event
 from agent_memory_common.logs import get_logger
-from agent_memory_query import toc_store
-from agent_memory_query.brainstem.intent import STOPWORDS
-from agent_memory_query.store import event_conditions
+from agent_memory_query.events.store import event_conditions
+from agent_memory_query.search.brainstem.intent import STOPWORDS
+from agent_memory_query.toc import store as toc_store
 from agent_memory_retrieval.docs import (
     DEFAULT_KIND,
     Hit,

@@ -17,15 +17,26 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Path, Query, Response
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, Field
 
 from agent_memory_common.event import parse_ts
 from agent_memory_common.http import error_responses
 from agent_memory_common.settings import CommonSettings
 from agent_memory_common.ulid import new_ulid
-from agent_memory_query import episodes_store as store
 from agent_memory_query.context import Ctx, QueryContext, Tenant
-from agent_memory_query.playbook import EmbedderChoice, choose_embedder
+from agent_memory_query.episodes import store
+from agent_memory_query.episodes.playbook import EmbedderChoice, choose_embedder
+from agent_memory_query.episodes.schemas import (
+    ActionsAdded,
+    ActionsIn,
+    CurateAnswer,
+    CurateIn,
+    Episode,
+    EpisodeComplete,
+    EpisodeStart,
+    PlaybookAnswer,
+    SimilarEpisodes,
+)
 
 router = APIRouter(tags=["episodes"])
 
@@ -68,59 +79,13 @@ def embedder_choice(ctx: QueryContext) -> EmbedderChoice:
 # -- episodes ---------------------------------------------------------------------------------
 
 
-class EpisodeStart(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    episode_id: IdStr | None = Field(
-        default=None, description="Client-chosen id: a retried start returns the same episode."
-    )
-    task: str = Field(min_length=1, max_length=20000)
-    project_id: IdStr
-    agent_id: IdStr | None = None
-    session_id: IdStr | None = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
-
-
-class ActionIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    action_id: IdStr | None = Field(default=None, description="Client-chosen idempotency key.")
-    action: str = Field(min_length=1, max_length=20000)
-    result: str | None = Field(default=None, max_length=100000)
-    ok: bool | None = None
-    ts: str | int | None = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
-
-    @model_validator(mode="after")
-    def _valid_ts(self) -> ActionIn:
-        if self.ts is not None:
-            parse_ts(self.ts)
-        return self
-
-
-class ActionsIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    actions: list[ActionIn] = Field(min_length=1, max_length=500)
-
-
-class EpisodeComplete(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    outcome: Literal["success", "failure", "partial"]
-    lessons: list[Annotated[str, Field(min_length=1, max_length=4000)]] = Field(
-        default_factory=list, max_length=100
-    )
-    summary: str | None = Field(default=None, max_length=20000)
-    value: float | None = Field(default=None, ge=0, le=1, description="Default: from outcome.")
-
-
 def _action_json(row: dict[str, Any]) -> dict[str, Any]:
     return dict(row)
 
 
 @router.post(
     "/v1/episodes",
+    response_model=Episode,
     status_code=201,
     summary="Start an episode (a task an agent takes on)",
     responses=error_responses(401, 409, 422),
@@ -139,6 +104,7 @@ async def start_episode(
 
 @router.get(
     "/v1/episodes/similar",
+    response_model=SimilarEpisodes,
     summary="Completed episodes like a task, best first",
     responses=error_responses(401, 422),
 )
@@ -159,8 +125,9 @@ async def similar_episodes(
 
 @router.get(
     "/v1/episodes/{episode_id}",
+    response_model=Episode,
     summary="One episode with its actions",
-    responses=error_responses(401, 404),
+    responses=error_responses(401, 404, 422),
 )
 async def get_episode(
     ctx: Ctx, tenant: Tenant, episode_id: Annotated[str, Path(min_length=1)]
@@ -173,6 +140,7 @@ async def get_episode(
 
 @router.post(
     "/v1/episodes/{episode_id}/actions",
+    response_model=ActionsAdded,
     status_code=201,
     summary="Record actions of a running episode (idempotent by action_id)",
     responses=error_responses(401, 404, 409, 422),
@@ -200,6 +168,7 @@ async def add_actions(
 
 @router.post(
     "/v1/episodes/{episode_id}/complete",
+    response_model=Episode,
     summary="Complete an episode with its outcome and lessons",
     responses=error_responses(401, 404, 409, 422),
 )
@@ -225,34 +194,9 @@ async def complete_episode(
 # -- playbook ---------------------------------------------------------------------------------
 
 
-class LessonIn(BaseModel):
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
-
-    id: IdStr | None = Field(default=None, description="Mark an existing entry instead of text.")
-    text: str | None = Field(default=None, min_length=1, max_length=4000)
-    mark: Literal["+", "-", "o"] = "o"
-    section: str = Field(default="general", min_length=1, max_length=100)
-    source: dict[str, Any] = Field(default_factory=dict)
-
-    @model_validator(mode="after")
-    def _text_or_id(self) -> LessonIn:
-        if (self.id is None) == (self.text is None):
-            raise ValueError("give either text (a lesson) or id (an entry to mark), not both")
-        return self
-
-
-class CurateIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    entries: list[LessonIn] = Field(min_length=1, max_length=200)
-    agent_id: IdStr | None = None
-    submission_id: IdStr | None = Field(
-        default=None, description="Client-chosen: a retried submission is counted once."
-    )
-
-
 @router.get(
     "/v1/playbooks/{project_id}/entries",
+    response_model=PlaybookAnswer,
     summary="The project's playbook; with q, the entries most relevant to q first",
     responses=error_responses(401, 422),
 )
@@ -274,6 +218,7 @@ async def get_playbook(
 
 @router.post(
     "/v1/playbooks/{project_id}/entries",
+    response_model=CurateAnswer,
     summary="Curate lessons into the playbook: merge by meaning, count +/-/o marks",
     responses=error_responses(401, 404, 422),
 )

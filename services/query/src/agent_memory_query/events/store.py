@@ -1,4 +1,4 @@
-"""Reads of the query service. Static SQL lives in ``sql/queries.sql``; the event listing is
+"""Reads of the event log. Static SQL lives in ``sql/events.sql``; the event listing is
 composed with ``psycopg.sql`` because its filters are optional."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from psycopg.rows import dict_row
 
 from agent_memory_common.db import load_queries
 
-QUERIES = load_queries(__package__ or "")
+QUERIES = load_queries(__package__ or "", "sql/events.sql")
 
 _COLUMNS = sql.SQL(
     "seq, tenant, event_id, ts, project_id, agent_id, session_id, user_id, role, type, text, "

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from psycopg_pool import AsyncConnectionPool
 
 from agent_memory_common.logs import get_logger
-from agent_memory_query import search_store
-from agent_memory_query.brainstem.engine import Brainstem, EngineOptions
-from agent_memory_query.brainstem.ranking import RankingPolicy
+from agent_memory_query.search import store as search_store
+from agent_memory_query.search.brainstem.engine import Brainstem, EngineOptions
+from agent_memory_query.search.brainstem.ranking import RankingPolicy
 from agent_memory_query.settings import SearchOptions, Settings
 from agent_memory_retrieval.docs import Hit, SearchFilter
 from agent_memory_retrieval.factory import load_embedder, open_text_index, open_vector_index

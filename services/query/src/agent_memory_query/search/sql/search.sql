@@ -1,5 +1,5 @@
--- Reads and writes of the search API (routes_search.py, brainstem/). The raw event scan is
--- composed in search_store.py because its filters are optional.
+-- Reads and writes of the search API (search/routes.py, brainstem/). The raw event scan is
+-- composed in search/store.py because its filters are optional.
 
 -- name: access_counts
 SELECT item_id, access_count

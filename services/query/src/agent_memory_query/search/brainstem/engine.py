@@ -16,9 +16,14 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from agent_memory_common.logs import get_logger
-from agent_memory_query.brainstem.fusion import Candidate, lift, rrf
-from agent_memory_query.brainstem.intent import GENERIC_WORDS, Intent, classify, content_words
-from agent_memory_query.brainstem.planner import (
+from agent_memory_query.search.brainstem.fusion import Candidate, lift, rrf
+from agent_memory_query.search.brainstem.intent import (
+    GENERIC_WORDS,
+    Intent,
+    classify,
+    content_words,
+)
+from agent_memory_query.search.brainstem.planner import (
     MAX_CANDIDATES,
     TIERS,
     Plan,
@@ -26,14 +31,14 @@ from agent_memory_query.brainstem.planner import (
     fetch_depth,
     make_plan,
 )
-from agent_memory_query.brainstem.ranking import (
+from agent_memory_query.search.brainstem.ranking import (
     RankingPolicy,
     apply_policy,
     novelty_gate,
     words_of,
 )
-from agent_memory_query.brainstem.spread import SpreadOptions, spread
-from agent_memory_query.brainstem.timeparse import TimeRange, parse_time
+from agent_memory_query.search.brainstem.spread import SpreadOptions, spread
+from agent_memory_query.search.brainstem.timeparse import TimeRange, parse_time
 from agent_memory_retrieval.docs import Hit, SearchFilter
 from agent_memory_retrieval.ports import Embedder, TextIndex, VectorIndex
 

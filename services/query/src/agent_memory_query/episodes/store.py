@@ -21,7 +21,7 @@ from psycopg.types.json import Jsonb
 from agent_memory_common.db import load_queries
 from agent_memory_common.http import ApiError
 from agent_memory_common.ulid import new_ulid
-from agent_memory_query.playbook import (
+from agent_memory_query.episodes.playbook import (
     EmbedderChoice,
     EntryVector,
     HashingEmbedder,

@@ -1,0 +1,62 @@
+"""``POST /v1/events`` (gateway) and ``GET /v1/events`` (query service)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import with_config
+from typing_extensions import TypedDict
+
+from agent_memory_api.common import CLOSED, Timestamp
+
+Role = Literal["user", "assistant", "tool", "system"]
+EventType = Literal["message", "tool_call", "tool_result", "session_start", "session_end", "note"]
+
+
+class EventIn(TypedDict, total=False):
+    """What the gateway accepts; ``project_id``, ``agent_id``, ``session_id``, ``role`` and
+    ``text`` are required by the server."""
+
+    event_id: str
+    ts: str | int
+    project_id: str
+    agent_id: str
+    session_id: str
+    user_id: str | None
+    role: Role
+    type: EventType
+    text: str
+    metadata: dict[str, Any]
+
+
+@with_config(CLOSED)
+class Accepted(TypedDict):
+    """The gateway's 202: every event is acknowledged by JetStream."""
+
+    accepted: int
+    event_ids: list[str]
+
+
+@with_config(CLOSED)
+class Event(TypedDict):
+    """A stored event."""
+
+    event_id: str
+    ts: Timestamp
+    tenant: str
+    project_id: str
+    agent_id: str
+    session_id: str
+    user_id: str | None
+    role: Role
+    type: EventType
+    text: str
+    metadata: dict[str, Any]
+    received_at: Timestamp
+    recorded_at: Timestamp
+
+
+@with_config(CLOSED)
+class EventPage(TypedDict):
+    events: list[Event]
+    next_cursor: str | None

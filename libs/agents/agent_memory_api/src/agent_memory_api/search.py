@@ -1,0 +1,98 @@
+"""``/v1/search``: results with provenance, and the explanation of what the brainstem did."""
+
+from __future__ import annotations
+
+from typing import Literal, NotRequired
+
+from pydantic import with_config
+from typing_extensions import TypedDict
+
+from agent_memory_api.common import CLOSED, Timestamp
+
+Intent = Literal["explore", "answer", "locate", "time-boxed"]
+
+
+@with_config(CLOSED)
+class SearchResult(TypedDict):
+    id: str
+    type: str
+    level: str
+    title: str | None
+    text: str
+    ts: Timestamp
+    project_id: str
+    agent_id: str
+    session_id: str | None
+    score: float
+    salience: float
+    memory_kind: str
+    event_ids: list[str]
+
+
+@with_config(CLOSED)
+class TimeWindow(TypedDict):
+    since: str | None
+    until: str | None
+
+
+@with_config(CLOSED)
+class SearchTimeRange(TypedDict):
+    """The period searched: from the query's words ("last week"), the request, or both;
+    ``window``: the wider span searched for the moments that tell of it; ``relaxed``: the
+    query's own range was dropped (``parsed``) because nothing was in it."""
+
+    since: str | None
+    until: str | None
+    expression: str | None
+    source: Literal["query+request", "query", "request"]
+    window: NotRequired[TimeWindow]
+    relaxed: NotRequired[bool]
+    parsed: NotRequired[TimeWindow]
+
+
+@with_config(CLOSED)
+class TierExplain(TypedDict):
+    status: Literal["used", "failed", "skipped", "not requested", "unavailable"]
+    reason: NotRequired[str]
+    hits: NotRequired[int]
+    ms: NotRequired[float]
+
+
+@with_config(CLOSED)
+class SpreadExplain(TypedDict):
+    after: int
+    moved: int
+
+
+@with_config(CLOSED)
+class PlanExplain(TypedDict):
+    types: list[str]
+    weights: dict[str, float]
+    fetch: int
+    near_duplicates_dropped: int
+    spread: NotRequired[SpreadExplain]
+
+
+@with_config(CLOSED)
+class RankingExplain(TypedDict):
+    id: str
+    fused: float
+    ranks: dict[str, int]
+    factors: dict[str, float]
+
+
+@with_config(CLOSED)
+class SearchExplain(TypedDict):
+    tiers: dict[str, TierExplain]
+    fallbacks: list[str]
+    timings_ms: dict[str, float]
+    plan: PlanExplain
+    ranking: list[RankingExplain]
+
+
+@with_config(CLOSED)
+class SearchResponse(TypedDict):
+    intent: Intent
+    time_range: SearchTimeRange | None
+    results: list[SearchResult]
+    explain: SearchExplain

@@ -1,0 +1,31 @@
+"""``GET /v1/status``: the backlog of every pipeline consumer."""
+
+from __future__ import annotations
+
+from typing import NotRequired
+
+from pydantic import with_config
+from typing_extensions import TypedDict
+
+from agent_memory_api.common import CLOSED
+
+
+@with_config(CLOSED)
+class ConsumerStatus(TypedDict):
+    """A durable consumer; the counts only when it exists."""
+
+    name: str
+    stream: str
+    exists: bool
+    pending: NotRequired[int]
+    ack_pending: NotRequired[int]
+    redelivered: NotRequired[int]
+    ack_floor: NotRequired[int]
+    delivered: NotRequired[int]
+
+
+@with_config(CLOSED)
+class Status(TypedDict):
+    consumers: list[ConsumerStatus]
+    events_stored: int
+    drained: bool

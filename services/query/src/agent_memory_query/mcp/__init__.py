@@ -1,0 +1,1 @@
+"""``/mcp``: the MCP tools over streamable HTTP (they call this service's own REST routes)."""

@@ -1,0 +1,1 @@
+"""The table of contents: years -> ... -> segments, nodes, grips, the term search and pins."""
