@@ -219,21 +219,3 @@ def strongest(kinds: list[str]) -> MemoryKind:
             best, best_count = kind, count
     return best
 
-
-# The keyword lists of the issue, matched as bare words: the baseline the classifier must beat.
-BASELINE_KEYWORDS: tuple[tuple[MemoryKind, tuple[str, ...]], ...] = (
-    ("constraint", ("must", "never", "always", "required", "need to")),
-    ("definition", ("is defined as", "means", "we call")),
-    ("procedure", ("step", "follow")),
-    ("preference", ("prefer", "like", "avoid", "don't use")),
-)
-
-
-def classify_baseline(text: str) -> MemoryKind:
-    low = text.lower()
-    for kind, words in BASELINE_KEYWORDS:
-        if any(re.search(r"\b" + re.escape(w) + r"\b", low) for w in words):
-            return kind
-        if kind == "procedure" and re.search(r"\bfirst\b.*\bthen\b", low, re.DOTALL):
-            return kind
-    return "observation"
