@@ -7,13 +7,8 @@ import re
 
 import pytest
 
-from agent_memory_summarizer.salience import (
-    MemoryKind,
-    classify,
-    is_question,
-    salience,
-    strongest,
-)
+from agent_memory_common.memory import MemoryKind, salience
+from agent_memory_summarizer.salience import classify, is_question, strongest
 
 # (text, kind) written as agents and users actually talk in coding sessions. Roughly half are
 # plain statements of each kind; the rest are the traps: negations, questions, code, and the

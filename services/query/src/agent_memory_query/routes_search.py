@@ -16,15 +16,13 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from agent_memory_common.event import parse_ts
 from agent_memory_common.http import ApiError, error_responses, validation_details
+from agent_memory_common.memory import MemoryKind
 from agent_memory_query.brainstem.engine import SearchOutcome, SearchQuery
 from agent_memory_query.brainstem.fusion import Candidate
 from agent_memory_query.context import Ctx, Tenant
 
 router = APIRouter(tags=["search"])
 
-MemoryKind = Literal[
-    "constraint", "definition", "procedure", "preference", "observation", "episode"
-]
 IntentName = Literal["auto", "explore", "answer", "locate", "time-boxed"]
 TierName = Literal["vector", "bm25", "toc", "scan"]
 _ID = r"^[^\x00-\x1f\x7f]+$"
