@@ -49,11 +49,12 @@ test: install check ## lint, type-check, then the whole test suite on real serve
 test-fast: install ## the test suite without the slow crash/restart tests
 	$(BIN)/pytest -m "not slow"
 
-check: lint typecheck ## ruff lint and format check, mypy
+check: lint typecheck ## ruff lint and format check, import contracts, mypy
 
-lint: install
+lint: install ## ruff lint and format check; lint-imports: the import rules of docs/architecture.md
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 
 format: install ## apply ruff fixes and formatting
 	$(BIN)/ruff check --fix .

@@ -3,9 +3,10 @@
 Always: the file is validated against the Compose Specification's JSON schema (vendored in
 tests/fixtures/compose-spec.json from compose-spec/compose-spec, schema/compose-spec.json),
 both as written and with its ``${...}`` variables resolved, plus the rules of
-deploy/README.md: one compose service per services/*/Dockerfile, healthchecks on the
-infrastructure, ``service_healthy`` dependencies, no default value for a secret, a
-three-node JetStream cluster. When a ``docker-compose`` or ``docker compose`` executable
+deploy/README.md: one compose service per services/<name>, built from deploy/Dockerfile with
+its build args (each checked as the image it makes), healthchecks on the infrastructure,
+``service_healthy`` dependencies, no default value for a secret, a three-node JetStream
+cluster. When a ``docker-compose`` or ``docker compose`` executable
 is present, ``config -q`` is run as well; nothing here is ever skipped.
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import tomllib
@@ -31,6 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 COMPOSE_FILE = ROOT / "docker-compose.yml"
 SCHEMA_FILE = ROOT / "tests" / "fixtures" / "compose-spec.json"
 SERVICES_DIR = ROOT / "services"
+DOCKERFILE = ROOT / "deploy" / "Dockerfile"
 NATS_CONFIG = ROOT / "deploy" / "nats" / "nats-cluster.conf"
 DOCKERIGNORE = ROOT / ".dockerignore"
 
@@ -58,6 +61,7 @@ SECRET_NAME = re.compile(r"PASSWORD|PASSWD|SECRET|TOKEN|API_?KEY|PRIVATE_?KEY|CR
 BASE_IMAGE = "python:3.11-slim"
 NATS_MIN_VERSION = (2, 10)
 NATS_CLUSTER_SIZE = 3
+TORCH_SERVICES = frozenset({"embedder", "query"})  # they embed text (MiniLM)
 
 
 # --- loading -------------------------------------------------------------------------------
@@ -295,8 +299,92 @@ def exec_form(args: str, what: str) -> list[str]:
     return words
 
 
-def service_dirs_with_dockerfile() -> set[str]:
-    return {path.parent.name for path in SERVICES_DIR.glob("*/Dockerfile")}
+def service_dirs() -> set[str]:
+    """The services: every member of services/ (each one is run, so each one is built)."""
+    return {path.parent.name for path in SERVICES_DIR.glob("*/pyproject.toml")}
+
+
+_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _substitute(text: str, scope: Mapping[str, str]) -> str:
+    """Docker's ``${NAME}``/``$NAME`` for the names in scope; other references stay."""
+
+    def value(match: re.Match[str]) -> str:
+        name = match[1] or match[2]
+        return scope[name] if name in scope else match[0]
+
+    return _VARIABLE.sub(value, text)
+
+
+def build_args(spec: Mapping[str, Any]) -> dict[str, str]:
+    build = spec["build"]
+    raw = {} if isinstance(build, str) else build.get("args", {})
+    if isinstance(raw, list):
+        raw = dict(item.split("=", 1) for item in raw)
+    return {str(key): str(value) for key, value in raw.items()}
+
+
+@dataclass(frozen=True)
+class Image:
+    """What a build of deploy/Dockerfile with given args makes: the instructions of the final
+    stage and of the stages it is built on (base first), with the build args and the ENV in
+    scope substituted as Docker does, and the ENV the container starts with."""
+
+    instructions: list[Instruction]
+    env: dict[str, str]
+    every_stage: list[Instruction]  # the whole file, substituted (the build stage too)
+
+
+def built_image(spec: Mapping[str, Any]) -> Image:
+    given = build_args(spec)
+    global_args: dict[str, str] = {}
+    stages: dict[str, Image] = {}
+    current: Image | None = None
+    scope: dict[str, str] = {}
+    every_stage: list[Instruction] = []
+    for ins in dockerfile_instructions(build_dockerfile(spec)[1]):
+        if ins.keyword == "ARG" and current is None:
+            name, _, default = ins.args.partition("=")
+            global_args[name] = given.get(name, default.strip('"'))
+            continue
+        if ins.keyword == "FROM":
+            words = _substitute(ins.args, global_args).split()
+            base = words[0]
+            from_ = Instruction("FROM", " ".join(words), ins.line)
+            every_stage.append(from_)
+            if base in stages:  # built on an earlier stage: its instructions come first
+                current = Image(list(stages[base].instructions), dict(stages[base].env), [])
+            else:
+                current = Image([from_], {}, [])
+            scope = dict(current.env)
+            if len(words) == 3 and words[1].upper() == "AS":
+                stages[words[2]] = current
+            continue
+        assert current is not None, f"line {ins.line}: {ins.keyword} before FROM"
+        args = _substitute(ins.args, scope)
+        if ins.keyword == "ARG":
+            name, _, default = ins.args.partition("=")
+            scope[name] = given.get(name, default.strip('"') or global_args.get(name, ""))
+        elif ins.keyword == "ENV":
+            for pair in shlex.split(args):
+                key, _, val = pair.partition("=")
+                scope[key] = current.env[key] = val
+        current.instructions.append(Instruction(ins.keyword, args, ins.line))
+        every_stage.append(current.instructions[-1])
+    assert current is not None, "no FROM"
+    return Image(current.instructions, current.env, every_stage)
+
+
+def service_specs() -> dict[str, dict[str, Any]]:
+    """Built compose services by the services/ folder they build (their SERVICE arg)."""
+    found: dict[str, dict[str, Any]] = {}
+    for name, spec in built_services().items():
+        service = build_args(spec).get("SERVICE")
+        assert service, f"{name}: no SERVICE build arg"
+        assert service not in found, f"services/{service} is built by two compose services"
+        found[service] = spec
+    return found
 
 
 def build_dockerfile(spec: Mapping[str, Any]) -> tuple[Path, Path]:
@@ -310,10 +398,10 @@ def build_dockerfile(spec: Mapping[str, Any]) -> tuple[Path, Path]:
     return context_path, (context_path / dockerfile).resolve()
 
 
-def dockerfile_has_healthcheck(path: Path) -> bool:
+def image_has_healthcheck(spec: Mapping[str, Any]) -> bool:
     return any(
         ins.keyword == "HEALTHCHECK" and not ins.args.upper().startswith("NONE")
-        for ins in final_stage(dockerfile_instructions(path))
+        for ins in final_stage(built_image(spec).instructions)
     )
 
 
@@ -322,7 +410,7 @@ def has_healthcheck(name: str) -> bool:
     if healthcheck_test(spec):
         return True
     if "build" in spec and not isinstance(spec.get("healthcheck"), dict):
-        return dockerfile_has_healthcheck(build_dockerfile(spec)[1])
+        return image_has_healthcheck(spec)
     return False
 
 
@@ -500,16 +588,17 @@ def test_no_secret_is_written_in_the_file() -> None:
 # === services built from this repository ===================================================
 
 
-def test_every_service_dockerfile_has_a_compose_service() -> None:
-    dirs = service_dirs_with_dockerfile()
-    assert dirs >= EXPECTED_BUILT_SERVICES, f"Dockerfiles missing: {EXPECTED_BUILT_SERVICES - dirs}"
-    built = {build_dockerfile(spec)[1]: name for name, spec in built_services().items()}
+def test_every_service_has_a_compose_service() -> None:
+    dirs = service_dirs()
+    assert dirs >= EXPECTED_BUILT_SERVICES, f"services missing: {EXPECTED_BUILT_SERVICES - dirs}"
+    assert not list(SERVICES_DIR.glob("*/Dockerfile")), "one Dockerfile: deploy/Dockerfile"
+    built = {build_args(spec).get("SERVICE"): name for name, spec in built_services().items()}
     for directory in sorted(dirs):
-        dockerfile = (SERVICES_DIR / directory / "Dockerfile").resolve()
-        assert dockerfile in built, f"services/{directory}/Dockerfile has no compose service"
-        assert built[dockerfile] == directory, (
-            f"services/{directory}/Dockerfile is built by compose service {built[dockerfile]!r}"
+        assert directory in built, f"services/{directory} has no compose service"
+        assert built[directory] == directory, (
+            f"services/{directory} is built by compose service {built[directory]!r}"
         )
+    assert set(built) == dirs, f"compose builds unknown services: {set(built) - dirs}"
 
 
 def test_built_services_use_the_repository_root_as_context() -> None:
@@ -517,7 +606,7 @@ def test_built_services_use_the_repository_root_as_context() -> None:
         context, dockerfile = build_dockerfile(spec)
         assert context == ROOT, f"{name}: build context must be the repository root"
         assert dockerfile.is_file(), f"{name}: {dockerfile} does not exist"
-        assert dockerfile.parent.parent == SERVICES_DIR, f"{name}: {dockerfile} not in services/"
+        assert dockerfile == DOCKERFILE, f"{name}: {dockerfile} is not deploy/Dockerfile"
 
 
 def test_built_services_are_wired_to_the_infrastructure() -> None:
@@ -560,7 +649,7 @@ def test_http_services_listen_where_the_images_say() -> None:
             continue
         expose = [
             ins.args
-            for ins in final_stage(dockerfile_instructions(build_dockerfile(spec)[1]))
+            for ins in final_stage(built_image(spec).instructions)
             if ins.keyword == "EXPOSE"
         ]
         env = environment(spec)
@@ -568,14 +657,17 @@ def test_http_services_listen_where_the_images_say() -> None:
         assert port in " ".join(expose).split(), f"{name}: EXPOSE {expose} vs port {port}"
 
 
-@pytest.mark.parametrize(
-    "directory", sorted(EXPECTED_BUILT_SERVICES | service_dirs_with_dockerfile())
-)
-def test_service_dockerfile(directory: str) -> None:
-    path = SERVICES_DIR / directory / "Dockerfile"
-    assert path.is_file(), f"services/{directory}/Dockerfile is missing"
-    instructions = dockerfile_instructions(path)
-    where = f"services/{directory}/Dockerfile"
+@pytest.mark.parametrize("directory", sorted(EXPECTED_BUILT_SERVICES | service_dirs()))
+def test_service_image(directory: str) -> None:
+    assert DOCKERFILE.is_file(), "deploy/Dockerfile is missing"
+    compose_spec = service_specs().get(directory)
+    assert compose_spec is not None, f"services/{directory} has no compose service"
+    built = built_image(compose_spec)
+    instructions = built.every_stage
+    stage_names = {
+        ins.args.split()[2] for ins in instructions if ins.keyword == "FROM" and " AS " in ins.args
+    }
+    where = f"deploy/Dockerfile with SERVICE={directory}"
 
     pyproject = tomllib.loads((SERVICES_DIR / directory / "pyproject.toml").read_text("utf-8"))
     package = pyproject["project"]["name"]
@@ -584,7 +676,7 @@ def test_service_dockerfile(directory: str) -> None:
     assert (SERVICES_DIR / directory / "src" / module).is_dir(), f"{where}: no src/{module}"
 
     for ins in instructions:
-        if ins.keyword == "FROM":
+        if ins.keyword == "FROM" and ins.args.split()[0] not in stage_names:
             image = ins.args.split()[0]
             assert image == BASE_IMAGE, f"{where}:{ins.line}: FROM {image}, not {BASE_IMAGE}"
 
@@ -598,22 +690,24 @@ def test_service_dockerfile(directory: str) -> None:
         assert f"--package {package}" in " ".join(words), f"{where}: {run} is not for {package}"
     assert any("--no-install-workspace" not in run.split() for run in syncs), where
 
-    last = final_stage(instructions)
+    last = final_stage(built.instructions)  # the final stage and those it is built on
     users = [ins.args for ins in last if ins.keyword == "USER"]
     assert users, f"{where}: the runtime stage runs as root (no USER)"
     assert users[-1].split(":")[0] not in ("root", "0"), f"{where}: USER {users[-1]}"
 
     commands = [ins for ins in last if ins.keyword in ("CMD", "ENTRYPOINT")]
     assert commands, f"{where}: no CMD"
-    words = [w for ins in commands for w in exec_form(ins.args, f"{where}:{ins.line}")]
+    words = [w for ins in commands[-1:] for w in exec_form(ins.args, f"{where}:{ins.line}")]
+    if words[:2] == ["/bin/sh", "-c"]:  # the shell expands the container's ENV, then execs
+        assert len(words) == 3 and words[2].startswith("exec "), f"{where}: {words}"
+        words = shlex.split(_substitute(words[2], built.env))[1:]
+    assert "$" not in " ".join(words), f"{where}: {words} names an unset variable"
     assert words[-2:] == ["-m", module] and words[0].startswith("python"), f"{where}: {words}"
 
     exposes = [ins for ins in last if ins.keyword == "EXPOSE"]
+    for ins in exposes:
+        assert re.fullmatch(r"\d+(/tcp)?( \d+(/tcp)?)*", ins.args), f"{where}: EXPOSE {ins.args}"
     healthchecks = [ins for ins in last if ins.keyword == "HEALTHCHECK"]
-    compose_spec = next(
-        (spec for spec in built_services().values() if build_dockerfile(spec)[1] == path),
-        {},
-    )
     serves_http = bool(exposes or compose_spec.get("ports") or compose_spec.get("expose"))
     if serves_http:
         assert len(healthchecks) == 1, f"{where}: an HTTP service needs one HEALTHCHECK"
@@ -621,6 +715,17 @@ def test_service_dockerfile(directory: str) -> None:
         _, _, command = check.args.partition("CMD ")
         probe = exec_form(command.strip(), f"{where}:{check.line}")
         assert "/healthz" in " ".join(probe), f"{where}: the HEALTHCHECK must call /healthz"
+        port_vars = re.findall(r"os\.environ\['([A-Z_]+)'\]", " ".join(probe))
+        assert all(built.env.get(v) for v in port_vars), f"{where}: the probe's port is unset"
+    else:
+        assert not healthchecks, f"{where}: a HEALTHCHECK with no HTTP endpoint to probe"
+
+    torch = [run for run in runs if "torch==" in run]
+    assert len(torch) <= 1, where
+    wants_torch = build_args(compose_spec).get("TORCH") == "true"
+    assert wants_torch == (directory in TORCH_SERVICES), f"{where}: TORCH arg"
+    if wants_torch:
+        assert torch and "download.pytorch.org/whl/cpu" in torch[0], f"{where}: CPU torch"
 
 
 # === infrastructure ========================================================================
@@ -753,5 +858,7 @@ def test_dockerignore_sends_the_workspace_and_nothing_else() -> None:
         "docker-compose.yml",
         "libs/server/agent_memory_common/src/agent_memory_common/__pycache__/settings.cpython-311.pyc",
         "services/gateway/tests/test_x.py",
+        "services/gateway/README.md",
+        "deploy/Dockerfile",
     ):
         assert dockerignore_excludes(relative), f".dockerignore lets {relative} through"

@@ -45,9 +45,10 @@ from typing import Any
 import httpx
 import psycopg
 
-from agent_memory_summarizer.salience import classify, classify_baseline
+from agent_memory_summarizer.salience import classify
 from tests.bench.coding.generate import build, files, load_corpus, load_kinds
 from tests.bench.coding.kinds import GOLD_KINDS
+from tests.bench.kinds_baseline import classify_baseline
 from tests.bench.metrics import PRF, found_at, kind_scores, ranked_ids, title_noise
 from tests.bench.report import stop_on_sigterm, table
 from tests.bench.stack import Product, ingest, wait_for_vectors, wait_until_indexed

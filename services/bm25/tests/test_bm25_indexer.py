@@ -9,8 +9,8 @@ from pathlib import Path
 
 import httpx
 import nats
-import orjson
 
+from agent_memory_common.messages import TocNodeMessage
 from agent_memory_common.subjects import toc_subject
 from agent_memory_embedded.servers import NatsServer
 from agent_memory_retrieval.docs import SearchFilter
@@ -58,7 +58,7 @@ def publish_toc_version(nats_url: str) -> None:
         try:
             await nc.jetstream().publish(
                 toc_subject("default", "proj"),
-                orjson.dumps(payload),
+                TocNodeMessage.model_validate(payload).to_wire(),
                 headers={"Nats-Msg-Id": "default/segment:seg-9/v1"},
             )
         finally:

@@ -280,7 +280,7 @@ def test_segments_merged_by_a_late_event_are_retracted_or_dropped() -> None:
         (2, 1, "open", False, True),  # never published: simply deleted
     ]
     key = SessionKey("t", "p", "s")
-    body = payload(key, writes[1])
+    body = payload(key, writes[1]).model_dump()
     assert body["event_ids"] == [] and body["close_reason"] == "retracted"
     assert body["version"] == 4 and body["segment_id"] == segment_id("p", "s", 1)
     # a reopened (already once published) tail is retracted at its unpublished version
@@ -306,7 +306,7 @@ def test_a_retracted_segment_that_comes_back_gets_a_new_version() -> None:
 def test_payload_has_exactly_the_contract_fields() -> None:
     plans = segment([ev(0, 0), ev(1, 100)], SMALL)
     (first, _) = reconcile([], plans)
-    body = payload(SessionKey("t", "p", "s"), first)
+    body = payload(SessionKey("t", "p", "s"), first).model_dump()
     assert set(body) == {
         "tenant",
         "segment_id",

@@ -5,13 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from agent_memory_summarizer.salience import (
-    classify,
-    classify_baseline,
-    is_question,
-    salience,
-    strongest,
-)
+from agent_memory_common.memory import salience
+from agent_memory_summarizer.salience import classify, is_question, strongest
+from tests.bench.kinds_baseline import classify_baseline
 
 # (text, kind) written as agents and users actually talk in coding sessions. Roughly half are
 # plain statements of each kind; the rest are the traps: negations, questions, code, and the

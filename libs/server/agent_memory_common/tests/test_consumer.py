@@ -14,7 +14,7 @@ from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 from psycopg import AsyncConnection
 
-from agent_memory_common.consumer import ConsumerRunner, Publication, claim
+from agent_memory_common.consumer import ConsumerRunner, Publication
 from agent_memory_common.db import make_pool
 from agent_memory_common.errors import PoisonMessageError
 from agent_memory_common.natslink import NatsLink
@@ -44,8 +44,11 @@ async def handler(conn: AsyncConnection, msgs: Sequence[Msg]) -> list[Publicatio
     for msg in msgs:
         if msg.data == b"poison":
             raise PoisonMessageError("cannot parse")
-        if await claim(conn, SPEC.durable, msg.data.decode()):
-            await conn.execute("INSERT INTO seen (msg_id) VALUES (%s)", (msg.data.decode(),))
+        # idempotent on its natural key, as every service's handler is
+        await conn.execute(
+            "INSERT INTO seen (msg_id) VALUES (%s) ON CONFLICT (msg_id) DO NOTHING",
+            (msg.data.decode(),),
+        )
     return []
 
 

@@ -13,7 +13,7 @@ from agent_memory_common.event import EVENT_TYPES, ROLES, Event, EventIn, parse_
 from agent_memory_common.subjects import event_subject, subject_token
 from agent_memory_common.ulid import new_ulid
 
-PROTO = Path(__file__).parents[3] / "proto" / "agent_memory" / "v1" / "event.proto"
+PROTO = Path(__file__).parents[4] / "proto" / "agent_memory" / "v1" / "event.proto"
 
 
 def test_parse_ts_accepts_rfc3339_and_epoch_ms() -> None:

@@ -10,13 +10,13 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import orjson
 import psycopg
 import pytest
 from psycopg.types.json import Jsonb
 
 from agent_memory_common.errors import PoisonMessageError
 from agent_memory_common.event import Event
+from agent_memory_common.messages import toc_node_message
 from agent_memory_retrieval.docs import IndexDoc
 from agent_memory_retrieval.sources import (
     DocChanges,
@@ -146,16 +146,20 @@ def seed_segment_events(dsn: str) -> None:
 
 
 def payload(v: dict[str, Any]) -> bytes:
-    """The summarizer's ``mem.toc`` message for one version (see its toc.publication)."""
-    cited = list(dict.fromkeys(gid for b in v["bullets"] for gid in b["grip_ids"]))
-    grips = [
-        {**g, "node_id": SEG, "bullet_index": 0, "salience": g["base_salience"], "pinned": False}
+    """The summarizer's ``mem.toc`` message for one version (its builder, toc_node_message)."""
+    grips = {
+        g["grip_id"]: {
+            **g,
+            "node_id": SEG,
+            "bullet_index": 0,
+            "salience": g["base_salience"],
+            "pinned": False,
+        }
         for g in GRIPS
-        if g["grip_id"] in cited
-    ]
-    pinned = v["node_id"] == DAY
-    body = {**v, "salience": v["base_salience"] + (0.2 if pinned else 0.0), "grips": grips}
-    return orjson.dumps(body)
+    }
+    row = {**v, "child_ids": [], "overlap_count": None, "source_version": None}
+    row["summarizer"] = "extractive"
+    return toc_node_message(row, grips, pinned=v["node_id"] == DAY).to_wire()
 
 
 def by_id(changes: DocChanges) -> dict[str, IndexDoc]:

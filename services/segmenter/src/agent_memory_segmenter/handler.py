@@ -5,15 +5,9 @@ commit), so the message is only a nudge: which session to recompute, and from wh
 result depends on the stored events alone, which makes redelivery, reordering and a second
 replica harmless.
 
-Published message, on ``mem.segments.<tenant>.<project>`` with Nats-Msg-Id
-``<tenant>/<segment_id>/v<version>`` (JSON, times in RFC 3339)::
-
-    {"tenant", "segment_id", "version", "project_id", "agent_id", "session_id", "ordinal",
-     "start_ts", "end_ts", "event_ids", "overlap_count", "token_count", "close_reason"}
-
-sent once per closed version (a consumer keeps the highest version it has seen per segment).
-``close_reason`` 'retracted' with empty ``event_ids`` withdraws a segment that a late event
-merged into an earlier one.
+Published message: ``agent_memory_common.messages.SegmentMessage`` on
+``mem.segments.<tenant>.<project>`` with Nats-Msg-Id ``<tenant>/<segment_id>/v<version>``, sent
+once per closed version (a consumer keeps the highest version it has seen per segment).
 """
 
 from __future__ import annotations
@@ -27,6 +21,7 @@ from psycopg import AsyncConnection
 from agent_memory_common.consumer import Handler, Publication
 from agent_memory_common.event import Event
 from agent_memory_common.logs import get_logger
+from agent_memory_common.messages import RecordedMessage
 from agent_memory_segmenter.logic import SessionKey, Thresholds
 from agent_memory_segmenter.store import caused_publications, lock_session, resegment
 
@@ -35,7 +30,7 @@ log = get_logger(__name__)
 
 def make_handler(thresholds: Thresholds) -> Handler:
     async def handle(conn: AsyncConnection, msgs: Sequence[Msg]) -> list[Publication]:
-        events = [Event.from_wire(m.data) for m in msgs]
+        events = [RecordedMessage.from_wire(m.data) for m in msgs]
         sessions: dict[SessionKey, list[Event]] = defaultdict(list)
         for e in events:
             sessions[SessionKey(e.tenant, e.project_id, e.session_id)].append(e)

@@ -16,7 +16,9 @@ import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
+
+from agent_memory_common.messages import SegmentMessage
 
 CloseReason = Literal["gap", "token_budget", "session_end"]
 
@@ -273,7 +275,7 @@ class SessionKey:
         return session_lock_key(self.tenant, self.project_id, self.session_id)
 
 
-def payload(key: SessionKey, write: Write) -> dict[str, Any]:
+def payload(key: SessionKey, write: Write) -> SegmentMessage:
     """The message announcing a segment version on ``mem.segments.<tenant>.<project>``.
 
     A retraction has empty ``event_ids`` and close_reason 'retracted'; its times and agent
@@ -288,18 +290,18 @@ def payload(key: SessionKey, write: Write) -> dict[str, Any]:
         prev = write.previous
         agent_id, start_ts, end_ts = prev.agent_id, prev.start_ts, prev.end_ts
         event_ids, overlap_count, token_count = [], 0, 0
-    return {
-        "tenant": key.tenant,
-        "segment_id": key.segment_id(write.ordinal),
-        "version": write.version,
-        "project_id": key.project_id,
-        "agent_id": agent_id,
-        "session_id": key.session_id,
-        "ordinal": write.ordinal,
-        "start_ts": start_ts,
-        "end_ts": end_ts,
-        "event_ids": event_ids,
-        "overlap_count": overlap_count,
-        "token_count": token_count,
-        "close_reason": write.close_reason,
-    }
+    return SegmentMessage(
+        tenant=key.tenant,
+        segment_id=key.segment_id(write.ordinal),
+        version=write.version,
+        project_id=key.project_id,
+        agent_id=agent_id,
+        session_id=key.session_id,
+        ordinal=write.ordinal,
+        start_ts=start_ts,
+        end_ts=end_ts,
+        event_ids=event_ids,
+        overlap_count=overlap_count,
+        token_count=token_count,
+        close_reason=write.close_reason,
+    )

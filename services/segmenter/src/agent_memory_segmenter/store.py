@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-import orjson
 from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 
 from agent_memory_common.consumer import Publication
 from agent_memory_common.db import load_queries
+from agent_memory_common.messages import SegmentMessage
 from agent_memory_common.subjects import segment_subject
 from agent_memory_segmenter.logic import (
     EventInfo,
@@ -51,17 +51,11 @@ class OutboxItem:
     publication: Publication
 
 
-def segment_msg_id(tenant: str, segment_id: str, version: int) -> str:
-    return f"{tenant}/{segment_id}/v{version}"
-
-
-def publication(
-    tenant: str, project_id: str, segment_id: str, version: int, body: bytes
-) -> Publication:
+def publication(message: SegmentMessage) -> Publication:
     return Publication(
-        subject=segment_subject(tenant, project_id),
-        payload=body,
-        msg_id=segment_msg_id(tenant, segment_id, version),
+        subject=segment_subject(message.tenant, message.project_id),
+        payload=message.to_wire(),
+        msg_id=message.msg_id,
     )
 
 
@@ -178,37 +172,32 @@ async def _apply(
             key,
             segment_id=seg_id,
             version=write.version,
-            agent_id=body["agent_id"],
+            agent_id=body.agent_id,
             ordinal=write.ordinal,
-            start_ts=body["start_ts"],
-            end_ts=body["end_ts"],
-            event_ids=body["event_ids"],
-            overlap_count=body["overlap_count"],
-            token_count=body["token_count"],
+            start_ts=body.start_ts,
+            end_ts=body.end_ts,
+            event_ids=body.event_ids,
+            overlap_count=body.overlap_count,
+            token_count=body.token_count,
             status=write.status,
             close_reason=write.close_reason,
         ),
     )
     if write.publish:
-        await _insert_version(conn, key.tenant, seg_id, write.version, body, cause, cause_event_ids)
+        await _insert_version(conn, body, cause, cause_event_ids)
 
 
 async def _insert_version(
-    conn: AsyncConnection,
-    tenant: str,
-    seg_id: str,
-    version: int,
-    body: dict[str, Any],
-    cause: Cause,
-    cause_event_ids: Sequence[str],
+    conn: AsyncConnection, body: SegmentMessage, cause: Cause, cause_event_ids: Sequence[str]
 ) -> None:
+    """The version as published, kept for republishing (caused_publications, the outbox)."""
     await conn.execute(
         QUERIES["insert_version"],
         {
-            "tenant": tenant,
-            "segment_id": seg_id,
-            "version": version,
-            "payload": orjson.dumps(body).decode(),
+            "tenant": body.tenant,
+            "segment_id": body.segment_id,
+            "version": body.version,
+            "payload": body.to_wire().decode(),
             "cause": cause,
             "cause_event_ids": list(cause_event_ids),
         },
@@ -227,8 +216,8 @@ async def caused_publications(
         QUERIES["caused_publications"], {"tenant": tenant, "event_ids": list(event_ids)}
     )
     return [
-        publication(tenant, project_id, seg_id, version, orjson.dumps(body))
-        for seg_id, version, body, project_id in await cur.fetchall()
+        publication(SegmentMessage.model_validate(body))
+        for _seg_id, _version, body, _project_id in await cur.fetchall()
     ]
 
 
@@ -257,27 +246,25 @@ async def flush_idle(conn: AsyncConnection, key: SessionKey, idle_s: float) -> O
         return None
     seg_id = tail["segment_id"]
     await conn.execute(QUERIES["close_idle"], {"tenant": key.tenant, "segment_id": seg_id})
-    body = {
-        "tenant": key.tenant,
-        "segment_id": seg_id,
-        "version": tail["version"],
-        "project_id": key.project_id,
-        "agent_id": tail["agent_id"],
-        "session_id": key.session_id,
-        "ordinal": tail["ordinal"],
-        "start_ts": tail["start_ts"],
-        "end_ts": tail["end_ts"],
-        "event_ids": list(tail["event_ids"]),
-        "overlap_count": tail["overlap_count"],
-        "token_count": tail["token_count"],
-        "close_reason": "idle",
-    }
-    await _insert_version(conn, key.tenant, seg_id, tail["version"], body, "idle", ())
-    version = int(tail["version"])
-    params = {"tenant": key.tenant, "segment_id": seg_id, "version": version}
+    body = SegmentMessage(
+        tenant=key.tenant,
+        segment_id=seg_id,
+        version=tail["version"],
+        project_id=key.project_id,
+        agent_id=tail["agent_id"],
+        session_id=key.session_id,
+        ordinal=tail["ordinal"],
+        start_ts=tail["start_ts"],
+        end_ts=tail["end_ts"],
+        event_ids=list(tail["event_ids"]),
+        overlap_count=tail["overlap_count"],
+        token_count=tail["token_count"],
+        close_reason="idle",
+    )
+    await _insert_version(conn, body, "idle", ())
+    params = {"tenant": key.tenant, "segment_id": seg_id, "version": body.version}
     await conn.execute(QUERIES["insert_outbox"], params)
-    pub = publication(key.tenant, key.project_id, seg_id, version, orjson.dumps(body))
-    return OutboxItem(key.tenant, seg_id, version, pub)
+    return OutboxItem(key.tenant, seg_id, body.version, publication(body))
 
 
 async def outbox_done(conn: AsyncConnection, item: OutboxItem) -> None:
@@ -291,11 +278,6 @@ async def outbox_due(conn: AsyncConnection, grace_s: float, limit: int) -> list[
     """Outbox rows older than ``grace_s``, locked (SKIP LOCKED) for this transaction."""
     cur = await conn.execute(QUERIES["outbox_due"], {"grace_s": grace_s, "limit": limit})
     return [
-        OutboxItem(
-            tenant,
-            seg_id,
-            version,
-            publication(tenant, body["project_id"], seg_id, version, orjson.dumps(body)),
-        )
+        OutboxItem(tenant, seg_id, version, publication(SegmentMessage.model_validate(body)))
         for tenant, seg_id, version, body in await cur.fetchall()
     ]

@@ -26,8 +26,9 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 
+from agent_memory_common.memory import salience
 from agent_memory_summarizer.model import Bullet, ChildDigest, GripDraft, SourceEvent, Summary
-from agent_memory_summarizer.salience import classify, salience
+from agent_memory_summarizer.salience import classify
 from agent_memory_summarizer.text import (
     excerpt_around,
     shorten,

@@ -21,11 +21,12 @@ from psycopg import AsyncConnection
 
 from agent_memory_common.consumer import Publication
 from agent_memory_common.logs import get_logger
+from agent_memory_common.messages import SegmentMessage
 from agent_memory_summarizer import store
 from agent_memory_summarizer.calendar import segment_node_id
 from agent_memory_summarizer.extractive import summarize_segment
 from agent_memory_summarizer.llm import LlmSummarizer, build_prompt, estimate_tokens
-from agent_memory_summarizer.model import SegmentMessage, SourceEvent, Summary
+from agent_memory_summarizer.model import SourceEvent, Summary
 from agent_memory_summarizer.settings import LlmOptions
 from agent_memory_summarizer.toc import apply_segment
 
@@ -42,7 +43,7 @@ class SummarizeHandler:
         self.llm = llm
 
     async def __call__(self, conn: AsyncConnection, msgs: Sequence[Msg]) -> list[Publication]:
-        segments = [SegmentMessage.model_validate_json(m.data) for m in msgs]
+        segments = [SegmentMessage.from_wire(m.data) for m in msgs]
         prepared: list[tuple[Summary | None, datetime | None] | None] = []
         for seg in segments:
             known = await store.source_version(conn, seg.tenant, segment_node_id(seg.segment_id))

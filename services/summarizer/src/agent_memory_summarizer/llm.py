@@ -18,6 +18,7 @@ import orjson
 from pydantic import BaseModel, Field
 
 from agent_memory_common.logs import get_logger
+from agent_memory_common.memory import salience
 from agent_memory_summarizer.extractive import (
     BULLET_CHARS,
     EXCERPT_CHARS,
@@ -25,7 +26,7 @@ from agent_memory_summarizer.extractive import (
     MAX_KEYWORDS,
 )
 from agent_memory_summarizer.model import Bullet, GripDraft, SourceEvent, Summary
-from agent_memory_summarizer.salience import classify, salience
+from agent_memory_summarizer.salience import classify
 from agent_memory_summarizer.settings import LlmOptions
 from agent_memory_summarizer.text import excerpt_around, shorten, split_sentences, tokens
 

@@ -1,45 +1,10 @@
-"""What flows through the summarizer: the segment message in, summaries out."""
+"""What the summarizer works with: stored events in, summaries out (the segment message it
+reads is ``agent_memory_common.messages.SegmentMessage``)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-
-from pydantic import BaseModel, ConfigDict, Field
-
-
-class SegmentMessage(BaseModel):
-    """A closed segment as published by the segmenter on ``mem.segments.<tenant>.<project>``."""
-
-    model_config = ConfigDict(extra="ignore", frozen=True)
-
-    tenant: str = Field(min_length=1)
-    segment_id: str = Field(min_length=1)
-    version: int = Field(ge=1)
-    project_id: str = Field(min_length=1)
-    agent_id: str
-    session_id: str
-    ordinal: int = 0
-    start_ts: datetime
-    end_ts: datetime
-    event_ids: list[str] = Field(default_factory=list)  # empty: a retraction
-    overlap_count: int = Field(default=0, ge=0)
-    token_count: int = 0
-    close_reason: str = ""
-
-    @property
-    def cause(self) -> str:
-        """What every node version made for this message is tagged with (idempotency key)."""
-        return f"{self.segment_id}/v{self.version}"
-
-    @property
-    def own_event_ids(self) -> list[str]:
-        """The events this segment adds; the leading overlap was summarized by its predecessor.
-
-        A segment made of overlap only (never expected) is summarized whole rather than empty.
-        """
-        own = self.event_ids[self.overlap_count :]
-        return own or list(self.event_ids)
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ the prose only and:
 A text's kind is the strongest kind among its sentences, in the order constraint, definition,
 procedure, preference: a rule buried in a long message still marks the message.
 
-Salience = min(len/500, 1) * 0.45 + 0.20 if the kind is not an observation + 0.20 if pinned.
+The kinds and the salience formula are shared rules: ``agent_memory_common.memory``.
 """
 
 from __future__ import annotations
@@ -27,38 +27,12 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable
-from typing import Literal
 
+from agent_memory_common.memory import MemoryKind
 from agent_memory_summarizer.text import split_sentences, strip_code
 
-MemoryKind = Literal[
-    "constraint", "definition", "procedure", "preference", "observation", "episode"
-]
-KINDS: tuple[MemoryKind, ...] = (
-    "constraint",
-    "definition",
-    "procedure",
-    "preference",
-    "observation",
-    "episode",
-)
 # Strongest first: used when a text holds sentences of several kinds.
 PRIORITY: tuple[MemoryKind, ...] = ("constraint", "definition", "procedure", "preference")
-
-LENGTH_WEIGHT = 0.45
-LENGTH_SCALE = 500
-KIND_BONUS = 0.20
-PIN_BONUS = 0.20
-
-
-def salience(length: int, kind: str, pinned: bool = False) -> float:
-    """The write-time importance of a memory, in [0, 0.85]."""
-    value = min(max(length, 0) / LENGTH_SCALE, 1.0) * LENGTH_WEIGHT
-    if kind != "observation":
-        value += KIND_BONUS
-    if pinned:
-        value += PIN_BONUS
-    return round(value, 4)
 
 
 def _rx(pattern: str) -> re.Pattern[str]:
@@ -218,22 +192,3 @@ def strongest(kinds: list[str]) -> MemoryKind:
         if count > best_count:
             best, best_count = kind, count
     return best
-
-
-# The keyword lists of the issue, matched as bare words: the baseline the classifier must beat.
-BASELINE_KEYWORDS: tuple[tuple[MemoryKind, tuple[str, ...]], ...] = (
-    ("constraint", ("must", "never", "always", "required", "need to")),
-    ("definition", ("is defined as", "means", "we call")),
-    ("procedure", ("step", "follow")),
-    ("preference", ("prefer", "like", "avoid", "don't use")),
-)
-
-
-def classify_baseline(text: str) -> MemoryKind:
-    low = text.lower()
-    for kind, words in BASELINE_KEYWORDS:
-        if any(re.search(r"\b" + re.escape(w) + r"\b", low) for w in words):
-            return kind
-        if kind == "procedure" and re.search(r"\bfirst\b.*\bthen\b", low, re.DOTALL):
-            return kind
-    return "observation"

@@ -22,10 +22,11 @@ import hashlib
 from datetime import datetime
 from typing import Any
 
-import orjson
 from psycopg import AsyncConnection
 
 from agent_memory_common.consumer import Publication
+from agent_memory_common.memory import salience
+from agent_memory_common.messages import SegmentMessage, toc_node_message
 from agent_memory_common.subjects import toc_subject
 from agent_memory_summarizer import store
 from agent_memory_summarizer.calendar import (
@@ -36,8 +37,8 @@ from agent_memory_summarizer.calendar import (
     title_prefix,
 )
 from agent_memory_summarizer.extractive import summarize_rollup
-from agent_memory_summarizer.model import Bullet, ChildDigest, SegmentMessage, Summary
-from agent_memory_summarizer.salience import PIN_BONUS, salience, strongest
+from agent_memory_summarizer.model import Bullet, ChildDigest, Summary
+from agent_memory_summarizer.salience import strongest
 
 
 def grip_id(node_id: str, event_ids: tuple[str, ...], excerpt: str) -> str:
@@ -296,49 +297,9 @@ async def publications(
 def _publication(
     row: dict[str, Any], grips: dict[str, dict[str, Any]], pinned: bool
 ) -> Publication:
-    tenant, node_id, version = row["tenant"], row["node_id"], row["version"]
-    cited = list(dict.fromkeys(g for b in row["bullets"] for g in b["grip_ids"]))
-    payload = {
-        "tenant": tenant,
-        "project_id": row["project_id"],
-        "node_id": node_id,
-        "version": version,
-        "level": row["level"],
-        "bucket": row["bucket"],
-        "parent_id": row["parent_id"],
-        "title": row["title"],
-        "bullets": row["bullets"],
-        "keywords": list(row["keywords"]),
-        "memory_kind": row["memory_kind"],
-        "salience": round(row["base_salience"] + (PIN_BONUS if pinned else 0.0), 4),
-        "pinned": pinned,
-        "child_ids": list(row["child_ids"]),
-        "start_ts": row["start_ts"],
-        "end_ts": row["end_ts"],
-        "session_id": row["session_id"],
-        "agent_id": row["agent_id"],
-        "event_ids": row["event_ids"],
-        "overlap_count": row["overlap_count"],
-        "source_version": row["source_version"],
-        "summarizer": row["summarizer"],
-        "grips": [
-            {
-                "grip_id": g["grip_id"],
-                "node_id": g["node_id"],
-                "node_version": g["node_version"],
-                "bullet_index": g["bullet_index"],
-                "event_ids": list(g["event_ids"]),
-                "excerpt": g["excerpt"],
-                "memory_kind": g["memory_kind"],
-                "salience": g["salience"],
-                "pinned": g["pinned"],
-            }
-            for gid in cited
-            if (g := grips.get(gid)) is not None
-        ],
-    }
+    message = toc_node_message(row, grips, pinned)
     return Publication(
-        subject=toc_subject(tenant, row["project_id"]),
-        payload=orjson.dumps(payload),
-        msg_id=f"{tenant}/{node_id}/v{version}",
+        subject=toc_subject(message.tenant, message.project_id),
+        payload=message.to_wire(),
+        msg_id=message.msg_id,
     )

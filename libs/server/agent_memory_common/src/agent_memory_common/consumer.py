@@ -3,8 +3,8 @@
 Per batch: one Postgres transaction owned by the runner, in which the handler writes its
 outputs; commit; publish the follow-up messages the handler asked for (awaiting JetStream's
 acks); only then acknowledge the input. A crash anywhere before the ack means redelivery, and
-handlers are idempotent (natural keys or the ``consumer_inbox`` claim), so nothing is lost and
-nothing is stored twice.
+handlers are idempotent (on the natural keys of what they write), so nothing is lost and nothing
+is stored twice.
 
 A batch is whatever has arrived (``PullFeed``: one pull request kept open, no wait for a full
 batch), optionally once the input has paused for the spec's ``settle_s``; its acks go out as one
@@ -57,16 +57,6 @@ TRANSIENT = (
 Publication = Outgoing
 
 Handler = Callable[[AsyncConnection, Sequence[Msg]], Awaitable[list[Publication]]]
-
-
-async def claim(conn: AsyncConnection, consumer: str, msg_id: str) -> bool:
-    """Claim a message id in the caller's transaction; False when it was already processed."""
-    cur = await conn.execute(
-        "INSERT INTO consumer_inbox (consumer, msg_id) VALUES (%s, %s) "
-        "ON CONFLICT DO NOTHING RETURNING 1",
-        (consumer, msg_id),
-    )
-    return await cur.fetchone() is not None
 
 
 def nak_delay(num_delivered: int) -> float:

@@ -13,12 +13,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from agent_memory_common.memory import DEFAULT_KIND as DEFAULT_KIND  # the shared rule, re-exported
+
 DocType = Literal["event", "grip", "toc_node"]
 Level = Literal["event", "segment", "day", "week", "month", "year", "grip"]
 
 DOC_TYPES: tuple[str, ...] = ("event", "grip", "toc_node")
 LEVELS: tuple[str, ...] = ("event", "segment", "day", "week", "month", "year", "grip")
-DEFAULT_KIND = "observation"
 
 
 def event_doc_id(tenant: str, event_id: str) -> str:

@@ -21,15 +21,15 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-import orjson
 from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 
 from agent_memory_common.db import load_queries
 from agent_memory_common.errors import PoisonMessageError
 from agent_memory_common.event import Event
+from agent_memory_common.memory import DEFAULT_KIND, MEMORY_KINDS, salience
+from agent_memory_common.messages import RecordedMessage, TocNodeMessage, toc_node_message
 from agent_memory_retrieval.docs import (
-    DEFAULT_KIND,
     IndexDoc,
     as_utc,
     event_doc_id,
@@ -38,18 +38,6 @@ from agent_memory_retrieval.docs import (
 )
 
 QUERIES = load_queries("agent_memory_retrieval", "sql/sources.sql")
-
-MEMORY_KINDS = ("constraint", "definition", "procedure", "preference", "observation", "episode")
-PIN_BONUS = 0.20  # the summarizer's: a pinned node or grip gains this much salience
-
-
-def event_salience(length: int, kind: str) -> float:
-    """The summarizer's write-time salience rule, for raw events (never pinned)."""
-    value = min(max(length, 0) / 500, 1.0) * 0.45
-    if kind != "observation":
-        value += 0.20
-    return round(value, 4)
-
 
 CONTEXT_CHARS = 600  # enough for the question a turn answers, not a whole tool output
 
@@ -83,7 +71,7 @@ def event_doc(event: Event, context: str = "") -> IndexDoc:
         ts=as_utc(event.ts),
         level="event",
         kind=str(kind),
-        salience=event_salience(len(event.text), str(kind)),
+        salience=salience(len(event.text), str(kind)),  # the summarizer's rule, never pinned
         title=speaker_of(event.metadata),
         text=event.text,
         event_ids=(event.event_id,),
@@ -128,47 +116,53 @@ def grip_doc(grip: Mapping[str, Any], origin: Mapping[str, Any]) -> IndexDoc:
 
 
 def node_changes(
-    payload: Mapping[str, Any], *, stale: bool = False, with_grips: bool = True
+    message: TocNodeMessage, *, stale: bool = False, with_grips: bool = True
 ) -> DocChanges:
-    """One TOC node version (the summarizer's ``mem.toc`` payload) as index changes.
+    """One TOC node version (a ``mem.toc`` message) as index changes.
 
     ``stale``: a newer version of the node exists already; its document is left alone, but the
     grips this version made are still indexed. ``with_grips=False``: the node only (rebuild
     reads grips from their own table).
     """
     changes = DocChanges()
-    tenant, node_id = str(payload["tenant"]), str(payload["node_id"])
-    grips = {str(g["grip_id"]): g for g in payload.get("grips") or ()}
+    tenant, node_id = message.tenant, message.node_id
+    grips = {g.grip_id: g for g in message.grips}
+    origin = {
+        "tenant": tenant,
+        "project_id": message.project_id,
+        "agent_id": message.agent_id,
+        "session_id": message.session_id,
+        "start_ts": message.start_ts,
+    }
     for grip in grips.values() if with_grips else ():
-        if grip.get("node_id") == node_id and grip.get("node_version") == payload["version"]:
-            changes.upserts.append(grip_doc(grip, payload))
+        if grip.node_id == node_id and grip.node_version == message.version:
+            changes.upserts.append(grip_doc(grip.model_dump(), origin))
     if stale:
         return changes
-    bullets = list(payload.get("bullets") or ())
     doc_id = node_doc_id(tenant, node_id)
-    if not bullets:
+    if not message.bullets:
         changes.deletes.append(doc_id)
         return changes
-    event_ids: list[str] = [str(e) for e in payload.get("event_ids") or ()]
+    event_ids: list[str] = list(message.event_ids or ())
     if not event_ids:  # a rollup: the evidence of its bullets, in bullet order
-        for bullet in bullets:
-            for gid in bullet.get("grip_ids") or ():
-                event_ids.extend(str(e) for e in (grips.get(gid) or {}).get("event_ids") or ())
-    kind = str(payload.get("memory_kind") or DEFAULT_KIND)
+        for bullet in message.bullets:
+            for gid in bullet.grip_ids:
+                if (cited := grips.get(gid)) is not None:
+                    event_ids.extend(cited.event_ids)
     changes.upserts.append(
         IndexDoc(
             id=doc_id,
             type="toc_node",
             tenant=tenant,
-            project_id=str(payload["project_id"]),
-            agent_id=str(payload.get("agent_id") or ""),
-            session_id=str(payload.get("session_id") or ""),
-            ts=_ts(payload["start_ts"]),
-            level=str(payload["level"]),
-            kind=kind,
-            salience=float(payload.get("salience") or 0.0),
-            title=str(payload.get("title") or ""),
-            text="\n".join(str(b.get("text") or "") for b in bullets),
+            project_id=message.project_id,
+            agent_id=message.agent_id or "",
+            session_id=message.session_id or "",
+            ts=as_utc(message.start_ts),
+            level=message.level,
+            kind=message.memory_kind,
+            salience=message.salience,
+            title=message.title,
+            text="\n".join(b.text for b in message.bullets),
             event_ids=tuple(dict.fromkeys(event_ids)),
         )
     )
@@ -265,7 +259,7 @@ async def event_pages(
 async def node_pages(
     conn: AsyncConnection, page_size: int
 ) -> AsyncIterator[tuple[int, DocChanges]]:
-    """The latest version of every TOC node, shaped as the summarizer's payload."""
+    """The latest version of every TOC node, read as the summarizer's message."""
     after = ("", "")
     while True:
         cur = conn.cursor(row_factory=dict_row)
@@ -278,54 +272,41 @@ async def node_pages(
             return
         after = (rows[-1]["tenant"], rows[-1]["node_id"])
         changes = DocChanges()
-        for payload in await _payloads(conn, rows):
+        for message in await _messages(conn, rows):
             # grips are indexed from their own table (grip_pages), not from the nodes here
-            changes.extend(node_changes(payload, with_grips=False))
+            changes.extend(node_changes(message, with_grips=False))
         yield len(rows), await with_segment_text(conn, changes)
 
 
-async def _payloads(
+async def _messages(
     conn: AsyncConnection, rows: Sequence[Mapping[str, Any]]
-) -> list[dict[str, Any]]:
-    """Node version rows (``nodes_page`` columns) as the summarizer's ``mem.toc`` payloads."""
+) -> list[TocNodeMessage]:
+    """Node version rows (``nodes_page`` columns) as the summarizer's ``mem.toc`` messages."""
     cited: dict[str, set[str]] = {}
     for r in rows:
         for b in r["bullets"] or ():
             cited.setdefault(r["tenant"], set()).update(b.get("grip_ids") or ())
-    grips: dict[tuple[str, str], dict[str, Any]] = {}
+    grips: dict[str, dict[str, dict[str, Any]]] = {}
     for tenant, ids in cited.items():
         gcur = conn.cursor(row_factory=dict_row)
         await gcur.execute(QUERIES["grips_by_id"], {"tenant": tenant, "ids": sorted(ids)})
-        for g in await gcur.fetchall():
-            grips[(tenant, g["grip_id"])] = g
-    out = []
-    for r in rows:
-        payload = dict(r)
-        payload["salience"] = r["base_salience"] + (PIN_BONUS if r["pinned"] else 0.0)
-        if r["is_empty"]:
-            payload["bullets"] = []
-        ids_here = [gid for b in r["bullets"] or () for gid in b.get("grip_ids") or ()]
-        payload["grips"] = [
-            grips[(r["tenant"], gid)]
-            for gid in dict.fromkeys(ids_here)
-            if (r["tenant"], gid) in grips
-        ]
-        out.append(payload)
-    return out
+        grips[tenant] = {g["grip_id"]: g for g in await gcur.fetchall()}
+    return [toc_node_message(r, grips.get(r["tenant"], {}), r["pinned"]) for r in rows]
 
 
 async def node_version_payload(
     conn: AsyncConnection, tenant: str, node_id: str, version: int
 ) -> dict[str, Any] | None:
-    """One node version as a ``mem.toc`` payload, with today's pins: what a pin republishes
-    so that the indexes learn the new salience (a redelivered version changes nothing else)."""
+    """One node version as a ``mem.toc`` message (``TocNodeMessage``, dumped), with today's
+    pins: what a pin republishes so that the indexes learn the new salience (a redelivered
+    version changes nothing else)."""
     cur = conn.cursor(row_factory=dict_row)
     await cur.execute(
         QUERIES["node_version"], {"tenant": tenant, "node_id": node_id, "version": version}
     )
     rows = await cur.fetchall()
-    payloads = await _payloads(conn, rows)
-    return payloads[0] if payloads else None
+    messages = await _messages(conn, rows)
+    return messages[0].model_dump() if messages else None
 
 
 async def grip_pages(
@@ -378,7 +359,7 @@ async def recorded_changes(
     it (a writer whose index ignores ``context``). Raises ``pydantic.ValidationError`` for a
     message that is no event (poison).
     """
-    events = [Event.from_wire(data) for data in payloads]
+    events = [RecordedMessage.from_wire(data) for data in payloads]
     contexts = await previous_turns(conn, events) if context else [""] * len(events)
     docs = [event_doc(e, c) for e, c in zip(events, contexts, strict=True)]
     return DocChanges(upserts=[d for d in docs if d.text.strip()])
@@ -396,13 +377,12 @@ async def toc_changes(
     Postgres, which the summarizer committed before publishing.
     """
     try:
-        decoded = [orjson.loads(data) for data in payloads]
-        keys = [(str(p["tenant"]), str(p["node_id"])) for p in decoded]
-        latest = await latest_versions(conn, keys)
-        changes = DocChanges()
-        for payload, key in zip(decoded, keys, strict=True):
-            stale = int(payload["version"]) < latest.get(key, 0)
-            changes.extend(node_changes(payload, stale=stale))
-    except (KeyError, TypeError, ValueError) as exc:
+        decoded = [TocNodeMessage.from_wire(data) for data in payloads]
+    except ValueError as exc:  # pydantic.ValidationError
         raise PoisonMessageError(f"not a TOC node version: {exc!r}") from exc
+    keys = [(m.tenant, m.node_id) for m in decoded]
+    latest = await latest_versions(conn, keys)
+    changes = DocChanges()
+    for message, key in zip(decoded, keys, strict=True):
+        changes.extend(node_changes(message, stale=message.version < latest.get(key, 0)))
     return await with_segment_text(conn, changes) if context else changes

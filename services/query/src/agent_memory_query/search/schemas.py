@@ -10,13 +10,11 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from agent_memory_api.search import SearchResponse
 from agent_memory_common.event import parse_ts
 from agent_memory_common.http import ApiError
+from agent_memory_common.memory import MemoryKind
 from agent_memory_query.search.brainstem.engine import SearchQuery
 
 __all__ = ["IntentName", "MemoryKind", "SearchRequest", "SearchResponse", "TierName"]
 
-MemoryKind = Literal[
-    "constraint", "definition", "procedure", "preference", "observation", "episode"
-]
 IntentName = Literal["auto", "explore", "answer", "locate", "time-boxed"]
 TierName = Literal["vector", "bm25", "toc", "scan"]
 _ID = r"^[^\x00-\x1f\x7f]+$"

@@ -14,10 +14,10 @@ from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 
 from agent_memory_common.db import load_queries
+from agent_memory_common.memory import PIN_BONUS
 
 Q = load_queries(__package__ or "", "sql/toc.sql")
 
-PIN_BONUS = 0.20  # the salience formula's pin term (agent_memory_summarizer.salience)
 MAX_TERMS = 16
 _TERM = re.compile(r"[a-z0-9][a-z0-9_\-]*")
 

@@ -42,7 +42,8 @@ CROSS JOIN LATERAL (
 -- name: nodes_page
 SELECT n.tenant, n.node_id, n.project_id, n.level, n.is_empty, n.pinned,
        v.version, v.bucket, v.parent_id, v.title, v.bullets, v.keywords, v.memory_kind,
-       v.base_salience, v.start_ts, v.end_ts, v.session_id, v.agent_id, v.event_ids
+       v.base_salience, v.child_ids, v.start_ts, v.end_ts, v.session_id, v.agent_id,
+       v.event_ids, v.overlap_count, v.source_version, v.summarizer
 FROM toc_nodes AS n
 JOIN toc_node_versions AS v
   ON v.tenant = n.tenant AND v.node_id = n.node_id AND v.version = n.latest_version
@@ -53,13 +54,15 @@ LIMIT %(limit)s
 -- name: node_version
 SELECT n.tenant, n.node_id, n.project_id, n.level, n.is_empty, n.pinned,
        v.version, v.bucket, v.parent_id, v.title, v.bullets, v.keywords, v.memory_kind,
-       v.base_salience, v.start_ts, v.end_ts, v.session_id, v.agent_id, v.event_ids
+       v.base_salience, v.child_ids, v.start_ts, v.end_ts, v.session_id, v.agent_id,
+       v.event_ids, v.overlap_count, v.source_version, v.summarizer
 FROM toc_nodes AS n
 JOIN toc_node_versions AS v ON v.tenant = n.tenant AND v.node_id = n.node_id
 WHERE n.tenant = %(tenant)s AND n.node_id = %(node_id)s AND v.version = %(version)s
 
 -- name: grips_by_id
-SELECT grip_id, node_id, node_version, event_ids, excerpt, memory_kind, salience
+SELECT grip_id, node_id, node_version, bullet_index, event_ids, excerpt, memory_kind, salience,
+       pinned
 FROM toc_grips
 WHERE tenant = %(tenant)s AND grip_id = ANY(%(ids)s::text[])
 
