@@ -14,7 +14,7 @@ from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 
 from agent_memory_common.db import load_queries
-from agent_memory_common.memory import PIN_BONUS
+from agent_memory_common.memory import pinned_salience
 
 Q = load_queries(__package__ or "", "sql/toc.sql")
 
@@ -35,7 +35,7 @@ async def _one(conn: AsyncConnection, name: str, params: dict[str, Any]) -> dict
 
 
 def salience_of(row: dict[str, Any]) -> float:
-    return round(float(row["base_salience"]) + (PIN_BONUS if row["pinned"] else 0.0), 4)
+    return pinned_salience(row["base_salience"], row["pinned"])
 
 
 def summary_json(row: dict[str, Any]) -> dict[str, Any]:
@@ -336,6 +336,6 @@ async def pin(
         "memory_id": memory_id,
         "type": "node",
         "pinned": row["pinned"],
-        "salience": round(base + (PIN_BONUS if row["pinned"] else 0.0), 4),
+        "salience": pinned_salience(base, row["pinned"]),
     }
     return answer, (str(row["node_id"]), int(row["version"]))
