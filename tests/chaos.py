@@ -41,8 +41,9 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +56,7 @@ import psycopg
 import tantivy
 
 from agent_memory_common.subjects import STREAM_DLQ
-from agent_memory_embedded.servers import free_port
+from agent_memory_embedded.servers import free_port, port_open
 
 TENANT = "default"  # local mode: no tokens, every request is the default tenant's
 PROJECT = "chaos"
@@ -87,7 +88,7 @@ class Plan:
     """What one run does; everything random in it follows ``seed``."""
 
     seed: int = 1
-    events: int = 2_000
+    events: int = 1_200
     sessions: int = 24
     clients: int = 3
     max_batch: int = 40
@@ -96,8 +97,8 @@ class Plan:
     post_share: float = 0.85
     kills: int = 27  # three rounds: each target three times
     warmup_s: float = 5.0  # no kill before this much of the chaos phase has passed
-    restart_timeout_s: float = 120.0
-    drain_timeout_s: float = 420.0
+    restart_timeout_s: float = 180.0
+    drain_timeout_s: float = 400.0
     idle_flush_s: float = 5.0
     targets: tuple[str, ...] = TARGETS
 
@@ -127,6 +128,7 @@ class Figures:
     dlq: int = 0
     kills: dict[str, int] = field(default_factory=dict)
     not_restarted: list[str] = field(default_factory=list)
+    recovery_s: dict[str, float] = field(default_factory=dict)  # longest kill -> ready again
     supervisor_restarts: int = 0
     drained: bool = False
     startup_s: float = 0.0
@@ -161,6 +163,7 @@ class Figures:
 
     def report(self) -> str:
         kills = ", ".join(f"{k} {v}" for k, v in sorted(self.kills.items())) or "none"
+        recovery = ", ".join(f"{k} {v:.0f}" for k, v in sorted(self.recovery_s.items())) or "-"
         rows = [
             ("seed", self.seed),
             ("posted", self.posted),
@@ -186,6 +189,7 @@ class Figures:
             ("dead letters", self.dlq),
             ("kills", f"{sum(self.kills.values())} ({kills})"),
             ("restarts seen by the supervisor", self.supervisor_restarts),
+            ("longest kill -> ready again (s)", recovery),
             ("not restarted", ", ".join(self.not_restarted) or "none"),
             ("drained", self.drained),
             (
@@ -307,7 +311,9 @@ class Up:
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"agent-memory up exited; see {self.out_path}")
-            if _http_ok(self.gateway_url + "/readyz"):
+            # every service started (the supervisor restarts nothing before): posting and
+            # kills start together
+            if self.running() and _http_ok(self.gateway_url + "/readyz"):
                 return
             time.sleep(0.5)
         raise RuntimeError(f"the stack did not become ready; see {self.out_path}")
@@ -453,7 +459,13 @@ def kill_schedule(plan: Plan, targets: Sequence[str]) -> list[tuple[float, str]]
 
 
 class Killer(threading.Thread):
-    """``kill -9`` by schedule, then wait for the supervisor to bring the target back."""
+    """``kill -9`` by schedule; the supervisor brings each target back.
+
+    Kills follow the schedule, not the recoveries: a target may be killed while another is
+    still coming back (Postgres while NATS restarts...). A target is only killed once it is
+    ready again itself, so that every kill lands on a working process, not on one still
+    loading (the embedder takes most of a minute to import torch on a busy machine).
+    """
 
     def __init__(self, up: Up, schedule: list[tuple[float, str]], start: float, plan: Plan):
         super().__init__(daemon=True)
@@ -463,32 +475,49 @@ class Killer(threading.Thread):
         self.plan = plan
         self.kills: Counter[str] = Counter()
         self.not_restarted: list[str] = []
-        self.log: list[str] = []
-        self.stop_event = threading.Event()
+        self.recovery_s: dict[str, float] = {}  # longest kill -> ready again, per target
+        self.pending: dict[str, float] = {}  # killed, not ready yet: since when
 
     def run(self) -> None:
-        # The supervisor starts the services one after the other and restarts none before all
-        # are up (the query service is the slowest to start): no kill before that.
-        deadline = time.monotonic() + 300
-        while not self.up.running() and time.monotonic() < deadline:
-            if self.stop_event.wait(0.5):
-                return
         for offset, target in self.schedule:
-            wait = self.start_at + offset - time.monotonic()
-            if self.stop_event.wait(max(0.0, wait)):
-                return
-            pid = self.up.pid_of(target)
-            if pid is None:
-                self.log.append(f"{target}: not running at kill time")
-                continue
-            self._kill(pid, target)
-            self.kills[target] += 1
-            t = time.monotonic() - self.start_at
-            print(f"  [{t:6.1f}s] kill -9 {target} (pid {pid})", flush=True)
-            if not self._back(target, pid):
+            while time.monotonic() < self.start_at + offset:
+                self._poll()
+                time.sleep(0.2)
+            if not self._wait(partial(self._ready_again, target)):
                 self.not_restarted.append(target)
                 print(f"  {target} did not come back", flush=True)
                 return
+            pid = self.up.pid_of(target)
+            if pid is None:
+                self.not_restarted.append(f"{target} (not running)")
+                return
+            self._kill(pid, target)
+            self.kills[target] += 1
+            self.pending[target] = time.monotonic()
+            t = self.pending[target] - self.start_at
+            print(f"  [{t:6.1f}s] kill -9 {target} (pid {pid})", flush=True)
+        if not self._wait(lambda: not self.pending):
+            self.not_restarted += sorted(self.pending)
+
+    def _ready_again(self, target: str) -> bool:
+        return target not in self.pending and self._ready_now(target)
+
+    def _wait(self, done: Callable[[], bool]) -> bool:
+        deadline = time.monotonic() + self.plan.restart_timeout_s
+        while time.monotonic() < deadline:
+            self._poll()
+            if done():
+                return True
+            time.sleep(0.2)
+        return False
+
+    def _poll(self) -> None:
+        """Note the targets that are back."""
+        for target, killed_at in list(self.pending.items()):
+            if self._ready_now(target):
+                took = round(time.monotonic() - killed_at, 1)
+                self.recovery_s[target] = max(self.recovery_s.get(target, 0.0), took)
+                del self.pending[target]
 
     def _kill(self, pid: int, target: str) -> None:
         others: list[int] = []
@@ -501,15 +530,22 @@ class Killer(threading.Thread):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(victim, signal.SIGKILL)
 
-    def _back(self, target: str, old: int) -> bool:
-        deadline = time.monotonic() + self.plan.restart_timeout_s
-        while time.monotonic() < deadline:
-            pid = self.up.pid_of(target)
-            back = pid is not None and pid != old
-            if back and (target != "postgres" or _pg_ok(self.up.pg_dsn)):
-                return True
-            time.sleep(0.2)
-        return False
+    def _ready_now(self, target: str) -> bool:
+        """Running (restarted, if it was killed) and serving or consuming."""
+        if self.up.pid_of(target) is None:
+            return False
+        if target == "postgres":
+            return _pg_ok(self.up.pg_dsn)
+        if target == "nats-server":
+            return port_open("127.0.0.1", int(self.up.nats_url.rsplit(":", 1)[1]))
+        if target in ("gateway", "query"):
+            url = self.up.gateway_url if target == "gateway" else self.up.query_url
+            return _http_ok(url + "/readyz")
+        # a consumer service logs "<name>.ready" once per start, when Postgres and NATS are
+        # reached and its consumers exist: one start, plus one restart per kill
+        log = self.up.home / "logs" / f"{target}.log"
+        text = log.read_text(errors="replace") if log.exists() else ""
+        return text.count(f'"{target}.ready"') >= self.kills[target] + 1
 
 
 # --------------------------------------------------------------------------------------------
@@ -671,9 +707,7 @@ def run(plan: Plan, workdir: Path) -> Figures:
             thread.start()
         for c in clients:
             c.join()
-        killer.join(timeout=max(0.0, start + plan.duration_s - time.monotonic()) + 5)
-        killer.stop_event.set()
-        killer.join()
+        killer.join()  # every wait in it is bounded
         chaos_s = time.monotonic() - start
         for c in clients:
             if c.error:
@@ -691,6 +725,7 @@ def run(plan: Plan, workdir: Path) -> Figures:
         figures.retries = sum(c.retries for c in clients)
         figures.kills = dict(killer.kills)
         figures.not_restarted = killer.not_restarted
+        figures.recovery_s = killer.recovery_s
         figures.supervisor_restarts = up.output().count("; restarting in")
         figures.startup_s, figures.chaos_s, figures.drain_s = startup_s, chaos_s, drain_s
     finally:
@@ -712,8 +747,8 @@ SHORT = Plan(
     duration_s=30.0,
     kills=7,
     warmup_s=3.0,
-    restart_timeout_s=60.0,
-    drain_timeout_s=90.0,
+    restart_timeout_s=90.0,
+    drain_timeout_s=150.0,
     idle_flush_s=3.0,
     targets=tuple(t for t in TARGETS if t not in ("embedder", "query")),
 )

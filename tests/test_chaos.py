@@ -13,7 +13,7 @@ from tests.chaos import SHORT, run
 pytestmark = pytest.mark.slow
 
 
-@pytest.mark.timeout(280)
+@pytest.mark.timeout(300)
 def test_short_chaos_loses_doubles_and_dead_letters_nothing(tmp_path: Path) -> None:
     figures = run(SHORT, tmp_path)
     print(figures.report())
