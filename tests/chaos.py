@@ -74,6 +74,7 @@ SERVICE_MODULES = {
     "query": "agent_memory_query",
 }
 TARGETS: tuple[str, ...] = (*SERVICE_MODULES, "nats-server", "postgres")
+MIN_UP_S = 4.0  # a target is killed again only after it has been ready this long
 
 _VOCABULARY = """
 schema migration index segment summary vector tantivy postgres nats gateway recorder retry
@@ -88,7 +89,7 @@ class Plan:
     """What one run does; everything random in it follows ``seed``."""
 
     seed: int = 1
-    events: int = 1_200
+    events: int = 1_000
     sessions: int = 24
     clients: int = 3
     max_batch: int = 40
@@ -98,7 +99,7 @@ class Plan:
     kills: int = 27  # three rounds: each target three times
     warmup_s: float = 5.0  # no kill before this much of the chaos phase has passed
     restart_timeout_s: float = 180.0
-    drain_timeout_s: float = 400.0
+    drain_timeout_s: float = 480.0
     idle_flush_s: float = 5.0
     targets: tuple[str, ...] = TARGETS
 
@@ -477,6 +478,7 @@ class Killer(threading.Thread):
         self.not_restarted: list[str] = []
         self.recovery_s: dict[str, float] = {}  # longest kill -> ready again, per target
         self.pending: dict[str, float] = {}  # killed, not ready yet: since when
+        self.ready_since: dict[str, float] = {}  # seen ready (again): since when
 
     def run(self) -> None:
         for offset, target in self.schedule:
@@ -493,6 +495,7 @@ class Killer(threading.Thread):
                 return
             self._kill(pid, target)
             self.kills[target] += 1
+            self.ready_since.pop(target, None)
             self.pending[target] = time.monotonic()
             t = self.pending[target] - self.start_at
             print(f"  [{t:6.1f}s] kill -9 {target} (pid {pid})", flush=True)
@@ -500,7 +503,12 @@ class Killer(threading.Thread):
             self.not_restarted += sorted(self.pending)
 
     def _ready_again(self, target: str) -> bool:
-        return target not in self.pending and self._ready_now(target)
+        """Ready, and for ``MIN_UP_S`` already: an overdue kill still lands on a process that
+        has started working, not on one that has just connected."""
+        if target in self.pending or not self._ready_now(target):
+            return False
+        since = self.ready_since.setdefault(target, time.monotonic())
+        return time.monotonic() - since >= MIN_UP_S
 
     def _wait(self, done: Callable[[], bool]) -> bool:
         deadline = time.monotonic() + self.plan.restart_timeout_s
@@ -517,6 +525,7 @@ class Killer(threading.Thread):
             if self._ready_now(target):
                 took = round(time.monotonic() - killed_at, 1)
                 self.recovery_s[target] = max(self.recovery_s.get(target, 0.0), took)
+                self.ready_since[target] = time.monotonic()
                 del self.pending[target]
 
     def _kill(self, pid: int, target: str) -> None:
