@@ -16,7 +16,7 @@ export HF_HUB_OFFLINE := 1
 
 MEMBERS := $(wildcard libs/*/*/pyproject.toml services/*/pyproject.toml)
 
-.PHONY: help install run test check lint format typecheck test-fast bench bench-ingest bench-toc bench-search bench-locomo bench-coding bench-summary clean
+.PHONY: help install run test check lint format typecheck test-fast chaos bench bench-ingest bench-toc bench-search bench-locomo bench-coding bench-summary clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -62,6 +62,9 @@ format: install ## apply ruff fixes and formatting
 
 typecheck: install
 	$(BIN)/mypy
+
+chaos: install ## seeded kill -9 of services, NATS and Postgres mid-ingest; then audit (SEED=1)
+	$(BIN)/python -m tests.chaos --seed $(or $(SEED),1)
 
 bench: bench-ingest bench-toc bench-search bench-locomo bench-coding bench-summary ## every benchmark
 
