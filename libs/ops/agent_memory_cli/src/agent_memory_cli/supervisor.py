@@ -54,9 +54,9 @@ class Child:
         self.restart_at: float | None = None
         self.restarts = 0
 
-    def start(self, timeout: float = 60.0) -> None:
+    def start(self, timeout: float = 60.0, *, wait: bool = True) -> None:
         self.started_at = time.monotonic()
-        self.process.start(timeout)
+        self.process.start(timeout, wait=wait)
 
 
 class Supervisor:
@@ -201,8 +201,13 @@ class Supervisor:
                 elif now >= child.restart_at:
                     child.restart_at = None
                     child.restarts += 1
+                    # A restarted service is not waited for: while it waits for a NATS or
+                    # Postgres that also died, this loop must go on and restart those (the
+                    # chaos run saw nats-server held back ~60 s behind a gateway's restart).
+                    # The servers themselves are waited for: the services need them.
+                    essential = isinstance(child.process, NatsServer | PostgresServer)
                     try:
-                        child.start()
+                        child.start(wait=essential)
                     except (RuntimeError, TimeoutError, OSError) as exc:
                         self.say(f"agent-memory: {child.process.name} failed to start: {exc}")
             time.sleep(0.2)

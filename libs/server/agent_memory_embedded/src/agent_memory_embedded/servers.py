@@ -74,7 +74,8 @@ class ManagedProcess:
         self.proc: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
 
-    def start(self, timeout: float = 30.0) -> None:
+    def start(self, timeout: float = 30.0, *, wait: bool = True) -> None:
+        """Start the process; with ``wait`` (and a readiness check), until it is ready."""
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._close_log()
         self._log = open(self.log_path, "ab")  # noqa: SIM115 - lives as long as the process
@@ -88,7 +89,7 @@ class ManagedProcess:
             cwd=self.cwd,
             start_new_session=True,  # Ctrl-C in a terminal reaches the supervisor, not each child
         )
-        if self.ready is not None:
+        if self.ready is not None and wait:
             try:
                 self.wait_ready(timeout)
             except BaseException:
