@@ -369,5 +369,5 @@ def test_opencode_plugin_in_node_records_a_session(
     assert by_type[("user", "message")] == "count the lines"
     assert by_type[("assistant", "message")] == "There are 42 lines."  # the final text, once
     assert by_type[("assistant", "tool_call")] == 'bash {"command":"wc -l"}'
-    assert by_type[("tool", "tool_result")] == "42"
+    assert by_type[("tool", "tool_result")] == "$ wc -l\n42"
     assert {e["project_id"] for e in events} == {"shop-api"}

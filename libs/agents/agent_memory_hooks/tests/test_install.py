@@ -172,6 +172,7 @@ def _check_installed(
             "SessionStart",
             "UserPromptSubmit",
             "PostToolUse",
+            "PostToolUseFailure",
             "Stop",
             "SessionEnd",
             "PreCompact",
