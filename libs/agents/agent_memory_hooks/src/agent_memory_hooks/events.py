@@ -226,10 +226,11 @@ def tool_result_event(
     text, extra = shape.result_text(
         tool_name, tool_input, raw, failed=failed, exit_code=exit_code, interrupted=interrupted
     )
+    # the input summary is on the call event; the result names the tool and its file
     meta: dict[str, Any] = {"tool_name": tool_name, "tool_kind": kind, **extra}
-    if kind in ("shell", "edit", "write", "read"):
-        summary = shape.summary(tool_input)
-        meta["tool_input"] = small_value(summary)
+    path = shape.path_of(tool_input)
+    if path:
+        meta["file_path"] = path
     if failed:
         meta["failed"] = True
     if interrupted:

@@ -275,7 +275,7 @@ def result_text(
 ) -> tuple[str, dict[str, Any]]:
     """The tool_result event's text, and what its metadata should say about the output."""
     kind = kind_of(tool_name)
-    meta: dict[str, Any] = {"output_chars": len(output)}
+    meta: dict[str, Any] = {"output_chars": len(output)} if output else {}
     if exit_code is None and kind == "shell":
         exit_code = exit_code_in(output)
     if exit_code is not None:
