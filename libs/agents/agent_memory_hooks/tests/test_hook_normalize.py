@@ -73,6 +73,18 @@ def valid(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 ),
             ],
         ),
+        (
+            "PostToolUseFailure",
+            [
+                ("assistant", "tool_call", "$ ruff check src/  # Lint the sources"),
+                (
+                    "tool",
+                    "tool_result",
+                    "$ ruff check src/\nexit 1\nsrc/orders.py:12:5: B006 Do not use mutable data "
+                    "structures for argument defaults\nFound 1 error.",
+                ),
+            ],
+        ),
         ("Stop", []),
         (
             "PreCompact",
@@ -94,6 +106,9 @@ def test_claude_code_fixtures(name: str, expected: list[tuple[str, str, str]]) -
         assert e["project_id"] == "proj:/home/dev/shop-api"
         assert e["metadata"]["hook_event"] == name
         assert e["metadata"]["cwd"] == "/home/dev/shop-api"
+    if name == "PostToolUseFailure":  # the failure keeps its exit status
+        assert events[1]["metadata"]["failed"] is True
+        assert events[1]["metadata"]["exit_code"] == 1
     # same payload, same clock: same ids (what makes a spool replay harmless)
     assert [e["event_id"] for e in claude_code.normalize(payload, ctx("claude-code"))] == [
         e["event_id"] for e in events
