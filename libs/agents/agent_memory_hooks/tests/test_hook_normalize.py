@@ -273,6 +273,37 @@ def test_claude_code_subagent_transcript() -> None:
     )
 
 
+def test_claude_code_image_result_is_not_stored_as_base64() -> None:
+    call = {
+        "type": "assistant",
+        "uuid": "u1",
+        "sessionId": "s",
+        "timestamp": "2026-01-15T10:00:00Z",
+        "message": {
+            "role": "assistant",
+            "content": [
+                {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "a.png"}}
+            ],
+        },
+    }
+    image = {"type": "image", "source": {"type": "base64", "data": "iVBORw0" * 5000}}
+    result = {
+        "type": "user",
+        "uuid": "u2",
+        "sessionId": "s",
+        "timestamp": "2026-01-15T10:00:01Z",
+        "message": {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "t1", "content": [image]}],
+        },
+    }
+    events = claude_code.transcript_events([(call, 0), (result, 1)], {}, ctx("claude-code"), {})
+    assert brief(events) == [
+        ("assistant", "tool_call", "Read a.png"),
+        ("tool", "tool_result", "Read a.png\n[image]"),
+    ]
+
+
 def test_shape_rules() -> None:
     text, omitted = shape.head_tail("\n".join(f"line {n}" for n in range(100)), 3, 2)
     assert text.splitlines() == [

@@ -114,6 +114,8 @@ def text_of(value: Any) -> str:
         parts = [text_of(v) for v in value]
         return "\n".join(p for p in parts if p)
     if isinstance(value, dict):
+        if value.get("type") in ("image", "document"):  # base64 payloads are no reading
+            return f"[{value['type']}]"
         if isinstance(value.get("stdout"), str):  # shell tools: both streams matter
             out = [value.get("stdout") or "", value.get("stderr") or ""]
             return "\n".join(p for p in out if isinstance(p, str) and p)
