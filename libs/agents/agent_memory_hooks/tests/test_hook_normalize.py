@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from agent_memory_common.event import EventIn
-from agent_memory_hooks import claude_code, codex, copilot_cli, gemini_cli, opencode
+from agent_memory_hooks import claude_code, codex, copilot_cli, gemini_cli, opencode, shape
 from agent_memory_hooks.events import HookContext, clip
 from agent_memory_hooks.project import resolve_project_id
 from agent_memory_hooks.transcript import TranscriptCursor
@@ -64,10 +64,25 @@ def valid(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 (
                     "assistant",
                     "tool_call",
-                    'Bash {"command":"pytest tests/test_orders.py -q",'
-                    '"description":"Run the orders tests"}',
+                    "$ pytest tests/test_orders.py -q  # Run the orders tests",
                 ),
-                ("tool", "tool_result", "F.\n1 failed, 1 passed in 0.42s"),
+                (
+                    "tool",
+                    "tool_result",
+                    "$ pytest tests/test_orders.py -q\nexit 0\nF.\n1 failed, 1 passed in 0.42s",
+                ),
+            ],
+        ),
+        (
+            "PostToolUseFailure",
+            [
+                ("assistant", "tool_call", "$ ruff check src/  # Lint the sources"),
+                (
+                    "tool",
+                    "tool_result",
+                    "$ ruff check src/\nexit 1\nsrc/orders.py:12:5: B006 Do not use mutable data "
+                    "structures for argument defaults\nFound 1 error.",
+                ),
             ],
         ),
         ("Stop", []),
@@ -91,6 +106,9 @@ def test_claude_code_fixtures(name: str, expected: list[tuple[str, str, str]]) -
         assert e["project_id"] == "proj:/home/dev/shop-api"
         assert e["metadata"]["hook_event"] == name
         assert e["metadata"]["cwd"] == "/home/dev/shop-api"
+    if name == "PostToolUseFailure":  # the failure keeps its exit status
+        assert events[1]["metadata"]["failed"] is True
+        assert events[1]["metadata"]["exit_code"] == 1
     # same payload, same clock: same ids (what makes a spool replay harmless)
     assert [e["event_id"] for e in claude_code.normalize(payload, ctx("claude-code"))] == [
         e["event_id"] for e in events
@@ -111,7 +129,7 @@ def test_claude_code_ids_come_from_the_runtime_not_the_clock() -> None:
     assert call["metadata"]["tool_input"]["command"] == "pytest tests/test_orders.py -q"
 
 
-def test_claude_code_transcript_yields_assistant_text_once(tmp_path: Path) -> None:
+def test_claude_code_transcript_yields_every_entry_once_with_its_time(tmp_path: Path) -> None:
     transcript = tmp_path / "session.jsonl"
     lines = (FIXTURES / "claude-code" / "transcript.jsonl").read_text().splitlines(keepends=True)
     payload = {**load_fixture("claude-code", "Stop"), "transcript_path": str(transcript)}
@@ -121,30 +139,191 @@ def test_claude_code_transcript_yields_assistant_text_once(tmp_path: Path) -> No
         assert cursor.open(deadline=float("inf"))
         try:
             found = cursor.read(claude_code.transcript_path(payload))
-            events = claude_code.transcript_events(found, payload, ctx("claude-code"))
+            events = claude_code.transcript_events(found, payload, ctx("claude-code"), cursor.state)
             cursor.commit()
             return valid(events)
         finally:
             cursor.close()
 
-    # the agent has written three lines and is in the middle of the fourth
-    transcript.write_text("".join(lines[:3]) + lines[3][:40])
+    # the agent has written four lines and is in the middle of the fifth
+    transcript.write_text("".join(lines[:4]) + lines[4][:40])
     first = read_once()
-    assert brief(first) == [("assistant", "message", "Let me run the orders tests first.")]
-    assert first[0]["ts"] == "2026-01-15T10:00:03Z"
-    assert first[0]["metadata"]["transcript_uuid"] == "6f1c1b52-0002-4c1a-9a53-3f7a1c6d2b10"
+    assert brief(first) == [
+        ("user", "message", "Why does the orders migration fail on an empty table?"),
+        ("assistant", "message", "Let me run the orders tests first."),
+        ("assistant", "tool_call", "$ pytest tests/test_orders.py -q  # Run the orders tests"),
+    ]
+    assert [e["ts"] for e in first] == [
+        "2026-01-15T10:00:01Z",
+        "2026-01-15T10:00:03Z",
+        "2026-01-15T10:00:03.500000Z",
+    ]
+    assert first[1]["metadata"]["transcript_uuid"] == "6f1c1b52-0002-4c1a-9a53-3f7a1c6d2b10"
     assert read_once() == []  # nothing new: nothing posted again
 
-    transcript.write_text("".join(lines))  # the rest arrives (tool use, tool result, reply)
+    transcript.write_text("".join(lines))  # the rest arrives (tool result, reply)
     second = read_once()
-    assert [e["text"][:30] for e in second] == ["The migration adds a NOT NULL "]
+    # the result knows its command although the call was read by an earlier hook
+    assert brief(second)[0] == (
+        "tool",
+        "tool_result",
+        "$ pytest tests/test_orders.py -q\nexit 0\nF.\n1 failed, 1 passed in 0.42s",
+    )
+    assert second[0]["ts"] == "2026-01-15T10:00:05Z"
+    assert [e["text"][:30] for e in second[1:]] == ["The migration adds a NOT NULL "]
     assert read_once() == []
+
+    # the hook's own PostToolUse event would have had the same ids: one copy at the gateway
+    tool_ids = {e["event_id"] for e in first[2:] + second[:1]}
+    hook_ids = {
+        e["event_id"]
+        for e in claude_code.normalize(
+            load_fixture("claude-code", "PostToolUse"), ctx("claude-code")
+        )
+    }
+    assert tool_ids == hook_ids
 
     # a transcript rewritten shorter (e.g. by /clear) is read again from the start; the ids
     # are the lines' uuids, so the repeats are the same events and the gateway keeps one copy
     transcript.write_text(lines[2])
     again = read_once()
-    assert [e["event_id"] for e in again] == [first[0]["event_id"]]
+    assert [e["event_id"] for e in again] == [first[1]["event_id"]]
+
+
+def test_claude_code_hook_defers_to_the_transcript(tmp_path: Path) -> None:
+    """With a transcript to read, prompt and tool hooks add nothing of their own (the lines
+    have the time and ids); without one they record the payload."""
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text("")
+    for name in ("UserPromptSubmit", "PostToolUse"):
+        payload = {**load_fixture("claude-code", name), "transcript_path": str(transcript)}
+        assert claude_code.normalize(payload, ctx("claude-code")) == []
+        assert claude_code.normalize(load_fixture("claude-code", name), ctx("claude-code"))
+
+
+def test_claude_code_session_events_take_no_id_from_the_clock() -> None:
+    for name in ("SessionStart", "SessionEnd", "PreCompact"):
+        payload = load_fixture("claude-code", name)
+        later = ctx("claude-code")
+        later.now_ms += 60_000
+        assert [e["event_id"] for e in claude_code.normalize(payload, ctx("claude-code"))] == [
+            e["event_id"] for e in claude_code.normalize(payload, later)
+        ]
+    # the end of a session takes the time of the transcript's latest entry when there is one
+    end = ctx("claude-code")
+    end.transcript_ts, end.transcript_pos = "2026-01-15T10:00:09.000Z", 4096
+    (event,) = claude_code.normalize(load_fixture("claude-code", "SessionEnd"), end)
+    assert event["ts"] == "2026-01-15T10:00:09Z"
+
+
+PROJECTS = FIXTURES / "claude-code" / "projects" / "-home-dev-shop-api"
+SESSION = "5d0c7a3e-9b1f-4e2a-8c6d-2f4e6a8b0c1d"
+
+
+def read_transcript(path: Path) -> list[dict[str, Any]]:
+    lines = [(json.loads(raw), n) for n, raw in enumerate(path.read_text().splitlines())]
+    return valid(claude_code.transcript_events(lines, {}, ctx("claude-code"), {}))
+
+
+def test_claude_code_failed_command_keeps_exit_status_and_head_and_tail() -> None:
+    events = read_transcript(PROJECTS / f"{SESSION}.jsonl")
+    (failed,) = [
+        e for e in events if e["type"] == "tool_result" and e["metadata"].get("exit_code") == 1
+    ]
+    text = failed["text"]
+    assert text.startswith("$ pytest tests/test_orders.py -v\nexit 1\n=====")
+    assert failed["metadata"]["failed"] is True
+    assert "[... 137 lines omitted ...]" in text
+    assert failed["metadata"]["omitted_lines"] == 137
+    assert "E       AssertionError: assert 19.99 == 1999" in text  # the tail is kept
+    assert "test_case_0 PASSED" in text and "test_case_150 PASSED" not in text
+    assert len(text) <= 8_200
+
+
+def test_claude_code_edit_is_a_diff_never_the_original_file() -> None:
+    events = read_transcript(PROJECTS / f"{SESSION}.jsonl")
+    edits = [e for e in events if e["metadata"].get("tool_name") == "Edit"]
+    assert [(e["type"], e["metadata"].get("failed")) for e in edits] == [
+        ("tool_call", None),
+        ("tool_result", True),
+        ("tool_call", None),
+        ("tool_result", None),
+    ]
+    call = edits[2]["text"]
+    assert call.splitlines()[0] == "Edit /home/dev/shop-api/src/orders.py"
+    assert "-    return sum(line.amount for line in order.lines)" in call
+    assert "+    return sum(line.amount_cents for line in order.lines)" in call
+    assert edits[3]["text"] == "Edit /home/dev/shop-api/src/orders.py: applied"
+    assert edits[1]["text"].startswith("Edit /home/dev/shop-api/src/orders.py failed: String to")
+    for event in edits:  # the original file (hundreds of helper functions) is nowhere
+        assert "helper_57" not in event["text"]
+        assert "helper_57" not in json.dumps(event["metadata"])
+    total = sum(len(e["text"]) for e in events)
+    assert total < 12_000, total  # the transcript itself is 73 KB
+
+
+def test_claude_code_subagent_transcript() -> None:
+    events = read_transcript(PROJECTS / SESSION / "subagents" / "agent-a1b2c3d.jsonl")
+    assert {e["session_id"] for e in events} == {SESSION}  # the parent session
+    assert {e["metadata"]["subagent_id"] for e in events} == {"a1b2c3d"}
+    assert brief(events)[-1] == (
+        "assistant",
+        "message",
+        "One more: src/invoices.py:41 sums line.amount.",
+    )
+
+
+def test_claude_code_image_result_is_not_stored_as_base64() -> None:
+    call = {
+        "type": "assistant",
+        "uuid": "u1",
+        "sessionId": "s",
+        "timestamp": "2026-01-15T10:00:00Z",
+        "message": {
+            "role": "assistant",
+            "content": [
+                {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "a.png"}}
+            ],
+        },
+    }
+    image = {"type": "image", "source": {"type": "base64", "data": "iVBORw0" * 5000}}
+    result = {
+        "type": "user",
+        "uuid": "u2",
+        "sessionId": "s",
+        "timestamp": "2026-01-15T10:00:01Z",
+        "message": {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "t1", "content": [image]}],
+        },
+    }
+    events = claude_code.transcript_events([(call, 0), (result, 1)], {}, ctx("claude-code"), {})
+    assert brief(events) == [
+        ("assistant", "tool_call", "Read a.png"),
+        ("tool", "tool_result", "Read a.png\n[image]"),
+    ]
+
+
+def test_shape_rules() -> None:
+    text, omitted = shape.head_tail("\n".join(f"line {n}" for n in range(100)), 3, 2)
+    assert text.splitlines() == [
+        "line 0",
+        "line 1",
+        "line 2",
+        "[... 95 lines omitted ...]",
+        "line 98",
+        "line 99",
+    ]
+    assert omitted == 95
+    long, _ = shape.head_tail("x" * 20_000)
+    assert len(long) < 8_100 and "[... 12000 characters omitted ...]" in long
+    hunk, added, removed = shape.diff("a\nb\nc\nd\ne\nf", "a\nb\nc\nD\ne\nf")
+    assert hunk.splitlines() == ["@@ -2,5 +2,5 @@", " b", " c", "-d", "+D", " e", " f"]
+    assert (added, removed) == (1, 1)
+    assert shape.exit_code_in("Exit code 2\nboom") == 2
+    assert shape.exit_code_in("Command: x\nStdout: y\nExit Code: 3") == 3
+    assert shape.exit_code_in("all good") is None
+    assert shape.command_of({"command": ["bash", "-lc", "make test"]}) == "make test"
 
 
 # -- Gemini CLI -----------------------------------------------------------------------------------
@@ -167,15 +346,11 @@ def test_claude_code_transcript_yields_assistant_text_once(tmp_path: Path) -> No
         (
             "AfterTool",
             [
-                (
-                    "assistant",
-                    "tool_call",
-                    'run_shell_command {"command":"alembic upgrade head",'
-                    '"description":"Apply the migration"}',
-                ),
+                ("assistant", "tool_call", "$ alembic upgrade head  # Apply the migration"),
                 (
                     "tool",
                     "tool_result",
+                    "$ alembic upgrade head\n"
                     "INFO  [alembic.runtime.migration] Running upgrade 3f2a -> 4b1c, "
                     "add orders.customer_id index\nDone in 1.8s",
                 ),
@@ -220,10 +395,9 @@ def test_gemini_cli_fixtures(name: str, expected: list[tuple[str, str, str]]) ->
                 (
                     "assistant",
                     "tool_call",
-                    'bash {"command":"pytest tests/test_payments.py -q",'
-                    '"description":"Run payment tests"}',
+                    "$ pytest tests/test_payments.py -q  # Run payment tests",
                 ),
-                ("tool", "tool_result", "3 passed in 0.31s"),
+                ("tool", "tool_result", "$ pytest tests/test_payments.py -q\n3 passed in 0.31s"),
             ],
         ),
         (
@@ -232,10 +406,13 @@ def test_gemini_cli_fixtures(name: str, expected: list[tuple[str, str, str]]) ->
                 (
                     "assistant",
                     "tool_call",
-                    'edit {"path":"src/payments.py","old_str":"sleep(1)",'
-                    '"new_str":"wait_for(ready)"}',
+                    "edit src/payments.py\n@@ -1,1 +1,1 @@\n-sleep(1)\n+wait_for(ready)",
                 ),
-                ("tool", "tool_result", "old_str not found in src/payments.py"),
+                (
+                    "tool",
+                    "tool_result",
+                    "edit src/payments.py failed: old_str not found in src/payments.py",
+                ),
             ],
         ),
         ("agentStop", []),
@@ -262,8 +439,8 @@ def test_copilot_cli_vscode_form() -> None:
     payload = load_fixture("copilot-cli", "PostToolUse-vscode")
     events = valid(copilot_cli.normalize(payload, ctx("copilot-cli")))
     assert brief(events) == [
-        ("assistant", "tool_call", 'view {"path":"src/payments.py"}'),
-        ("tool", "tool_result", "def charge(order): ..."),
+        ("assistant", "tool_call", "view src/payments.py"),
+        ("tool", "tool_result", "view src/payments.py\ndef charge(order): ..."),
     ]
     assert events[0]["ts"] == "2026-01-15T10:00:07Z"
 
@@ -308,12 +485,12 @@ def test_copilot_cli_transcript_reply(tmp_path: Path) -> None:
         (
             "tool.execute.after",
             [
+                ("assistant", "tool_call", "$ rg -l 'total' src/  # Find uses of total"),
                 (
-                    "assistant",
-                    "tool_call",
-                    'bash {"command":"rg -l \'total\' src/","description":"Find uses of total"}',
+                    "tool",
+                    "tool_result",
+                    "$ rg -l 'total' src/\nexit 0\nsrc/orders.py\nsrc/invoices.py",
                 ),
-                ("tool", "tool_result", "src/orders.py\nsrc/invoices.py\n"),
             ],
         ),
         (
@@ -378,7 +555,8 @@ def test_big_tool_input_stays_out_of_metadata() -> None:
     payload = load_fixture("claude-code", "PostToolUse")
     payload["tool_input"] = {"file_path": "a.py", "content": "y" * 100_000}
     call, _ = valid(claude_code.normalize(payload, ctx("claude-code")))
-    assert isinstance(call["metadata"]["tool_input"], str)  # clipped text, not the full object
+    assert call["metadata"]["tool_input"]["file_path"] == "a.py"  # every argument, clipped
+    assert len(call["metadata"]["tool_input"]["content"]) < 300
     assert len(json.dumps(call["metadata"])) < 5_000
     assert len(call["text"]) < 2_200
 

@@ -66,6 +66,10 @@ def _timed_runs(env: dict[str, str], session: str, tmp: Path) -> tuple[list[floa
     wall: list[float] = []
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     for n in range(RUNS):
+        # Claude Code has written the tool's call and result; the hook reads and posts both
+        with (tmp / "transcript.jsonl").open("a") as f:
+            f.write(json.dumps(_tool_line(session, n, "call")) + "\n")
+            f.write(json.dumps(_tool_line(session, n, "result")) + "\n")
         payload = {
             **load_fixture("claude-code", "PostToolUse"),
             "session_id": session,
@@ -78,6 +82,24 @@ def _timed_runs(env: dict[str, str], session: str, tmp: Path) -> tuple[list[floa
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return wall, cpu / RUNS
+
+
+def _tool_line(session: str, n: int, part: str) -> dict[str, object]:
+    line: dict[str, object] = {
+        "type": "assistant" if part == "call" else "user",
+        "uuid": f"{session}-{n}-{part}",
+        "sessionId": session,
+        "cwd": "/home/dev/shop-api",
+        "timestamp": f"2026-01-15T10:00:{n:02d}.000Z",
+    }
+    if part == "call":
+        block = {"type": "tool_use", "id": f"toolu_{n}", "name": "Bash", "input": {"command": "ls"}}
+        line["message"] = {"role": "assistant", "content": [block]}
+    else:
+        result = {"type": "tool_result", "tool_use_id": f"toolu_{n}", "content": "a\nb"}
+        line["message"] = {"role": "user", "content": [result]}
+        line["toolUseResult"] = {"stdout": "a\nb", "stderr": "", "interrupted": False}
+    return line
 
 
 def _report(label: str, wall: list[float], cpu: float) -> str:

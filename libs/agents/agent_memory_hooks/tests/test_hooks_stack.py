@@ -77,7 +77,14 @@ def test_claude_code_hooks_store_prompts_tools_and_replies(
     assert ("user", "message", "Why does the orders migration fail on an") in texts
     assert ("assistant", "message", "Let me run the orders tests first.") in texts
     assert ("assistant", "message", "The migration adds a NOT NULL column wit") in texts
-    assert ("tool", "tool_result", "F.\n1 failed, 1 passed in 0.42s") in texts
+    assert ("tool", "tool_result", "$ pytest tests/test_orders.py -q\nexit 0\n") in texts
+    # what the transcript records takes the transcript's time, not the hook's clock
+    stamps = {json.loads(x)["uuid"]: json.loads(x)["timestamp"] for x in lines[1:]}
+    for event in events:
+        line = event["metadata"].get("transcript_uuid")
+        if line:
+            assert event["ts"].replace("+00:00", "Z")[:19] == stamps[line][:19]
+    assert sum(1 for e in events if e["metadata"].get("transcript_uuid")) == 5
     assert {e["agent_id"] for e in events} == {"claude-code"}
     assert {e["project_id"] for e in events} == {"shop-api"}
     # the hooks ran again (a replayed spool, a second install): still stored once
@@ -368,6 +375,6 @@ def test_opencode_plugin_in_node_records_a_session(
     by_type = {(e["role"], e["type"]): e["text"] for e in events}
     assert by_type[("user", "message")] == "count the lines"
     assert by_type[("assistant", "message")] == "There are 42 lines."  # the final text, once
-    assert by_type[("assistant", "tool_call")] == 'bash {"command":"wc -l"}'
-    assert by_type[("tool", "tool_result")] == "42"
+    assert by_type[("assistant", "tool_call")] == "$ wc -l"
+    assert by_type[("tool", "tool_result")] == "$ wc -l\n42"
     assert {e["project_id"] for e in events} == {"shop-api"}

@@ -172,6 +172,7 @@ def _check_installed(
             "SessionStart",
             "UserPromptSubmit",
             "PostToolUse",
+            "PostToolUseFailure",
             "Stop",
             "SessionEnd",
             "PreCompact",
@@ -227,7 +228,7 @@ def test_reinstall_with_another_command_replaces_ours_and_keeps_theirs(
         h["command"] for groups in settings["hooks"].values() for g in groups for h in g["hooks"]
     ]
     assert "/old/bin/agent-memory hook claude-code" not in commands
-    assert commands.count("/opt/am/bin/agent-memory hook claude-code") == 6
+    assert commands.count("/opt/am/bin/agent-memory hook claude-code") == 7  # one per event
     assert "notify-send done" in commands
 
 

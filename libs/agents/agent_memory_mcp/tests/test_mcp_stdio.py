@@ -117,6 +117,14 @@ async def test_stdio_session_notes_timeline_and_expand(lean_stack: Stack) -> Non
         assert any("parser" in h["text"] for h in hits)
         opened = data_of(await c.call_tool("memory_expand", {"id": hits[0]["id"]}))
         assert opened["kind"] in ("event", "grip", "node")
+        # relative dates are read against the caller's `now`
+        dated = data_of(
+            await c.call_tool(
+                "memory_search",
+                {"query": "what did we tune yesterday", "now": "2026-01-02T12:00:00Z"},
+            )
+        )
+        assert str((dated["time_range"] or {}).get("since", "")).startswith("2026-01-01")
 
         # errors come back to the model as tool errors that say what is wrong
         missing = await c.call_tool("memory_expand", {"id": "nothing-here"})

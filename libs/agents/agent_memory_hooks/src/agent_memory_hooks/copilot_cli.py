@@ -143,7 +143,7 @@ def normalize(payload: Payload, ctx: HookContext) -> list[Event]:
             cwd=cwd,
             tool_name=tool,
             tool_input=args,
-            output_text=output,
+            output=output,
             ts=ts,
             metadata={**meta, "result_type": result_type},
             failed=failed,
@@ -171,7 +171,10 @@ def transcript_path(payload: Payload) -> str | None:
 
 
 def transcript_events(
-    lines: list[tuple[dict[str, Any], int]], payload: Payload, ctx: HookContext
+    lines: list[tuple[dict[str, Any], int]],
+    payload: Payload,
+    ctx: HookContext,
+    state: dict[str, Any] | None = None,
 ) -> list[Event]:
     session = session_of(payload) or ""
     cwd = str_field(payload, "cwd")

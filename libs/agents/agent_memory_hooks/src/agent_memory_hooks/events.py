@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     Payload = Mapping[str, Any]
 
 CLIP_NOTE = "\n…[{n} more characters not recorded]"
-INPUT_SUMMARY_CHARS = 2_000
 METADATA_VALUE_BYTES = 4_000
 
 
@@ -49,6 +48,10 @@ class HookContext:
         self.max_text = max_text
         self.event_name = event_name  # from --event, for runtimes whose payload does not say
         self.cwd = cwd  # the hook process's own working directory
+        # set by the runner once the session's transcript was read: the latest entry's time and
+        # how far the transcript reached (bytes), for hook events that carry neither
+        self.transcript_ts: str | None = None
+        self.transcript_pos: int | None = None
 
 
 def now_ms() -> int:
@@ -111,6 +114,8 @@ def text_of(value: Any) -> str:
         parts = [text_of(v) for v in value]
         return "\n".join(p for p in parts if p)
     if isinstance(value, dict):
+        if value.get("type") in ("image", "document"):  # base64 payloads are no reading
+            return f"[{value['type']}]"
         if isinstance(value.get("stdout"), str):  # shell tools: both streams matter
             out = [value.get("stdout") or "", value.get("stderr") or ""]
             return "\n".join(p for p in out if isinstance(p, str) and p)
@@ -167,6 +172,84 @@ def make_event(
     return event
 
 
+def tool_call_event(
+    ctx: HookContext,
+    *,
+    key: tuple[object, ...],
+    session_id: str,
+    cwd: str | None,
+    tool_name: str,
+    tool_input: Any,
+    ts: str | int | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> Event:
+    """What the agent asked: ``$ command``, a path and a diff... (see ``shape``)."""
+    from agent_memory_hooks import shape
+
+    text, extra = shape.call_text(tool_name, tool_input)
+    return make_event(
+        ctx,
+        key=(*key, "call"),
+        session_id=session_id,
+        role="assistant",
+        type="tool_call",
+        text=text,
+        cwd=cwd,
+        ts=ts,
+        metadata={
+            "tool_name": tool_name,
+            **extra,
+            **(metadata or {}),
+            "tool_input": small_value(shape.summary(tool_input)),
+        },
+    )
+
+
+def tool_result_event(
+    ctx: HookContext,
+    *,
+    key: tuple[object, ...],
+    session_id: str,
+    cwd: str | None,
+    tool_name: str,
+    tool_input: Any,
+    output: Any,
+    ts: str | int | None = None,
+    metadata: dict[str, Any] | None = None,
+    failed: bool = False,
+    exit_code: int | None = None,
+    interrupted: bool = False,
+) -> Event:
+    """What the tool gave back, cut to what a reader needs (see ``shape``)."""
+    from agent_memory_hooks import shape
+
+    kind = shape.kind_of(tool_name)
+    raw = "" if kind in ("edit", "write") and not failed else text_of(output)
+    text, extra = shape.result_text(
+        tool_name, tool_input, raw, failed=failed, exit_code=exit_code, interrupted=interrupted
+    )
+    # the input summary is on the call event; the result names the tool and its file
+    meta: dict[str, Any] = {"tool_name": tool_name, "tool_kind": kind, **extra}
+    path = shape.path_of(tool_input)
+    if path:
+        meta["file_path"] = path
+    if failed:
+        meta["failed"] = True
+    if interrupted:
+        meta["interrupted"] = True
+    return make_event(
+        ctx,
+        key=(*key, "result"),
+        session_id=session_id,
+        role="tool",
+        type="tool_result",
+        text=text or ("(failed)" if failed else "(no output)"),
+        cwd=cwd,
+        ts=ts,
+        metadata={**meta, **(metadata or {})},
+    )
+
+
 def tool_events(
     ctx: HookContext,
     *,
@@ -175,35 +258,37 @@ def tool_events(
     cwd: str | None,
     tool_name: str,
     tool_input: Any,
-    output_text: str,
+    output: Any,
     ts: str | int | None = None,
     metadata: dict[str, Any] | None = None,
     failed: bool = False,
+    exit_code: int | None = None,
+    interrupted: bool = False,
 ) -> list[Event]:
     """A tool use as two events: the call (what the agent asked) and the result (what it got)."""
-    arguments = tool_input if isinstance(tool_input, str) else compact_json(tool_input or {})
-    call_text = f"{tool_name} {clip(arguments, INPUT_SUMMARY_CHARS)[0]}".rstrip()
-    meta = {"tool_name": tool_name, **(metadata or {})}
-    call = make_event(
-        ctx,
-        key=(*key, "call"),
-        session_id=session_id,
-        role="assistant",
-        type="tool_call",
-        text=call_text,
-        cwd=cwd,
-        ts=ts,
-        metadata={**meta, "tool_input": small_value(tool_input)},
-    )
-    result = make_event(
-        ctx,
-        key=(*key, "result"),
-        session_id=session_id,
-        role="tool",
-        type="tool_result",
-        text=output_text or ("(failed)" if failed else "(no output)"),
-        cwd=cwd,
-        ts=ts,
-        metadata={**meta, "failed": True} if failed else meta,
-    )
-    return [call, result]
+    return [
+        tool_call_event(
+            ctx,
+            key=key,
+            session_id=session_id,
+            cwd=cwd,
+            tool_name=tool_name,
+            tool_input=tool_input,
+            ts=ts,
+            metadata=metadata,
+        ),
+        tool_result_event(
+            ctx,
+            key=key,
+            session_id=session_id,
+            cwd=cwd,
+            tool_name=tool_name,
+            tool_input=tool_input,
+            output=output,
+            ts=ts,
+            metadata=metadata,
+            failed=failed,
+            exit_code=exit_code,
+            interrupted=interrupted,
+        ),
+    ]

@@ -98,7 +98,7 @@ def normalize(payload: Payload, ctx: HookContext) -> list[Event]:
             cwd=cwd,
             tool_name=tool,
             tool_input=payload.get("tool_input"),
-            output_text=output,
+            output=output,
             ts=ts,
             metadata={
                 **meta,

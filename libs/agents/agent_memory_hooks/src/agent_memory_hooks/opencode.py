@@ -116,7 +116,9 @@ def normalize(payload: Payload, ctx: HookContext) -> list[Event]:
     if name == "tool.execute.after":
         tool = str_field(payload, "tool") or "tool"
         call_id = str_field(payload, "call_id")
-        key = ("tool", call_id) if call_id else ("tool", ctx.now_ms, tool)
+        key = ("tool", call_id) if call_id else ("tool", payload.get("ts") or ctx.now_ms, tool)
+        extra = payload.get("metadata")
+        exit_code = extra.get("exit") if isinstance(extra, dict) else None
         return tool_events(
             ctx,
             key=key,
@@ -124,9 +126,11 @@ def normalize(payload: Payload, ctx: HookContext) -> list[Event]:
             cwd=cwd,
             tool_name=tool,
             tool_input=payload.get("args"),
-            output_text=text_of(payload.get("output")),
+            output=text_of(payload.get("output")),
             ts=ts,
             metadata={**meta, "call_id": call_id, "title": payload.get("title")},
+            exit_code=exit_code if isinstance(exit_code, int) else None,
+            failed=isinstance(exit_code, int) and exit_code != 0,
         )
     if name in ("session.created", "session.deleted"):
         info = payload.get("info") if isinstance(payload.get("info"), dict) else {}

@@ -84,20 +84,21 @@ def collect(
     The returned cursor holds the session's transcript lock; ``run`` commits and closes it once
     the events are durable (posted or spooled).
     """
-    events = list(module.normalize(payload, ctx))
     reader = getattr(module, "transcript_events", None)
     session_of = getattr(module, "session_of", None)
-    if reader is None or session_of is None:
-        return events, None
-    session = session_of(payload)
-    if not session:
-        return events, None
+    session = session_of(payload) if reader is not None and session_of is not None else None
+    if not session or reader is None:
+        return list(module.normalize(payload, ctx)), None
     cursor = TranscriptCursor(config.state_dir, ctx.runtime, session)
     if not cursor.open(deadline):
-        return events, None
+        return list(module.normalize(payload, ctx)), None
     try:
         lines = cursor.read(module.transcript_path(payload))
-        events.extend(reader(lines, payload, ctx))
+        from_transcript = reader(lines, payload, ctx, cursor.state)
+        last = cursor.state.get("last_ts")
+        ctx.transcript_ts = last if isinstance(last, str) else None
+        ctx.transcript_pos = cursor.position
+        events = [*module.normalize(payload, ctx), *from_transcript]
     except BaseException:
         cursor.close()
         raise

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 MAX_BYTES_PER_CALL = 512 * 1024
 LOCK_WAIT_S = 0.02
+MAX_STATE_BYTES = 1024 * 1024
 
 
 class TranscriptCursor:
@@ -38,6 +39,8 @@ class TranscriptCursor:
         self.transcript: str | None = None
         self.offset = 0
         self._new_offset: int | None = None
+        # what the runtime's reader keeps between reads (pending tool calls, latest time...)
+        self.state: dict[str, Any] = {}
 
     def open(self, deadline: float) -> bool:
         os.makedirs(self.dir, exist_ok=True)
@@ -53,7 +56,7 @@ class TranscriptCursor:
                     return False
                 time.sleep(0.002)
         self._fd = fd
-        raw = os.read(fd, 65536)
+        raw = os.read(fd, MAX_STATE_BYTES)
         try:
             state = lite.loads(raw.decode("utf-8", "replace")) if raw.strip() else {}
         except ValueError:
@@ -63,6 +66,8 @@ class TranscriptCursor:
             self.transcript = path if isinstance(path, str) else None
             offset = state.get("offset")
             self.offset = offset if isinstance(offset, int) and offset >= 0 else 0
+            extra = state.get("state")
+            self.state = extra if isinstance(extra, dict) else {}
         return True
 
     def read(self, transcript: str | None) -> list[tuple[dict[str, Any], int]]:
@@ -76,8 +81,9 @@ class TranscriptCursor:
             size = os.path.getsize(path)
         except OSError:
             return []
-        if size < start:  # rewritten or truncated: start over; ids keep repeats harmless
-            start = 0
+        if start == 0 or size < start:  # new, rewritten or truncated: start over; ids keep
+            start = 0  # repeats harmless
+            self.state = {}
         if size == start:
             self._new_offset = start
             return []
@@ -109,11 +115,18 @@ class TranscriptCursor:
         """Remember how far we read; call once the events are posted or spooled."""
         if self._fd is None or self._new_offset is None:
             return
-        state = lite.dumps({"transcript": self.transcript, "offset": self._new_offset}).encode()
+        state = lite.dumps(
+            {"transcript": self.transcript, "offset": self._new_offset, "state": self.state}
+        ).encode()
         os.lseek(self._fd, 0, os.SEEK_SET)
         os.ftruncate(self._fd, 0)
         os.write(self._fd, state)
         self.offset = self._new_offset
+
+    @property
+    def position(self) -> int:
+        """How far the transcript has been read, in bytes (after ``read``)."""
+        return self._new_offset if self._new_offset is not None else self.offset
 
     def close(self) -> None:
         if self._fd is not None:

@@ -128,12 +128,25 @@ def build_server(client: AgentMemoryClient, defaults: ServerDefaults | None = No
             str | None, Field(description="Project to search; default: the current one")
         ] = None,
         all_projects: Annotated[bool, Field(description="Search every project")] = False,
+        now: Annotated[
+            str | None,
+            Field(
+                description="Reference time for relative dates ('last week', 'yesterday'), "
+                "RFC 3339 or epoch ms; default: the current time"
+            ),
+        ] = None,
         ctx: Context | None = None,
     ) -> dict[str, Any]:
+        extra: dict[str, Any] = {}
+        if now:
+            extra["now"] = int(now) if now.isdigit() else now
         with _as_caller(ctx):
             try:
                 found = await client.search(
-                    query, limit=limit, project_id=None if all_projects else project(project_id)
+                    query,
+                    limit=limit,
+                    project_id=None if all_projects else project(project_id),
+                    **extra,
                 )
             except Exception as exc:
                 raise _fail("memory_search", exc) from exc

@@ -60,6 +60,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "agent_memory_cli.search",
     "agent_memory_cli.admin",
     "agent_memory_cli.toc",
+    "agent_memory_cli.importer",
 )
 
 

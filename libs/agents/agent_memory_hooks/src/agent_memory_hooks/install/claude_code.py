@@ -35,7 +35,7 @@ from agent_memory_hooks.install.base import (
 
 RUNTIME = "claude-code"
 HOOK_TIMEOUT_S = 10
-TOOL_EVENTS = ("PostToolUse",)
+TOOL_EVENTS = ("PostToolUse", "PostToolUseFailure")
 PLUGIN_FILES = (
     "commands/memory-search.md",
     "commands/memory-status.md",

@@ -1,0 +1,157 @@
+"""``agent-memory import claude-code``: real transcripts into the real stack, stored once.
+
+Run as the real command against a gateway, recorder and query service (each its own process):
+a Claude Code projects folder (a session and its subagent) imported twice stores each event
+once, every event at its transcript line's own time; a session first captured by the hook and
+then imported is stored once too (the hook and the import share the parser and the ids).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from tests.stack import Stack
+
+HOOK_TESTS = Path(__file__).parents[3] / "agents" / "agent_memory_hooks" / "tests"
+FIXTURES = HOOK_TESTS / "fixtures" / "hooks" / "claude-code"
+PROJECTS = FIXTURES / "projects"
+SESSION = "5d0c7a3e-9b1f-4e2a-8c6d-2f4e6a8b0c1d"
+AGENT_MEMORY = str(Path(sys.executable).parent / "agent-memory")
+
+
+def events_of(stack: Stack, session: str) -> list[dict[str, Any]]:
+    params: dict[str, str | int] = {"session_id": session, "limit": 1000}
+    response = httpx.get(f"{stack.query_url}/v1/events", params=params, timeout=10)
+    response.raise_for_status()
+    events: list[dict[str, Any]] = response.json()["events"]
+    return events
+
+
+def settle(stack: Stack, session: str, count: int, timeout: float = 60.0) -> list[dict[str, Any]]:
+    """Wait for ``count`` events, then a little longer: a double would arrive meanwhile."""
+    deadline = time.monotonic() + timeout
+    while len(events := events_of(stack, session)) < count:
+        assert time.monotonic() < deadline, f"{len(events)} of {count} events stored"
+        time.sleep(0.2)
+    time.sleep(1.5)
+    return events_of(stack, session)
+
+
+def run_import(stack: Stack, *args: str, env: dict[str, str] | None = None) -> str:
+    proc = subprocess.run(
+        [AGENT_MEMORY, "import", "claude-code", *args, "--quiet"],
+        env={**stack.env, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
+
+
+def transcript_times(*files: Path) -> dict[str, datetime]:
+    """uuid -> timestamp of every line."""
+    times = {}
+    for path in files:
+        for raw in path.read_text().splitlines():
+            line = json.loads(raw)
+            if "uuid" in line:
+                times[line["uuid"]] = datetime.fromisoformat(line["timestamp"])
+    return times
+
+
+def test_import_twice_stores_each_event_once_at_its_own_time(stack: Stack) -> None:
+    out = run_import(stack, str(PROJECTS), env={"AGENT_MEMORY_PROJECT_ID": "shop-api"})
+    assert "imported 1 session(s) from 2 file(s): 20 event(s) sent" in out
+    first = settle(stack, SESSION, 20)
+    assert len(first) == 20
+    again = run_import(stack, str(PROJECTS), env={"AGENT_MEMORY_PROJECT_ID": "shop-api"})
+    assert "20 event(s) sent" in again
+    second = settle(stack, SESSION, 20)
+    assert sorted(e["event_id"] for e in second) == sorted(e["event_id"] for e in first)
+
+    main = PROJECTS / "-home-dev-shop-api" / f"{SESSION}.jsonl"
+    sub = PROJECTS / "-home-dev-shop-api" / SESSION / "subagents" / "agent-a1b2c3d.jsonl"
+    times = transcript_times(main, sub)
+    for event in second:
+        line = event["metadata"]["transcript_uuid"]
+        assert datetime.fromisoformat(event["ts"]) == times[line], event["text"][:60]
+    assert {e["project_id"] for e in second} == {"shop-api"}
+    assert {e["agent_id"] for e in second} == {"claude-code"}
+
+    by_kind = [(e["type"], e["metadata"].get("tool_name")) for e in second]
+    assert by_kind.count(("tool_result", "Bash")) == 2
+    (failed,) = [e for e in second if e["metadata"].get("exit_code") == 1]
+    assert failed["text"].startswith("$ pytest tests/test_orders.py -v\nexit 1\n")
+    assert "[... 137 lines omitted ...]" in failed["text"]
+    assert failed["metadata"]["failed"] is True
+    edit = [e for e in second if e["metadata"].get("tool_name") == "Edit"]
+    assert any("+    return sum(line.amount_cents" in e["text"] for e in edit)
+    assert not any("helper_57" in e["text"] for e in second)  # the original file is not stored
+    assert any(e["metadata"].get("subagent_id") == "a1b2c3d" for e in second)
+
+
+def test_hook_then_import_stores_once(stack: Stack, tmp_path: Path) -> None:
+    session = "cc-hook-then-import"
+    original = (FIXTURES / "transcript.jsonl").read_text()
+    text = original.replace("8c35adc1-2f4e-4c1a-9a53-3f7a1c6d2b10", session)
+    folder = tmp_path / "projects" / "-home-dev-shop-api"
+    folder.mkdir(parents=True)
+    transcript = folder / f"{session}.jsonl"
+    transcript.write_text(text)
+    env = {
+        **stack.env,
+        "AGENT_MEMORY_HOME": str(tmp_path / "am-home"),
+        "AGENT_MEMORY_PROJECT_ID": "shop-api",
+        "AGENT_MEMORY_HOOK_TIMEOUT_MS": "3000",
+        "AGENT_MEMORY_HOOK_BUDGET_MS": "4000",
+    }
+    for name in ("UserPromptSubmit", "PostToolUse", "Stop"):
+        payload = json.loads((FIXTURES / f"{name}.json").read_text())
+        payload.update(session_id=session, transcript_path=str(transcript))
+        proc = subprocess.run(
+            [AGENT_MEMORY, "hook", "claude-code"],
+            input=json.dumps(payload),
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        assert proc.returncode == 0
+    # prompt, two replies, the tool call and its result, each at its line's time
+    hooked = settle(stack, session, 5)
+    assert len(hooked) == 5
+    times = transcript_times(transcript)
+    for event in hooked:
+        assert datetime.fromisoformat(event["ts"]) == times[event["metadata"]["transcript_uuid"]]
+
+    out = run_import(stack, str(tmp_path / "projects"), env={"AGENT_MEMORY_PROJECT_ID": "shop-api"})
+    assert "5 event(s) sent" in out
+    imported = settle(stack, session, 5)
+    assert sorted(e["event_id"] for e in imported) == sorted(e["event_id"] for e in hooked)
+
+
+def test_import_of_one_transcript_and_unsupported_runtimes(stack: Stack, tmp_path: Path) -> None:
+    one = tmp_path / "one.jsonl"
+    shutil.copy(FIXTURES / "transcript.jsonl", one)
+    with one.open("a") as f:
+        f.write("{not json\n")
+    out = run_import(stack, str(one), "--dry-run")
+    assert "imported 1 session(s) from 1 file(s): 5 event(s) read, 1 line(s) skipped" in out
+    proc = subprocess.run(
+        [AGENT_MEMORY, "import", "codex", str(tmp_path)],
+        env=stack.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 1 and "not supported yet" in proc.stderr
