@@ -22,4 +22,6 @@ async def run(settings: Settings, stop: asyncio.Event | None = None) -> None:
         options = settings.recorder
         spec = replace(RECORDER, batch_size=options.batch_size, settle_s=options.settle_ms / 1000)
         log.info("recorder.started", consumer=spec.durable)
-        await ConsumerRunner(svc.link, svc.pool, spec, record).run(svc.stop)
+        # one announcement per event: the hot publish path (BatchPublisher), see publisher.py
+        runner = ConsumerRunner(svc.link, svc.pool, spec, record, hot_publish=True)
+        await runner.run(svc.stop)

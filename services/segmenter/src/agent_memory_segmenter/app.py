@@ -85,4 +85,4 @@ async def sweep_outbox(link: NatsLink, pool: AsyncConnectionPool, grace_s: float
 
 
 async def _publish(link: NatsLink, pubs: list[Publication]) -> None:
-    await link.require_publisher().publish(pubs, timeout=10)
+    await link.publish(pubs, timeout=10)
