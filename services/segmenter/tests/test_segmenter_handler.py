@@ -7,11 +7,14 @@ test_segmenter_recovery.py."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import orjson
 import psycopg
 from faststream.nats import JStream, NatsMessage, TestNatsBroker
 
 from agent_memory_common.db import make_pool
+from agent_memory_common.event import Event
 from agent_memory_common.natslink import NatsLink
 from agent_memory_common.publisher import MSG_ID
 from agent_memory_common.subjects import STREAM_RECORDED, STREAM_SEGMENTS, recorded_subject
@@ -19,12 +22,49 @@ from agent_memory_segmenter.app import consumer
 from agent_memory_segmenter.logic import SessionKey
 from agent_memory_segmenter.settings import SegmenterOptions
 
-from .test_segmenter_recovery import event, record
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def event(i: int, at_s: float) -> Event:
+    return Event(
+        event_id=f"e-{i:03d}",
+        ts=T0 + timedelta(seconds=at_s),
+        tenant="default",
+        project_id="proj",
+        agent_id="agent",
+        session_id="s1",
+        role="user",
+        type="message",
+        text=f"event {i} keeps the schema append-only",
+        received_at=T0,
+    )
+
+
+def record(dsn: str, events: list[Event]) -> None:
+    """What the recorder commits before it announces the events on RECORDED."""
+    with psycopg.connect(dsn) as conn:
+        for e in events:
+            conn.execute(
+                "INSERT INTO events (tenant, event_id, ts, project_id, agent_id, session_id, "
+                "role, type, text, received_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                (
+                    e.tenant,
+                    e.event_id,
+                    e.ts,
+                    e.project_id,
+                    e.agent_id,
+                    e.session_id,
+                    e.role,
+                    e.type,
+                    e.text,
+                    e.received_at,
+                ),
+            )
 
 
 async def test_a_closed_segment_is_published_once_per_version(pg_dsn: str) -> None:
     events = [event(0, 0), event(1, 10), event(2, 100)]  # e-002 closes the first by its gap
-    await record(pg_dsn, events)
+    record(pg_dsn, events)
     link = NatsLink(["nats://127.0.0.1:1"], name="test")  # never connected: the test broker
     pool = make_pool(pg_dsn)
     await pool.open()
