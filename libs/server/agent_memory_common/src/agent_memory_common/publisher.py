@@ -9,7 +9,8 @@ segments, TOC nodes, dead letters.
 ``BatchPublisher`` stays custom for the two paths that publish one message per event (the
 gateway's ``mem.events``, the recorder's ``mem.recorded``): measured back to back in one process
 on one nats-server (``tests/bench/bench_messaging.py``, batches of 100 messages of 600 bytes, 2
-shared cores, 2026-11-25), faststream 0.7.8 cost ~98 µs of CPU per message against ~12 µs here,
+shared cores, 2026-11-25, three runs), faststream 0.7.8 cost 98-137 µs of CPU per message
+against 12-16 µs here,
 where the gateway spends ~45 µs per event in all (``make bench-ingest``).
 
 nats-py's ``publish_async`` costs ~20 µs per message (a semaphore, a future, a callback and a

@@ -7,16 +7,17 @@ production its messages are pulled here instead of by faststream's own loop, bec
 does not meet two measured requirements (``tests/bench/bench_messaging.py``, one nats-server,
 both back to back in one process, 2 shared cores, 2026-11-25):
 
-- CPU: draining a durable consumer in batches of 256 and acking each message cost ~94 µs of
+- CPU: draining a durable consumer in batches of 256 and acking each message cost 69-94 µs of
   CPU per message with faststream 0.7.8 (``PullSub(batch=True)``, ``NatsBatchMessage.ack``:
-  nats-py's ``fetch``, one ``Msg.ack()`` each, its middlewares and parser) against ~16 µs here.
-  The recorder spends ~45 µs per event in all, and the segmenter and both indexers read every
-  event too.
+  nats-py's ``fetch``, one ``Msg.ack()`` each, its middlewares and parser) against 15-16 µs
+  here (three runs, 2,000 to 10,000 messages each). The recorder spends ~45 µs per event in
+  all, and the segmenter and both indexers read every event too.
 - Latency: faststream's batch subscriber keeps fetching until the batch is full or its timeout
-  has passed, so a lone message waited ~900 ms (timeout 1 s) against ~1.6 ms here; a shorter
-  timeout means a pull request per consumer every few milliseconds on an idle system, and the
-  runner's "handle what has arrived now, or once the input pauses" (``settle_s``) cannot be
-  expressed with it.
+  has passed, so a lone message waited ~900 ms at the median (timeout 1 s; once in five it
+  waited 30 s, as long as the consumer's ack wait) against 0.9-1.6 ms here. A shorter timeout
+  means a pull request per consumer every few milliseconds on an idle system, and the runner's
+  "handle what has arrived now, or once the input pauses" (``settle_s``) cannot be expressed
+  with it.
 
 ``PullFeed`` keeps one pull request open on the server and reads whatever has arrived: one wait
 for the first message, then the rest of its inbox without waiting. The inbox is a plain nats-py
@@ -195,7 +196,7 @@ class PullFeed:
             return
         self._sub = None
         with contextlib.suppress(Exception):  # reconnecting or closed: nothing more to do there
-            await asyncio.wait_for(sub.drain(), 2)
+            await asyncio.wait_for(sub.drain(), 2)  # type: ignore[no-untyped-call]
         left = [m for m in self._buffer if m.reply]
         self._buffer.clear()
         for start in range(0, len(left), self._batch):
