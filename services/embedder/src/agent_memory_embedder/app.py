@@ -5,15 +5,40 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 
+from psycopg_pool import AsyncConnectionPool
+
 from agent_memory_common.consumer import ConsumerRunner
 from agent_memory_common.logs import get_logger
+from agent_memory_common.natslink import NatsLink
 from agent_memory_common.service import consumer_service
 from agent_memory_common.streams import EMBEDDER, EMBEDDER_TOC
 from agent_memory_embedder.handler import EmbedHandler
 from agent_memory_embedder.settings import Settings
 from agent_memory_retrieval.factory import load_embedder, open_vector_index
+from agent_memory_retrieval.ports import Embedder, VectorIndex
 
 log = get_logger(__name__)
+
+
+def consumers(
+    link: NatsLink,
+    pool: AsyncConnectionPool,
+    settings: Settings,
+    embedder: Embedder,
+    index: VectorIndex,
+) -> list[ConsumerRunner]:
+    """The two durable consumers (faststream subscribers on ``link.broker``): recorded events and
+    TOC node versions, into one vector index."""
+    handler = EmbedHandler(embedder, index)
+    options = settings.embedder
+    return [
+        ConsumerRunner(
+            link, pool, replace(EMBEDDER, batch_size=options.batch_size), handler.recorded
+        ),
+        ConsumerRunner(
+            link, pool, replace(EMBEDDER_TOC, batch_size=options.toc_batch_size), handler.toc
+        ),
+    ]
 
 
 async def run(settings: Settings, stop: asyncio.Event | None = None) -> None:
@@ -23,21 +48,7 @@ async def run(settings: Settings, stop: asyncio.Event | None = None) -> None:
     ) as svc:
         index = await open_vector_index(settings, pool=svc.pool)
         try:
-            handler = EmbedHandler(embedder, index)
-            runners = [
-                ConsumerRunner(
-                    svc.link,
-                    svc.pool,
-                    replace(EMBEDDER, batch_size=settings.embedder.batch_size),
-                    handler.recorded,
-                ),
-                ConsumerRunner(
-                    svc.link,
-                    svc.pool,
-                    replace(EMBEDDER_TOC, batch_size=settings.embedder.toc_batch_size),
-                    handler.toc,
-                ),
-            ]
+            runners = consumers(svc.link, svc.pool, settings, embedder, index)
             log.info("embedder.started", consumers=[EMBEDDER.durable, EMBEDDER_TOC.durable])
             await asyncio.gather(*(r.run(svc.stop) for r in runners))
         finally:

@@ -154,7 +154,7 @@ class Gateway:
             for e in events
         ]
         try:
-            await self.link.require_publisher().publish(outgoing, self.options.publish_timeout_s)
+            await self.link.publish(outgoing, self.options.publish_timeout_s, hot=True)
         except NoStreamError:
             self.streams_ready = False  # the stream vanished (fresh NATS store): recreate it
             self._setup_task = asyncio.create_task(self._ensure_streams_forever())

@@ -5,21 +5,30 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 
+from psycopg_pool import AsyncConnectionPool
+
 from agent_memory_common.consumer import ConsumerRunner
 from agent_memory_common.logs import get_logger
+from agent_memory_common.natslink import NatsLink
 from agent_memory_common.service import consumer_service
 from agent_memory_common.streams import RECORDER
 from agent_memory_recorder.handler import record
-from agent_memory_recorder.settings import Settings
+from agent_memory_recorder.settings import RecorderOptions, Settings
 
 log = get_logger(__name__)
+
+
+def consumer(link: NatsLink, pool: AsyncConnectionPool, options: RecorderOptions) -> ConsumerRunner:
+    """The recorder's durable consumer (a faststream subscriber on ``link.broker``)."""
+    spec = replace(RECORDER, batch_size=options.batch_size, settle_s=options.settle_ms / 1000)
+    # one announcement per event: the hot publish path (BatchPublisher), see publisher.py
+    return ConsumerRunner(link, pool, spec, record, hot_publish=True)
 
 
 async def run(settings: Settings, stop: asyncio.Event | None = None) -> None:
     async with consumer_service(
         settings, "recorder", pool_size=settings.recorder.pool_size, stop=stop
     ) as svc:
-        options = settings.recorder
-        spec = replace(RECORDER, batch_size=options.batch_size, settle_s=options.settle_ms / 1000)
-        log.info("recorder.started", consumer=spec.durable)
-        await ConsumerRunner(svc.link, svc.pool, spec, record).run(svc.stop)
+        runner = consumer(svc.link, svc.pool, settings.recorder)
+        log.info("recorder.started", consumer=RECORDER.durable)
+        await runner.run(svc.stop)

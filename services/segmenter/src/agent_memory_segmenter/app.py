@@ -29,12 +29,20 @@ async def run(settings: Settings, stop: asyncio.Event | None = None) -> None:
     async with consumer_service(
         settings, "segmenter", pool_size=options.pool_size, stop=stop
     ) as svc:
-        spec = replace(SEGMENTER, batch_size=options.batch_size)
-        runner = ConsumerRunner(svc.link, svc.pool, spec, make_handler(options.thresholds))
-        log.info("segmenter.started", consumer=spec.durable, thresholds=str(options.thresholds))
+        runner = consumer(svc.link, svc.pool, options)
+        thresholds = str(options.thresholds)
+        log.info("segmenter.started", consumer=SEGMENTER.durable, thresholds=thresholds)
         async with asyncio.TaskGroup() as tasks:
             tasks.create_task(runner.run(svc.stop))
             tasks.create_task(_idle_loop(svc.link, svc.pool, options, svc.stop))
+
+
+def consumer(
+    link: NatsLink, pool: AsyncConnectionPool, options: SegmenterOptions
+) -> ConsumerRunner:
+    """The segmenter's durable consumer (a faststream subscriber on ``link.broker``)."""
+    spec = replace(SEGMENTER, batch_size=options.batch_size)
+    return ConsumerRunner(link, pool, spec, make_handler(options.thresholds))
 
 
 async def _idle_loop(
@@ -85,4 +93,4 @@ async def sweep_outbox(link: NatsLink, pool: AsyncConnectionPool, grace_s: float
 
 
 async def _publish(link: NatsLink, pubs: list[Publication]) -> None:
-    await link.require_publisher().publish(pubs, timeout=10)
+    await link.publish(pubs, timeout=10)

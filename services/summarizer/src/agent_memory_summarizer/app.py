@@ -5,8 +5,11 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 
+from psycopg_pool import AsyncConnectionPool
+
 from agent_memory_common.consumer import ConsumerRunner
 from agent_memory_common.logs import get_logger
+from agent_memory_common.natslink import NatsLink
 from agent_memory_common.service import consumer_service
 from agent_memory_common.streams import SUMMARIZER
 from agent_memory_summarizer.handler import SummarizeHandler
@@ -23,17 +26,26 @@ async def run(settings: Settings, stop: asyncio.Event | None = None) -> None:
         async with consumer_service(
             settings, "summarizer", pool_size=options.pool_size, stop=stop
         ) as svc:
-            spec = replace(SUMMARIZER, batch_size=batch_size(options))
             log.info(
                 "summarizer.started",
-                consumer=spec.durable,
+                consumer=SUMMARIZER.durable,
                 summarizer=llm.name if llm else "extractive",
             )
-            handler = SummarizeHandler(options.llm, llm)
-            await ConsumerRunner(svc.link, svc.pool, spec, handler).run(svc.stop)
+            await consumer(svc.link, svc.pool, options, llm).run(svc.stop)
     finally:
         if llm is not None:
             await llm.close()
+
+
+def consumer(
+    link: NatsLink,
+    pool: AsyncConnectionPool,
+    options: SummarizerOptions,
+    llm: LlmSummarizer | None,
+) -> ConsumerRunner:
+    """The summarizer's durable consumer (a faststream subscriber on ``link.broker``)."""
+    spec = replace(SUMMARIZER, batch_size=batch_size(options))
+    return ConsumerRunner(link, pool, spec, SummarizeHandler(options.llm, llm))
 
 
 def batch_size(options: SummarizerOptions) -> int:

@@ -6,13 +6,21 @@ acks); only then acknowledge the input. A crash anywhere before the ack means re
 handlers are idempotent (on the natural keys of what they write), so nothing is lost and nothing
 is stored twice.
 
-A batch is whatever has arrived (``PullFeed``: one pull request kept open, no wait for a full
-batch), optionally once the input has paused for the spec's ``settle_s``; its acks go out as one
-write, still one explicit ack per message, so replicas can share a durable consumer.
+Each consumer is a faststream JetStream batch pull subscriber on the link's broker
+(``declare_consumer``: subject, stream, durable, batch size, manual acks), whose handler is the
+runner's ``process``: that is what the AsyncAPI document (``asyncapi.py``) describes and what the
+services' handler tests drive through ``TestNatsBroker``. In production the batches are pulled
+by ``PullFeed`` instead of faststream's loop (``pull.py`` has the measurement: ~6x the CPU per
+message and a lone message waiting out the fetch timeout): a batch is whatever has arrived (one
+pull request kept open, no wait for a full batch), optionally once the input has paused for the
+spec's ``settle_s``; its acks go out as one write, still one explicit ack per message, so
+replicas can share a durable consumer. Either way the same ``process`` runs, and acks only after
+the commit and the follow-up publications.
 
 Failures are sorted by type: a transient failure (Postgres or NATS away) naks with a growing
 delay and is retried forever; a message that cannot be decoded or keeps failing is poison and is
-moved to ``mem.dlq.<consumer>`` and terminated, so one bad message never blocks the stream.
+moved to ``mem.dlq.<consumer>`` (published through faststream's broker) and terminated, so one
+bad message never blocks the stream.
 """
 
 from __future__ import annotations
@@ -27,6 +35,10 @@ import nats.js.errors
 import orjson
 import psycopg
 import pydantic
+from faststream import AckPolicy, Context
+from faststream.nats import JStream, NatsBroker, PullSub
+from faststream.nats.message import NatsBatchMessage
+from faststream.nats.subscriber.usecases import BatchPullStreamSubscriber
 from nats.aio.msg import Msg
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
@@ -37,7 +49,7 @@ from agent_memory_common.natslink import NatsLink
 from agent_memory_common.publisher import Outgoing
 from agent_memory_common.pull import PullFeed, ack_all
 from agent_memory_common.streams import ConsumerSpec, ensure_consumer
-from agent_memory_common.subjects import dlq_subject
+from agent_memory_common.subjects import STREAM_DLQ, dlq_subject
 
 log = get_logger(__name__)
 
@@ -57,6 +69,24 @@ TRANSIENT = (
 Publication = Outgoing
 
 Handler = Callable[[AsyncConnection, Sequence[Msg]], Awaitable[list[Publication]]]
+Acker = Callable[[Sequence[Msg]], Awaitable[None]]
+
+
+def declare_consumer(
+    broker: NatsBroker, spec: ConsumerSpec, *, description: str | None = None
+) -> BatchPullStreamSubscriber:
+    """The durable consumer as a faststream JetStream batch pull subscriber (not started: see
+    the module docstring); register its handler by calling the result on it."""
+    return broker.subscriber(
+        spec.filter_subject,
+        stream=JStream(spec.stream, declare=False),  # ensure_streams owns the stream config
+        durable=spec.durable,
+        config=spec.config(),
+        pull_sub=PullSub(batch_size=spec.batch_size, timeout=spec.fetch_timeout_s, batch=True),
+        ack_policy=AckPolicy.MANUAL,  # acked by the runner, after its commit
+        title=f"{spec.durable}:{spec.filter_subject}",
+        description=description,
+    )
 
 
 def nak_delay(num_delivered: int) -> float:
@@ -67,13 +97,33 @@ class ConsumerRunner:
     """Pulls batches for one durable consumer and runs a handler on them."""
 
     def __init__(
-        self, link: NatsLink, pool: AsyncConnectionPool, spec: ConsumerSpec, handler: Handler
+        self,
+        link: NatsLink,
+        pool: AsyncConnectionPool,
+        spec: ConsumerSpec,
+        handler: Handler,
+        *,
+        hot_publish: bool = False,
+        description: str | None = None,
     ) -> None:
+        """``hot_publish``: the handler publishes one message per input message (the recorder);
+        its publications go through ``BatchPublisher`` rather than faststream's broker."""
         self._link = link
         self._pool = pool
         self._spec = spec
         self._handler = handler
+        self._hot_publish = hot_publish
         self.processed = 0
+        doc = description or (handler.__doc__ or "").strip().split("\n\n")[0] or None
+        self.subscriber = declare_consumer(link.broker, spec, description=doc)
+        self.subscriber(self._on_batch)
+
+    async def _on_batch(
+        self,
+        message: NatsBatchMessage = Context("message"),  # noqa: B008 (faststream's injection)
+    ) -> None:
+        """The faststream handler: the same ``process``, acked through faststream's message."""
+        await self.process(message.raw_message, ack=_ack_each)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Run until ``stop`` is set; survives NATS and Postgres outages."""
@@ -111,7 +161,7 @@ class ConsumerRunner:
             if msgs and spec.settle_s > 0:
                 msgs += await self._settle(feed, spec.batch_size - len(msgs))
             if msgs:
-                await self.process(msgs)
+                await self.process(msgs, ack=self._ack_all)
 
     async def _settle(self, feed: PullFeed, room: int) -> list[Msg]:
         """More of a burst that is still arriving: whatever comes until the input pauses for
@@ -137,10 +187,17 @@ class ConsumerRunner:
             extra += more
         return extra
 
-    async def process(self, msgs: Sequence[Msg]) -> None:
-        """Handle a batch as one transaction; on failure, fall back to one message at a time."""
+    async def _ack_all(self, msgs: Sequence[Msg]) -> None:
+        await ack_all(self._link.nc, msgs)
+
+    async def process(self, msgs: Sequence[Msg], ack: Acker | None = None) -> None:
+        """Handle a batch as one transaction; on failure, fall back to one message at a time.
+
+        ``ack`` acknowledges messages (default: all in one write, ``pull.ack_all``); it is called
+        only after the commit and the follow-up publications."""
+        ack = ack or self._ack_all
         try:
-            await self._handle_and_ack(msgs)
+            await self._handle_and_ack(msgs, ack)
         except TRANSIENT as exc:
             log.warning("consumer.batch_transient", consumer=self._spec.durable, error=str(exc))
             for msg in msgs:
@@ -149,11 +206,11 @@ class ConsumerRunner:
         except Exception as exc:  # isolate the poison message: retry one by one below
             log.warning("consumer.batch_failed", consumer=self._spec.durable, error=repr(exc))
             for msg in msgs:
-                await self._process_one(msg)
+                await self._process_one(msg, ack)
 
-    async def _process_one(self, msg: Msg) -> None:
+    async def _process_one(self, msg: Msg, ack: Acker) -> None:
         try:
-            await self._handle_and_ack([msg])
+            await self._handle_and_ack([msg], ack)
         except TRANSIENT as exc:
             log.warning("consumer.transient", consumer=self._spec.durable, error=str(exc))
             await _nak(msg)
@@ -166,12 +223,12 @@ class ConsumerRunner:
                 log.exception("consumer.failed", consumer=self._spec.durable)
                 await _nak(msg)
 
-    async def _handle_and_ack(self, msgs: Sequence[Msg]) -> None:
+    async def _handle_and_ack(self, msgs: Sequence[Msg], ack: Acker) -> None:
         async with self._pool.connection() as conn, conn.transaction():
             publications = await self._handler(conn, msgs)
         if publications:
-            await self._link.require_publisher().publish(publications, timeout=10)
-        await ack_all(self._link.nc, msgs)  # after the commit and the follow-ups, never before
+            await self._link.publish(publications, timeout=10, hot=self._hot_publish)
+        await ack(msgs)  # after the commit and the follow-ups, never before
         self.processed += len(msgs)
 
     async def _dead_letter(self, msg: Msg, exc: BaseException) -> None:
@@ -182,20 +239,26 @@ class ConsumerRunner:
             error=repr(exc),
             num_delivered=_deliveries(msg),
         )
-        js = self._link.require_js()
         headers = {
             "Agent-Memory-Error": repr(exc)[:500],
             "Agent-Memory-Subject": msg.subject,
             "Agent-Memory-Consumer": self._spec.durable,
         }
-        await js.publish(dlq_subject(self._spec.durable), msg.data, headers=headers)
+        await self._link.broker.publish(
+            msg.data, dlq_subject(self._spec.durable), headers=headers, stream=STREAM_DLQ, timeout=5
+        )
         await msg.term()
+
+
+async def _ack_each(msgs: Sequence[Msg]) -> None:
+    for msg in msgs:
+        await msg.ack()
 
 
 def _deliveries(msg: Msg) -> int:
     try:
         return int(msg.metadata.num_delivered)
-    except (AttributeError, ValueError, TypeError):
+    except (AttributeError, ValueError, TypeError, nats.errors.Error):  # not from a stream
         return 1
 
 

@@ -1,4 +1,17 @@
-"""Publish many messages to JetStream and wait for all their acks, cheaply.
+"""Publish many messages to JetStream and wait for all their acks: through faststream's broker,
+or cheaply on the hot paths.
+
+``publish_through_broker`` publishes with faststream (``NatsBroker.publish(..., stream=...)``,
+one JetStream publish per message, all of a batch awaited together), with the same
+``Nats-Msg-Id`` de-duplication header and the same errors. It serves what is published rarely:
+segments, TOC nodes, dead letters.
+
+``BatchPublisher`` stays custom for the two paths that publish one message per event (the
+gateway's ``mem.events``, the recorder's ``mem.recorded``): measured back to back in one process
+on one nats-server (``tests/bench/bench_messaging.py``, batches of 100 messages of 600 bytes, 2
+shared cores, 2026-11-25, three runs), faststream 0.7.8 cost 98-137 µs of CPU per message
+against 12-16 µs here,
+where the gateway spends ~45 µs per event in all (``make bench-ingest``).
 
 nats-py's ``publish_async`` costs ~20 µs per message (a semaphore, a future, a callback and a
 decoded ``PubAck`` each), which was a third of the gateway's CPU. Here one wildcard inbox
@@ -7,8 +20,12 @@ checked with a byte search instead of JSON decoding. Measured ~2x cheaper per me
 
 The messages of a batch also go out as one write: the ``HPUB`` frames are built here and handed
 to the client's pending buffer in one piece, instead of one ``Client.publish`` each (subject and
-header validation by regex, a header bytearray, a flush check: ~4 µs per message). That uses
-private members of nats-py's ``Client`` (``_send_command``, ``_flush_pending``, ``_flush_queue``),
+header validation by regex, a header bytearray, a flush check). Measured again on 2026-11-25,
+three rounds of 20,000 messages back to back in one process: 11.8-17.3 µs of CPU per message
+framed here against 15.2-24.8 µs through ``Client.publish``, i.e. +3 to +8 µs on the gateway's
+~45 µs per event. That, and ``pull.ack_all`` (one write for a batch's acks: +1 to +4 µs per
+message with ``Msg.ack()`` each), is the one remaining use of private members of nats-py's
+``Client`` (``_send_command``, ``_flush_pending``, ``_flush_queue``, all in ``write_raw``),
 pinned by the lock and exercised by the publisher tests. When they are missing, when the client
 is not plainly connected (reconnecting, draining), or when a subject or id needs nats-py's own
 checks, the batch goes through ``Client.publish`` as before.
@@ -25,13 +42,28 @@ import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
+from faststream.exceptions import IncorrectState
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
+from nats.errors import Error as NatsError
+from nats.errors import NoRespondersError
+from nats.js.errors import Error as JetStreamError
+from nats.js.errors import NoStreamResponseError
 
 from agent_memory_common.errors import TransientError
+from agent_memory_common.subjects import (
+    STREAM_DLQ,
+    STREAM_EVENTS,
+    STREAM_RECORDED,
+    STREAM_SEGMENTS,
+    STREAM_TOC,
+)
+
+if TYPE_CHECKING:
+    from faststream.nats import NatsBroker
 
 MSG_ID = "Nats-Msg-Id"
 
@@ -151,6 +183,55 @@ class BatchPublisher:
             )
             size += len(payload)
         return await write_raw(self._nc, b"".join(frames), len(messages), size)
+
+
+# The stream of each subject family, for faststream's JetStream publish (its ``stream`` argument
+# makes it wait for the stream's ack and has the server check the subject belongs to it).
+_STREAM_OF_PREFIX = {
+    "mem.events.": STREAM_EVENTS,
+    "mem.recorded.": STREAM_RECORDED,
+    "mem.segments.": STREAM_SEGMENTS,
+    "mem.toc.": STREAM_TOC,
+    "mem.dlq.": STREAM_DLQ,
+}
+
+
+def stream_of(subject: str) -> str:
+    for prefix, stream in _STREAM_OF_PREFIX.items():
+        if subject.startswith(prefix):
+            return stream
+    raise NoStreamError(f"no stream for subject {subject}")
+
+
+async def publish_through_broker(
+    broker: NatsBroker,
+    messages: Sequence[Outgoing],
+    timeout: float,  # noqa: ASYNC109
+    headers: dict[str, str] | None = None,
+) -> None:
+    """Publish each message with faststream, all at once, and wait for every JetStream ack.
+
+    Same contract as ``BatchPublisher.publish``: ``NoStreamError`` when no stream listens,
+    ``PublishError`` on any other refusal or a timeout; callers retry the whole batch.
+    """
+
+    async def one(m: Outgoing) -> None:
+        await broker.publish(
+            m.payload,
+            m.subject,
+            headers={**(headers or {}), MSG_ID: m.msg_id},
+            stream=stream_of(m.subject),
+            timeout=timeout,
+        )
+
+    try:
+        await asyncio.gather(*(one(m) for m in messages))
+    except (NoRespondersError, NoStreamResponseError) as exc:
+        raise NoStreamError(f"no stream for subject: {exc!r}") from exc
+    except IncorrectState:
+        raise TransientError("NATS is not connected") from None
+    except (TimeoutError, NatsError, JetStreamError) as exc:
+        raise PublishError(repr(exc)[:300]) from exc
 
 
 async def write_raw(nc: Client, frames: bytes, count: int, size: int) -> bool:
