@@ -23,7 +23,7 @@ from agent_memory_query.context import Ctx, Tenant
 router = APIRouter(tags=["search"])
 
 MemoryKind = Literal[
-    "constraint", "definition", "procedure", "preference", "observation", "episode"
+    "decision", "constraint", "definition", "procedure", "preference", "observation", "episode"
 ]
 IntentName = Literal["auto", "explore", "answer", "locate", "time-boxed"]
 TierName = Literal["vector", "bm25", "toc", "scan"]

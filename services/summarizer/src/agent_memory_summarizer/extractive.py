@@ -26,6 +26,7 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 
+from agent_memory_summarizer.kinds import is_tool_event
 from agent_memory_summarizer.model import Bullet, ChildDigest, GripDraft, SourceEvent, Summary
 from agent_memory_summarizer.salience import classify, salience
 from agent_memory_summarizer.text import (
@@ -193,6 +194,7 @@ def _candidates(events: list[SourceEvent]) -> list[_Candidate]:
     position = 0
     for index, event in enumerate(events):
         text = event.text[:MAX_EVENT_CHARS]
+        tool = is_tool_event(event.role, event.type)  # tool output: an observation, always
         for sent in split_sentences(text):
             prose = sent.text if sent.is_code else strip_code(sent.text)
             toks = tokens(prose)
@@ -202,11 +204,13 @@ def _candidates(events: list[SourceEvent]) -> list[_Candidate]:
             found = by_text.get(key)
             if found is not None:  # the same words said again: one bullet, one grip per event
                 found.refs.append((index, sent.start, sent.end))
+                if found.kind == "observation" and not (tool or sent.is_code):
+                    found.kind = classify(sent.text)  # a person said what a tool printed
                 continue
             by_text[key] = _Candidate(
                 text=sent.text,
                 toks=toks,
-                kind="observation" if sent.is_code else classify(sent.text),
+                kind="observation" if sent.is_code or tool else classify(sent.text),
                 position=position,
                 refs=[(index, sent.start, sent.end)],
                 is_code=sent.is_code,

@@ -9,6 +9,10 @@ Role = Literal["user", "assistant", "tool", "system"]
 EventType = Literal["message", "tool_call", "tool_result", "session_start", "session_end", "note"]
 Outcome = Literal["success", "failure", "partial"]
 Mark = Literal["+", "-", "o"]
+# What a memory states (the summarizer decides it; ``episode`` is only set explicitly).
+MemoryKind = Literal[
+    "decision", "constraint", "definition", "procedure", "preference", "observation", "episode"
+]
 
 
 class EventIn(TypedDict, total=False):
@@ -65,7 +69,7 @@ class SearchResult(TypedDict, total=False):
     session_id: str
     score: float
     salience: float
-    memory_kind: str
+    memory_kind: MemoryKind
     event_ids: list[str]
 
 

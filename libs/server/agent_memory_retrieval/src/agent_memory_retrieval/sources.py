@@ -39,7 +39,15 @@ from agent_memory_retrieval.docs import (
 
 QUERIES = load_queries("agent_memory_retrieval", "sql/sources.sql")
 
-MEMORY_KINDS = ("constraint", "definition", "procedure", "preference", "observation", "episode")
+MEMORY_KINDS = (
+    "decision",
+    "constraint",
+    "definition",
+    "procedure",
+    "preference",
+    "observation",
+    "episode",
+)
 PIN_BONUS = 0.20  # the summarizer's: a pinned node or grip gains this much salience
 
 
