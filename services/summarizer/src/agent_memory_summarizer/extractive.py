@@ -26,10 +26,11 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 
-from agent_memory_summarizer.kinds import is_tool_event
+from agent_memory_summarizer.kinds import in_tool_line, is_tool_event
 from agent_memory_summarizer.model import Bullet, ChildDigest, GripDraft, SourceEvent, Summary
 from agent_memory_summarizer.salience import classify, salience
 from agent_memory_summarizer.text import (
+    Sentence,
     excerpt_around,
     shorten,
     split_sentences,
@@ -205,12 +206,12 @@ def _candidates(events: list[SourceEvent]) -> list[_Candidate]:
             if found is not None:  # the same words said again: one bullet, one grip per event
                 found.refs.append((index, sent.start, sent.end))
                 if found.kind == "observation" and not (tool or sent.is_code):
-                    found.kind = classify(sent.text)  # a person said what a tool printed
+                    found.kind = _kind(text, sent)  # a person said what a tool printed
                 continue
             by_text[key] = _Candidate(
                 text=sent.text,
                 toks=toks,
-                kind="observation" if sent.is_code or tool else classify(sent.text),
+                kind="observation" if tool else _kind(text, sent),
                 position=position,
                 refs=[(index, sent.start, sent.end)],
                 is_code=sent.is_code,
@@ -219,6 +220,13 @@ def _candidates(events: list[SourceEvent]) -> list[_Candidate]:
             if len(by_text) >= MAX_CANDIDATES:
                 return list(by_text.values())
     return list(by_text.values())
+
+
+def _kind(text: str, sent: Sentence) -> str:
+    """A sentence's kind; code, and the words of a tool's line, state nothing."""
+    if sent.is_code or in_tool_line(text, sent.start):
+        return "observation"
+    return classify(sent.text)
 
 
 def _bullet_text(cand: _Candidate) -> str:

@@ -90,6 +90,21 @@ def is_tool_line(sentence: str) -> bool:
     return any(p.search(sentence) for p in _TOOL_LINE)
 
 
+def without_tool_lines(text: str) -> str:
+    """``text`` without its lines in a tool's format: the sentences after a tool line's first
+    one ("npm WARN deprecated x: ... Do not use it.") are the tool's words too."""
+    if "\n" not in text:
+        return "" if is_tool_line(text) else text
+    return "\n".join(line for line in text.split("\n") if not is_tool_line(line))
+
+
+def in_tool_line(text: str, offset: int) -> bool:
+    """True when the character at ``offset`` of ``text`` lies on a line in a tool's format."""
+    start = text.rfind("\n", 0, offset) + 1
+    end = text.find("\n", offset)
+    return is_tool_line(text[start : end if end >= 0 else len(text)])
+
+
 # --- decisions ------------------------------------------------------------------------------
 
 _WE = r"(?:we|i|the team|everyone)"

@@ -34,7 +34,7 @@ import re
 from collections.abc import Callable
 from typing import Literal
 
-from agent_memory_summarizer.kinds import is_decision, is_tool_line
+from agent_memory_summarizer.kinds import is_decision, is_tool_line, without_tool_lines
 from agent_memory_summarizer.text import split_sentences, strip_code
 
 MemoryKind = Literal[
@@ -226,7 +226,7 @@ def classify_sentence(sentence: str) -> MemoryKind:
 def classify(text: str) -> MemoryKind:
     """The strongest kind stated by any non-question sentence of ``text``."""
     found: list[MemoryKind] = []
-    prose = strip_code(text)
+    prose = without_tool_lines(strip_code(text))
     if _procedure_list(prose):
         found.append("procedure")
     for sentence in split_sentences(prose):
