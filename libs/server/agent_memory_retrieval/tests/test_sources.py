@@ -274,3 +274,18 @@ async def test_bad_messages_are_poison(pg_dsn: str) -> None:
             await toc_changes(conn, [b'{"tenant": "acme"}'])
         with pytest.raises(PoisonMessageError):
             await toc_changes(conn, [b"not json"])
+
+
+@pytest.mark.parametrize("kind", ["decision", "constraint", "observation"])
+def test_an_event_keeps_the_kind_its_metadata_names(kind: str) -> None:
+    from agent_memory_retrieval.sources import event_doc
+
+    event = Event(
+        event_id="e1", ts=T, tenant="acme", project_id="p", agent_id="a", session_id="s",
+        role="user", type="message", text="We go with NATS for the events.",
+        metadata={"memory_kind": kind}, received_at=T,
+    )  # fmt: skip
+    doc = event_doc(event)
+    assert doc.kind == kind
+    bonus = 0.0 if kind == "observation" else 0.20  # a stated kind's salience bonus
+    assert doc.salience == pytest.approx(round(31 / 500 * 0.45 + bonus, 4))
