@@ -177,15 +177,13 @@ _DECISION_CANCEL = [
 
 def is_decision(sentence: str) -> bool:
     """True when the sentence announces a choice (see the module docstring)."""
-    if any(p.search(sentence) for p in _DECISION_CANCEL):
-        return False
     if any(p.search(sentence) for p in _DECISION):
-        return not _LETS_KEEP_ON.search(sentence) or _cue_outside(sentence, _LETS_KEEP_ON)
-    found = _IT_IS.match(sentence)
-    if found is None:
-        return False
-    words = {w.strip(",.!'\"").lower() for w in found.group(1).split()}
-    return not words & _NOT_A_CHOICE
+        cued = not _LETS_KEEP_ON.search(sentence) or _cue_outside(sentence, _LETS_KEEP_ON)
+    else:
+        found = _IT_IS.match(sentence)
+        words = {w.strip(",.!'\"").lower() for w in found.group(1).split()} if found else set()
+        cued = found is not None and not words & _NOT_A_CHOICE
+    return cued and not any(p.search(sentence) for p in _DECISION_CANCEL)
 
 
 def _cue_outside(sentence: str, mask: re.Pattern[str]) -> bool:
