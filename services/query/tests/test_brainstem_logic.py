@@ -220,7 +220,9 @@ def test_usage_penalty() -> None:
     assert usage_penalty(10, 0.0) == 1.0
 
 
-@pytest.mark.parametrize("kind", ["constraint", "definition", "procedure", "preference"])
+@pytest.mark.parametrize(
+    "kind", ["decision", "constraint", "definition", "procedure", "preference"]
+)
 def test_evergreen_kinds_never_go_stale(kind: str) -> None:
     assert staleness(kind, NOW - timedelta(days=900), NOW, POLICY) == 1.0
 
@@ -244,6 +246,22 @@ def test_old_constraint_outranks_fresh_observation_of_similar_relevance() -> Non
     ranked = apply_policy([obs, rule], access_counts={}, now=NOW, policy=POLICY)
     assert [c.id for c in ranked] == ["rule", "obs"]
     assert ranked[0].factors["staleness"] == 1.0
+
+
+@pytest.mark.parametrize("kind", ["decision", "constraint"])
+def test_an_old_decision_is_ranked_like_a_constraint(kind: str) -> None:
+    """ "What did we decide?": a decision months old is not stale, and its salience counts."""
+    obs = Candidate("obs", doc("obs", kind="observation", salience=0.05), fused=1.0)
+    old = Candidate("old", doc("old", kind=kind, salience=0.25, age_days=150), fused=61 / 62)
+    ranked = apply_policy([obs, old], access_counts={}, now=NOW, policy=POLICY)
+    assert [c.id for c in ranked] == ["old", "obs"]
+    assert ranked[0].factors["staleness"] == 1.0
+
+
+def test_search_accepts_the_decision_kind() -> None:
+    from agent_memory_query.routes_search import SearchRequest
+
+    assert SearchRequest(query="what did we decide", kinds=["decision"]).kinds == ["decision"]
 
 
 def test_an_old_observation_loses_to_a_fresh_one() -> None:

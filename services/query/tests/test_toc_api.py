@@ -90,6 +90,7 @@ def test_descent_from_year_to_the_events_of_a_segment(tree: Tree) -> None:
     for bullet in segment["bullets"]:
         assert bullet["grips"], bullet
         assert bullet["kind"] in {
+            "decision",
             "constraint",
             "definition",
             "procedure",

@@ -153,8 +153,10 @@ def load_corpus() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     return corpus["sessions"], questions["questions"]
 
 
-def load_kinds() -> list[dict[str, Any]]:
-    lines = (HERE / "kinds_labelled.jsonl").read_text().splitlines()
+def load_kinds(name: str = "kinds_labelled.jsonl") -> list[dict[str, Any]]:
+    """The labelled sentences; ``kinds_heldout.jsonl`` is the held-out slice, written by hand
+    before the classifier's coding rules were tuned (not generated)."""
+    lines = (HERE / name).read_text().splitlines()
     return [json.loads(line) for line in lines if line.strip()]
 
 

@@ -10,6 +10,7 @@ from importlib.resources import files
 from typing import Any
 
 import orjson
+import psycopg
 import pydantic
 import pytest
 
@@ -96,11 +97,17 @@ def test_the_salience_rule() -> None:
     assert salience(250, "constraint", pinned=True) == pytest.approx(0.425 + PIN_BONUS)
 
 
-def test_the_database_agrees_with_the_memory_rules() -> None:
+def test_the_database_agrees_with_the_memory_rules(pg_dsn: str) -> None:
+    """The kinds the migrated database accepts (the latest CHECK of both columns, whichever
+    migration set it) and the pin bonus of its generated column are the constants here."""
+    with psycopg.connect(pg_dsn) as conn:
+        checks = conn.execute(
+            "SELECT conrelid::regclass::text, pg_get_constraintdef(oid) FROM pg_constraint "
+            "WHERE contype = 'c' AND pg_get_constraintdef(oid) LIKE '%memory_kind%'"
+        ).fetchall()
+    assert {table for table, _ in checks} == {"toc_node_versions", "toc_grips"}
+    for _, check in checks:
+        assert set(re.findall(r"'([a-z]+)'", check)) == set(MEMORY_KINDS)
     sql = (files("agent_memory_common") / "migrations" / "0003_toc.sql").read_text()
-    checks = re.findall(r"memory_kind\s+text\s+NOT NULL CHECK \(memory_kind IN \(([^)]*)\)", sql)
-    assert len(checks) == 2  # nodes and grips
-    for check in checks:
-        assert tuple(re.findall(r"'([a-z]+)'", check)) == MEMORY_KINDS
     (bonus,) = re.findall(r"CASE WHEN pinned THEN ([0-9.]+) ELSE", sql)
     assert float(bonus) == PIN_BONUS

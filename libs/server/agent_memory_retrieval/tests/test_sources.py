@@ -278,3 +278,34 @@ async def test_bad_messages_are_poison(pg_dsn: str) -> None:
             await toc_changes(conn, [b'{"tenant": "acme"}'])
         with pytest.raises(PoisonMessageError):
             await toc_changes(conn, [b"not json"])
+
+
+@pytest.mark.parametrize("kind", ["decision", "constraint", "observation"])
+def test_an_event_keeps_the_kind_its_metadata_names(kind: str) -> None:
+    from agent_memory_retrieval.sources import event_doc
+
+    event = Event(
+        event_id="e1", ts=T, tenant="acme", project_id="p", agent_id="a", session_id="s",
+        role="user", type="message", text="We go with NATS for the events.",
+        metadata={"memory_kind": kind}, received_at=T,
+    )  # fmt: skip
+    doc = event_doc(event)
+    assert doc.kind == kind
+    bonus = 0.0 if kind == "observation" else 0.20  # a stated kind's salience bonus
+    assert doc.salience == pytest.approx(round(31 / 500 * 0.45 + bonus, 4))
+
+
+async def test_the_database_stores_decisions_and_refuses_unknown_kinds(pg_dsn: str) -> None:
+    """Migration 0007 widens the CHECK of the stored kinds; a rebuild reads the kind back."""
+    insert = (
+        "INSERT INTO toc_grips (tenant, grip_id, project_id, node_id, node_version,"
+        " bullet_index, event_ids, excerpt, memory_kind, base_salience) VALUES"
+        " ('acme', %s, 'proj', %s, 1, 0, ARRAY['e1'], 'we go with NATS', %s, 0.3)"
+    )
+    seed_toc(pg_dsn)
+    with psycopg.connect(pg_dsn) as conn:
+        conn.execute(insert, ("grip:dec", SEG, "decision"))
+    with psycopg.connect(pg_dsn) as conn, pytest.raises(psycopg.errors.CheckViolation):
+        conn.execute(insert, ("grip:bad", SEG, "rumour"))
+    grips = by_id(await collect(pg_dsn, grip_pages))
+    assert grips["grip:acme:grip:dec"].kind == "decision"

@@ -27,9 +27,11 @@ from collections import Counter
 from dataclasses import dataclass
 
 from agent_memory_common.memory import salience
+from agent_memory_summarizer.kinds import in_tool_line, is_tool_event
 from agent_memory_summarizer.model import Bullet, ChildDigest, GripDraft, SourceEvent, Summary
 from agent_memory_summarizer.salience import classify
 from agent_memory_summarizer.text import (
+    Sentence,
     excerpt_around,
     shorten,
     split_sentences,
@@ -194,6 +196,7 @@ def _candidates(events: list[SourceEvent]) -> list[_Candidate]:
     position = 0
     for index, event in enumerate(events):
         text = event.text[:MAX_EVENT_CHARS]
+        tool = is_tool_event(event.role, event.type)  # tool output: an observation, always
         for sent in split_sentences(text):
             prose = sent.text if sent.is_code else strip_code(sent.text)
             toks = tokens(prose)
@@ -203,11 +206,13 @@ def _candidates(events: list[SourceEvent]) -> list[_Candidate]:
             found = by_text.get(key)
             if found is not None:  # the same words said again: one bullet, one grip per event
                 found.refs.append((index, sent.start, sent.end))
+                if found.kind == "observation" and not (tool or sent.is_code):
+                    found.kind = _kind(text, sent)  # a person said what a tool printed
                 continue
             by_text[key] = _Candidate(
                 text=sent.text,
                 toks=toks,
-                kind="observation" if sent.is_code else classify(sent.text),
+                kind="observation" if tool else _kind(text, sent),
                 position=position,
                 refs=[(index, sent.start, sent.end)],
                 is_code=sent.is_code,
@@ -216,6 +221,13 @@ def _candidates(events: list[SourceEvent]) -> list[_Candidate]:
             if len(by_text) >= MAX_CANDIDATES:
                 return list(by_text.values())
     return list(by_text.values())
+
+
+def _kind(text: str, sent: Sentence) -> str:
+    """A sentence's kind; code, and the words of a tool's line, state nothing."""
+    if sent.is_code or in_tool_line(text, sent.start):
+        return "observation"
+    return classify(sent.text)
 
 
 def _bullet_text(cand: _Candidate) -> str:

@@ -25,6 +25,7 @@ from agent_memory_summarizer.extractive import (
     MAX_BULLETS,
     MAX_KEYWORDS,
 )
+from agent_memory_summarizer.kinds import is_tool_event
 from agent_memory_summarizer.model import Bullet, GripDraft, SourceEvent, Summary
 from agent_memory_summarizer.salience import classify
 from agent_memory_summarizer.settings import LlmOptions
@@ -141,7 +142,8 @@ def to_summary(parsed: _LlmSummary, events: list[SourceEvent]) -> Summary | None
         if not cited:
             continue
         text = shorten(item.text, BULLET_CHARS)
-        kind = classify(text)
+        said = [n for n in cited if not is_tool_event(events[n - 1].role, events[n - 1].type)]
+        kind = classify(text) if said else "observation"  # only tool output behind it
         grips = tuple(_grip(text, events[n - 1], kind) for n in cited[:3])
         bullets.append(
             Bullet(text=text, kind=kind, salience=salience(len(text), kind), grips=grips)

@@ -1,9 +1,10 @@
 """Memory kind and salience, decided once at write time and stored on grips and nodes.
 
-Kinds: ``constraint`` ("must", "never", "always", "required", "need to"), ``definition`` ("is
-defined as", "means", "we call"), ``procedure`` ("step", "first ... then", "follow"),
-``preference`` ("prefer", "like", "avoid", "don't use"), ``observation`` (the default) and
-``episode`` (task records; only ever set explicitly, never guessed).
+Kinds: ``decision`` ("we go with", "let's use", "we decided", "Decision:", "switching to";
+see ``kinds``), ``constraint`` ("must", "never", "always", "required", "need to"),
+``definition`` ("is defined as", "means", "we call"), ``procedure`` ("step", "first ... then",
+"follow"), ``preference`` ("prefer", "like", "avoid", "don't use"), ``observation`` (the
+default) and ``episode`` (task records; only ever set explicitly, never guessed).
 
 Bare keywords misfire in ways that are cheap to avoid, so the classifier works per sentence on
 the prose only and:
@@ -13,11 +14,15 @@ the prose only and:
 - honours negations that cancel the cue: "not required", "no need to", "doesn't mean",
   "not always";
 - tells a cue word from its other uses: "looks like" (comparison), "the following" (list),
-  "this means that" (consequence), "must have crashed" (inference), "never seen" (experience),
-  "to avoid" (purpose).
+  "this means that" (consequence), "must have crashed" (inference), "never seen" / "was never
+  sent" (a past event), "is called from" (a call), "to avoid" (purpose);
+- calls a line in a tool's format (lint codes, ``file:line:col``, ``error[E0502]:``,
+  ``warning:``, ``fatal:``, tracebacks; ``kinds.is_tool_line``) and a report ("Cause: ...",
+  "Fixed: ...") an observation. The summarizer also calls everything a tool event holds an
+  observation (``kinds.is_tool_event``): nobody stated it.
 
-A text's kind is the strongest kind among its sentences, in the order constraint, definition,
-procedure, preference: a rule buried in a long message still marks the message.
+A text's kind is the strongest kind among its sentences, in the order decision, constraint,
+definition, procedure, preference: a rule buried in a long message still marks the message.
 
 The kinds and the salience formula are shared rules: ``agent_memory_common.memory``.
 """
@@ -28,11 +33,19 @@ import functools
 import re
 from collections.abc import Callable
 
-from agent_memory_common.memory import MemoryKind
+from agent_memory_common.memory import MEMORY_KINDS, MemoryKind
+from agent_memory_summarizer.kinds import is_decision, is_tool_line, without_tool_lines
 from agent_memory_summarizer.text import split_sentences, strip_code
 
+KINDS: tuple[MemoryKind, ...] = MEMORY_KINDS
 # Strongest first: used when a text holds sentences of several kinds.
-PRIORITY: tuple[MemoryKind, ...] = ("constraint", "definition", "procedure", "preference")
+PRIORITY: tuple[MemoryKind, ...] = (
+    "decision",
+    "constraint",
+    "definition",
+    "procedure",
+    "preference",
+)
 
 
 def _rx(pattern: str) -> re.Pattern[str]:
@@ -54,22 +67,32 @@ _CONSTRAINT_CANCEL = [
     _rx(r"\b(?:do|does|did)(?: not|n't)\s+(?:really\s+)?(?:need|have) to\b"),
     _rx(r"\bno need to\b|\bneedn't\b|\bnot necessar"),
     _rx(r"\b(?:not|almost|nearly|as)\s+always\b"),
-    _rx(r"\bmust(?:'ve| have)\s+\w+"),  # inference: "it must have crashed"
+    _rx(r"\bmust(?:'ve| have)\s+(?:been|gone|done|seen|run|had|\w+(?<!e)ed|\w+en)\b"),  # inference
     _rx(r"\bmust be (?:a|an|the|because|why|that|it)\b"),  # inference: "that must be the cache"
     _rx(r"\bnever\s+(?:seen|heard|noticed|had|been|happened|worked|managed|tried|used)\b"),
-    _rx(r"\bhave\s+never\b|\bhas\s+never\b"),
+    _rx(r"\bhave\s+never\b|\bhas\s+never\b|\b(?:was|were|had)\s+never\b|\bnever mind\b"),
+    # a past event, not a rule: "we never saw this before", "it was never sent"
+    _rx(
+        r"\bnever\s+(?:\w+(?<!e)ed|saw|sent|ran|went|got|came|did|knew|found|made|took|gave|told|"
+        r"thought|said|wrote|built|caught|left|lost|met|paid|heard|seen|been|had)\b"
+    ),
 ]
 
 # --- definition -----------------------------------------------------------------------------
 _DEFINITION = _rx(
     r"\b(?:is|are) defined as\b|\bmeans\b|\bwe call\b|\brefers? to\b|\bstands for\b|"
-    r"\bis short for\b|\bis called\b|\bis what we call\b"
+    r"\bis short for\b|\bis called\b|\bis what we call\b|"
+    # "An acquirer is the bank that processes...", "A chargeback window is the 120 days during"
+    r"^\s*an?\s+[\w-]+(?:\s+[\w-]+){0,2}\s+is\s+(?:an?|the)\s+[^,;:]*?"
+    r"\b(?:that|which|who|whom|where|when|during which|in which|of which)\b"
 )
 _DEFINITION_CANCEL = [
     _rx(r"\b(?:doesn't|does not|don't|do not|didn't|did not)\s+(?:\w+\s+)?mean"),
     _rx(r"\b(?:this|that|it|which|which also|which then)\s+means\b"),  # a consequence
     _rx(r"\bmeans that\b"),
     _rx(r"\bby (?:all|no|any|some) means\b|\bby means of\b|\bmeans to an end\b"),
+    # the passive of "call": "this function is called from three places"
+    _rx(r"\bis called\s+(?:from|by|in|at|on|with|when|once|twice|every|each|before|after|\d)"),
 ]
 
 # --- procedure ------------------------------------------------------------------------------
@@ -78,11 +101,12 @@ _IMPERATIVE = (
     r"check out|checkout|clone|edit|apply|commit|push|pull|export|source|enable|disable|"
     r"remove|delete|upgrade|migrate|rebuild|configure|go to|navigate to|type|press|execute)"
 )
+_SAME_SENTENCE = r"(?:[^.?!]|\.(?=\S))*?"  # a dot inside a name (vX.Y.Z, pyproject.toml) goes on
 _PROCEDURE = [
     _rx(r"\bsteps?\s*(?:\d+|one|two|three|four|five)\b|\bstep[- ]by[- ]step\b"),
     _rx(r"\b(?:first|next|final|last|second|third) step\b|\bthe steps? (?:is|are)\b"),
-    _rx(r"\bfirst\b[^.?!]*\bthen\b"),
-    _rx(r"^\s*" + _IMPERATIVE + r"\b[^.?!]*\bthen\b"),
+    _rx(r"\bfirst\b" + _SAME_SENTENCE + r"\bthen\b"),
+    _rx(r"^\s*" + _IMPERATIVE + r"\b" + _SAME_SENTENCE + r"\bthen\b"),
     _rx(r"^\s*to \w+[^,.?!]*,[^.?!]*\bthen\b"),  # "to release, bump ..., then tag ..."
     _rx(
         r"\bfollow (?:these|the|this|our|my) (?:steps|instructions|procedure|process|recipe|"
@@ -96,8 +120,8 @@ _NUMBERED_LINE = re.compile(r"^\s*(?:\d+[.)]|step \d+)\s+\S", re.IGNORECASE | re
 _PREFERENCE = [
     _rx(r"\bprefer(?:s|red|ably|ence)?\b"),
     _rx(
-        r"\b(?:i|we|they|team|user|users|he|she)(?:'d| would| really| also| all| do)?\s+"
-        r"(?:like|love|likes|loves|liked)\b"
+        r"\b(?:i|we|they|team|user|users|he|she|(?:my|our) \w+)"
+        r"(?:'d| would| really| also| all| do)?\s+(?:like|love|likes|loves|liked)\b"
     ),
     _rx(r"(?:\bwould|'d) (?:rather|like)\b|\bnot a fan of\b|\bfavou?r(?:s|ed)?\b(?! of)"),
     _rx(r"\b(?:don't|do not|dont|please don't|please do not) use\b"),
@@ -118,7 +142,12 @@ def _definition(s: str) -> bool:
     return bool(_DEFINITION.search(s)) and not _masked(_DEFINITION, _DEFINITION_CANCEL, s)
 
 
+_STATED_TASTE = _rx(r"\bprefer|(?:\bwould|'d) rather\b|\bnot a fan of\b")
+
+
 def _procedure(s: str) -> bool:
+    if _STATED_TASTE.search(s):  # "I'd rather have a failing test first, then the fix"
+        return False
     return _any(_PROCEDURE, s) or len(_NUMBERED_LINE.findall(s)) >= 2
 
 
@@ -138,11 +167,16 @@ def _masked(cue: re.Pattern[str], cancels: list[re.Pattern[str]], s: str) -> boo
 
 
 _CHECKS: dict[MemoryKind, Callable[[str], bool]] = {
+    "decision": is_decision,
     "constraint": _constraint,
     "definition": _definition,
     "procedure": _procedure,
     "preference": _preference,
 }
+
+
+# What happened, reported: "Cause: the task never closes its session", "Fixed: it is always..."
+_REPORT = _rx(r"^\s*(?:root cause|cause|fixed|fix|outcome|result|symptom|repro)\s*:")
 
 
 def is_question(sentence: str) -> bool:
@@ -151,6 +185,8 @@ def is_question(sentence: str) -> bool:
 
 
 def classify_sentence(sentence: str) -> MemoryKind:
+    if is_tool_line(sentence) or _REPORT.match(sentence):
+        return "observation"
     prose = strip_code(sentence).strip()
     if not prose or is_question(prose):
         return "observation"
@@ -164,7 +200,7 @@ def classify_sentence(sentence: str) -> MemoryKind:
 def classify(text: str) -> MemoryKind:
     """The strongest kind stated by any non-question sentence of ``text``."""
     found: list[MemoryKind] = []
-    prose = strip_code(text)
+    prose = without_tool_lines(strip_code(text))
     if _procedure_list(prose):
         found.append("procedure")
     for sentence in split_sentences(prose):

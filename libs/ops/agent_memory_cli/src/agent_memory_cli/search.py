@@ -130,8 +130,8 @@ def register(subparsers: Any) -> None:
         "--kind",
         dest="kinds",
         action="append",
-        help="memory kind (constraint, definition, procedure, preference, observation, episode);"
-        " repeat or comma-separate",
+        help="memory kind (decision, constraint, definition, procedure, preference, observation,"
+        " episode); repeat or comma-separate",
     )
     parser.add_argument("--limit", type=int, default=10, help="results (default 10)")
     parser.add_argument(

@@ -14,9 +14,10 @@ from __future__ import annotations
 from typing import Literal
 
 MemoryKind = Literal[
-    "constraint", "definition", "procedure", "preference", "observation", "episode"
+    "decision", "constraint", "definition", "procedure", "preference", "observation", "episode"
 ]
 MEMORY_KINDS: tuple[MemoryKind, ...] = (
+    "decision",
     "constraint",
     "definition",
     "procedure",

@@ -7,8 +7,8 @@
 - usage penalty ``1 / (1 + decay * access_count)``: items returned again and again are the hubs
   that match everything (greetings, boilerplate); a small decay lets other memories surface.
 - staleness, observations only: "the build is red" decays with age (half-life, with a floor so
-  an old observation is demoted, never hidden); constraints, definitions, procedures and
-  preferences state how things are until replaced, so they never go stale.
+  an old observation is demoted, never hidden); decisions, constraints, definitions,
+  procedures and preferences state how things are until replaced, so they never go stale.
 - period: when a question names a period and moments are searched around it (see
   ``EngineOptions.moment_lead_days``), a moment outside the period itself weighs
   ``outside_period``: the period first, the days around it when they match better.
@@ -29,7 +29,7 @@ from datetime import datetime
 from agent_memory_query.search.brainstem.fusion import Candidate
 from agent_memory_query.search.brainstem.timeparse import TimeRange
 
-EVERGREEN_KINDS = frozenset({"constraint", "definition", "procedure", "preference"})
+EVERGREEN_KINDS = frozenset({"decision", "constraint", "definition", "procedure", "preference"})
 STALE_KINDS = frozenset({"observation", ""})  # an unclassified moment is an observation
 _WORD = re.compile(r"\w+")
 
