@@ -63,7 +63,7 @@ def drained(
     except (httpx.HTTPError, ValueError):
         return False
     caught_up = all(
-        c.get("exists") and c["pending"] == 0 and c["ack_pending"] == 0
+        c.get("exists") and c.get("caught_up")
         for c in status.get("consumers", [])
         if c.get("name") in consumers
     )

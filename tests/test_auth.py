@@ -53,3 +53,14 @@ def test_token_decides_tenant_and_tenants_never_see_each_other(secured: Stack) -
     assert a[0]["tenant"] == "acme" and b[0]["tenant"] == "globex"
     one = httpx.get(f"{secured.query_url}/v1/events/e-000001", headers=B).json()
     assert one["text"] == "globex's plan"
+
+
+def test_a_tenant_sees_no_shared_consumer_counters(secured: Stack) -> None:
+    """The consumers serve every tenant: their counts would show another tenant's traffic."""
+    for headers in (A, B):
+        status = httpx.get(f"{secured.query_url}/v1/status", headers=headers).json()
+        recorder = next(c for c in status["consumers"] if c["name"] == "recorder")
+        assert recorder["exists"] and isinstance(recorder["caught_up"], bool)
+        assert not {"pending", "ack_pending", "redelivered", "ack_floor", "delivered"} & set(
+            recorder
+        )

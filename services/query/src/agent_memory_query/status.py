@@ -22,6 +22,7 @@ _NATS_ERRORS = (TransientError, TimeoutError, nats.errors.Error, nats.js.errors.
 
 
 async def consumer_status(ctx: Ctx) -> list[dict[str, Any]]:
+    """Every pipeline consumer's backlog. The counts are JetStream's, across all tenants."""
     js = ctx.link.require_js()
     out = []
     for spec in PIPELINE_CONSUMERS:
@@ -40,9 +41,18 @@ async def consumer_status(ctx: Ctx) -> list[dict[str, Any]]:
                 "redelivered": info.num_redelivered or 0,
                 "ack_floor": info.ack_floor.stream_seq if info.ack_floor else 0,
                 "delivered": info.delivered.stream_seq if info.delivered else 0,
+                "caught_up": not (info.num_pending or info.num_ack_pending),
             }
         )
     return out
+
+
+_COUNTS = ("pending", "ack_pending", "redelivered", "ack_floor", "delivered")
+
+
+def _without_counts(consumer: dict[str, Any]) -> dict[str, Any]:
+    """What one tenant may see of a consumer shared by all: whether it has caught up."""
+    return {k: v for k, v in consumer.items() if k not in _COUNTS}
 
 
 @router.get(
@@ -65,7 +75,10 @@ async def status(ctx: Ctx, tenant: Tenant) -> dict[str, Any]:
         raise ApiError(
             503, "unavailable", f"Postgres unavailable: {exc}", headers={"Retry-After": "2"}
         ) from None
-    drained = all(c["exists"] and c["pending"] == 0 and c["ack_pending"] == 0 for c in consumers)
+    drained = all(c["exists"] and c["caught_up"] for c in consumers)
+    if not ctx.resolver.local_mode:
+        # Another tenant's traffic shows in the shared counters: with tokens, only booleans.
+        consumers = [_without_counts(c) for c in consumers]
     return {"consumers": consumers, "events_stored": stored, "drained": drained}
 
 

@@ -12,11 +12,13 @@ from agent_memory_api.common import CLOSED
 
 @with_config(CLOSED)
 class ConsumerStatus(TypedDict):
-    """A durable consumer; the counts only when it exists."""
+    """A durable consumer; when it exists, whether it has caught up and, in local mode only,
+    its counts (they span every tenant, so with tokens configured no tenant sees them)."""
 
     name: str
     stream: str
     exists: bool
+    caught_up: NotRequired[bool]
     pending: NotRequired[int]
     ack_pending: NotRequired[int]
     redelivered: NotRequired[int]

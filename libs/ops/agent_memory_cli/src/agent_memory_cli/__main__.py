@@ -42,6 +42,9 @@ def _cmd_status(settings: Settings, args: argparse.Namespace) -> int:
         if not c.get("exists"):
             print(f"  {c['name']:<12} (not created yet)")
             continue
+        if "pending" not in c:  # with tokens configured a tenant sees no shared counters
+            print(f"  {c['name']:<12} {'caught up' if c.get('caught_up') else 'working'}")
+            continue
         print(
             f"  {c['name']:<12} pending={c['pending']:<8} ack_pending={c['ack_pending']:<6} "
             f"redelivered={c['redelivered']:<6} ack_floor={c['ack_floor']}"
