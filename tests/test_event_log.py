@@ -3,7 +3,9 @@ every part a real process on a real nats-server and Postgres."""
 
 from __future__ import annotations
 
+import functools
 import time
+from typing import Any
 
 import httpx
 import psycopg
@@ -31,6 +33,20 @@ def test_round_trip_single_event(stack: Stack) -> None:
     assert got["role"] == "assistant"
     assert got["metadata"] == {"speaker": "Ann"}
     assert got["ts"].startswith("2026-01-01T00:00:01")
+
+
+def test_an_id_with_a_slash_can_be_fetched(stack: Stack) -> None:
+    """The gateway accepts any printable id, so the query service must serve every one back."""
+    body = make_event(1, event_id="run/7/step-1")
+    assert httpx.post(f"{stack.gateway_url}/v1/events", json=body).status_code == 202
+
+    def fetched(path: str) -> dict[str, Any] | None:
+        resp = httpx.get(f"{stack.query_url}/v1/events/{path}")
+        return resp.json() if resp.status_code == 200 else None
+
+    for path in ("run/7/step-1", "run%2F7%2Fstep-1"):  # as typed, and as clients quote it
+        got = eventually(functools.partial(fetched, path), what=f"event fetched as {path}")
+        assert got["event_id"] == "run/7/step-1"
 
 
 def test_event_without_id_or_ts_gets_ulid_and_receive_time(stack: Stack) -> None:

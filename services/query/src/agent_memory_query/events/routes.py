@@ -75,7 +75,7 @@ async def get_events(
 
 
 @router.get(
-    "/v1/events/{event_id}",
+    "/v1/events/{event_id:path}",  # an id may hold "/" (it is accepted at ingest)
     response_model=Event,
     summary="One event by its id",
     responses=error_responses(401, 404, 422),
