@@ -259,7 +259,7 @@ def test_an_old_decision_is_ranked_like_a_constraint(kind: str) -> None:
 
 
 def test_search_accepts_the_decision_kind() -> None:
-    from agent_memory_query.routes_search import SearchRequest
+    from agent_memory_query.search.schemas import SearchRequest
 
     assert SearchRequest(query="what did we decide", kinds=["decision"]).kinds == ["decision"]
 
