@@ -244,3 +244,26 @@ def test_rollup_merges_a_bullet_said_on_several_days() -> None:
 def test_redaction_placeholders_never_become_key_phrases() -> None:
     text = "Rotate the key: the secret is [REDACTED:aws_secret_key] and [REDACTED:password]."
     assert tokens(text) == ["rotate", "key", "secret"]
+
+
+def test_what_people_said_makes_the_bullets_and_the_title_not_tool_output() -> None:
+    prose = [
+        "The reconciliation job is slow because it scans every payment row each night.",
+        "We add a partial index on payments status so the job reads only pending rows.",
+        "After the partial index the reconciliation job finishes in forty milliseconds.",
+    ]
+    tool = [
+        "$ uv run pytest tests/test_reconcile.py\nexit 1\nsrc/payments/reconcile.py:88: "
+        "AssertionError raised in the reconcile module of the payments package.",
+        "Read /home/dev/payments-api/src/payments/reconcile.py from the home dev folder.",
+        "Edit /home/dev/payments-api/src/payments/reconcile.py applied to the payments source.",
+    ]
+    evs = [SourceEvent(f"p{i}", T0 + timedelta(minutes=2 * i), "user", "message", t)
+           for i, t in enumerate(prose)]  # fmt: skip
+    evs += [SourceEvent(f"t{i}", T0 + timedelta(minutes=2 * i + 1), "tool", "tool_result", t)
+            for i, t in enumerate(tool)]  # fmt: skip
+    summary = summarize_segment(evs, "fallback")
+    cited = {eid for b in summary.bullets for g in b.grips for eid in g.event_ids}
+    assert cited == {"p0", "p1", "p2"}
+    assert not {"home", "dev", "src"} & set(" ".join(summary.keywords).split())
+    assert "home dev" not in summary.title.lower()

@@ -62,11 +62,16 @@ class _Candidate:
     position: int
     refs: list[tuple[int, int, int]]  # (event index, start, end) of each occurrence
     is_code: bool = False
+    from_tool: bool = False  # only a tool printed it (no person said it)
     score: float = 0.0
     vec: Vector | None = None
     source: str | None = None
     grip_ids: tuple[str, ...] = ()
     salience: float = 0.0
+
+
+TOOL_ONLY_WEIGHT = 0.2
+MIN_SPOKEN_FOR_KEYWORDS = 3
 
 
 def bullet_count(candidates: int) -> int:
@@ -206,6 +211,8 @@ def _candidates(events: list[SourceEvent]) -> list[_Candidate]:
             found = by_text.get(key)
             if found is not None:  # the same words said again: one bullet, one grip per event
                 found.refs.append((index, sent.start, sent.end))
+                if not tool:
+                    found.from_tool = False
                 if found.kind == "observation" and not (tool or sent.is_code):
                     found.kind = _kind(text, sent)  # a person said what a tool printed
                 continue
@@ -216,6 +223,7 @@ def _candidates(events: list[SourceEvent]) -> list[_Candidate]:
                 position=position,
                 refs=[(index, sent.start, sent.end)],
                 is_code=sent.is_code,
+                from_tool=tool,
             )
             position += 1
             if len(by_text) >= MAX_CANDIDATES:
@@ -252,7 +260,9 @@ def summarize_segment(events: list[SourceEvent], fallback_title: str) -> Summary
         length = min(1.0, len(c.toks) / 6)
         stated = 1.3 if c.kind != "observation" else 1.0
         code = 0.5 if c.is_code else 1.0
-        c.score = centrality * length * stated * code
+        # What people said is the memory; tool output is its evidence, rarely a bullet itself.
+        said = TOOL_ONLY_WEIGHT if c.from_tool else 1.0
+        c.score = centrality * length * stated * code * said
     picked = sorted(_select(cands, bullet_count(len(cands))), key=lambda i: cands[i].position)
     bullets = []
     for i in picked:
@@ -277,7 +287,12 @@ def summarize_segment(events: list[SourceEvent], fallback_title: str) -> Summary
                 grips=tuple(grips),
             )
         )
-    keywords = _keywords([c.toks for c in cands])
+    # Key phrases (and so the title) from what people said, when they said enough: tool output
+    # brings paths, commands and log words ("home dev, src payments").
+    spoken = [c.toks for c in cands if not c.from_tool]
+    keywords = _keywords(
+        spoken if len(spoken) >= MIN_SPOKEN_FOR_KEYWORDS else [c.toks for c in cands]
+    )
     return Summary(title=_title(keywords, fallback_title), bullets=bullets, keywords=keywords)
 
 
