@@ -151,7 +151,11 @@ def test_rollup_spreads_over_children_and_keeps_their_grips() -> None:
         for c in range(3)
     ]
     summary = summarize_rollup("Tue 2026-03-10", children)
-    assert summary.title.startswith("Tue 2026-03-10: migration lock")
+    # a day names its pieces of work: one bullet per child segment first, citing its grips
+    assert summary.title == "Tue 2026-03-10: child 0; child 1; child 2"
+    assert [b.text for b in summary.bullets[:3]] == ["child 0", "child 1", "child 2"]
+    assert all(b.work for b in summary.bullets[:3])
+    assert summary.bullets[0].grip_ids == ("grip:00", "grip:01", "grip:02", "grip:03")
     assert 3 <= len(summary.bullets) <= 7
     assert {b.source_node_id for b in summary.bullets} == {"segment:s0", "segment:s1", "segment:s2"}
     for bullet in summary.bullets:

@@ -23,11 +23,14 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import re
 from collections import Counter
 from dataclasses import dataclass
 
 from agent_memory_common.memory import salience
-from agent_memory_summarizer.kinds import in_tool_line, is_tool_event
+from agent_memory_summarizer.headline import ASIDE, Turn, goal_of, headline
+from agent_memory_summarizer.keyphrases import is_noise_phrase, key_phrases
+from agent_memory_summarizer.kinds import in_tool_line, is_tool_event, without_tool_lines
 from agent_memory_summarizer.model import Bullet, ChildDigest, GripDraft, SourceEvent, Summary
 from agent_memory_summarizer.salience import classify
 from agent_memory_summarizer.text import (
@@ -63,6 +66,7 @@ class _Candidate:
     refs: list[tuple[int, int, int]]  # (event index, start, end) of each occurrence
     is_code: bool = False
     from_tool: bool = False  # only a tool printed it (no person said it)
+    role: str = ""
     score: float = 0.0
     vec: Vector | None = None
     source: str | None = None
@@ -72,6 +76,26 @@ class _Candidate:
 
 TOOL_ONLY_WEIGHT = 0.2
 MIN_SPOKEN_FOR_KEYWORDS = 3
+# What a bullet is worth by what it states: the memories first (decisions, rules, definitions,
+# procedures), then results and causes; a question or a plan ("I'll add the route") is not a
+# memory, only the way to one.
+STATED_WEIGHT = 2.0
+REPORT_WEIGHT = 1.6
+QUESTION_WEIGHT = 0.4
+PLAN_WEIGHT = 0.6
+ROLLUP_WORKS = 8  # pieces of work a calendar node names, at most
+ROLLUP_TITLE_CHARS = 110  # the goals named in a day or week title
+SESSION_MARKERS = frozenset({"session_start", "session_end", "session_resume"})
+_REPORT = re.compile(
+    r"^(?:fixed|root cause|cause|the cause|outcome|result|done)\b"
+    r"|\b(?:because|caused by|the (?:root )?cause|turned out|was the problem|fails? (?:on|in|with)|"
+    r"fixed|now (?:\w+ )?(?:pass|works?|runs?|returns?)|passes|green|dropped from|down to|"
+    r"no longer|works again|released|merged|in place)\b",
+    re.IGNORECASE,
+)
+_PLAN = re.compile(
+    r"^(?:i'll|i will|let me|then i'll|next,? i'll|i'm going to|i am going to|i can)\b", re.I
+)
 
 
 def bullet_count(candidates: int) -> int:
@@ -201,7 +225,8 @@ def _candidates(events: list[SourceEvent]) -> list[_Candidate]:
     position = 0
     for index, event in enumerate(events):
         text = event.text[:MAX_EVENT_CHARS]
-        tool = is_tool_event(event.role, event.type)  # tool output: an observation, always
+        # tool output (an observation, always) and session markers: nobody said them
+        tool = is_tool_event(event.role, event.type) or _marker(event)
         for sent in split_sentences(text):
             prose = sent.text if sent.is_code else strip_code(sent.text)
             toks = tokens(prose)
@@ -211,8 +236,9 @@ def _candidates(events: list[SourceEvent]) -> list[_Candidate]:
             found = by_text.get(key)
             if found is not None:  # the same words said again: one bullet, one grip per event
                 found.refs.append((index, sent.start, sent.end))
-                if not tool:
+                if not tool and found.from_tool:
                     found.from_tool = False
+                    found.role = event.role
                 if found.kind == "observation" and not (tool or sent.is_code):
                     found.kind = _kind(text, sent)  # a person said what a tool printed
                 continue
@@ -224,11 +250,17 @@ def _candidates(events: list[SourceEvent]) -> list[_Candidate]:
                 refs=[(index, sent.start, sent.end)],
                 is_code=sent.is_code,
                 from_tool=tool,
+                role=event.role,
             )
             position += 1
             if len(by_text) >= MAX_CANDIDATES:
                 return list(by_text.values())
     return list(by_text.values())
+
+
+def _marker(event: SourceEvent) -> bool:
+    """A session start or end: the runtime's bookkeeping, not something anyone said."""
+    return event.role == "system" or event.type in SESSION_MARKERS
 
 
 def _kind(text: str, sent: Sentence) -> str:
@@ -246,11 +278,30 @@ def _bullet_text(cand: _Candidate) -> str:
     return shorten(cand.text, BULLET_CHARS)
 
 
+def _worth(cand: _Candidate) -> float:
+    """How much a sentence is a memory, apart from how central it is."""
+    if cand.kind != "observation":
+        return STATED_WEIGHT
+    text = cand.text.strip()
+    if text.endswith("?"):
+        return QUESTION_WEIGHT
+    if _PLAN.search(text) or ASIDE.search(text):
+        return PLAN_WEIGHT
+    if _REPORT.search(text):
+        return REPORT_WEIGHT
+    return 1.0
+
+
 def summarize_segment(events: list[SourceEvent], fallback_title: str) -> Summary:
-    """Title, 3-7 bullets (fewer only if the segment has fewer sentences), key phrases."""
-    cands = _candidates(events)
-    if not cands:
+    """Title ("goal — outcome"), 3-7 bullets of what people said (fewer only if they said
+    less), key phrases."""
+    everything = _candidates(events)
+    if not everything:
         return _empty_summary(events, fallback_title)
+    spoken_cands = [c for c in everything if not c.from_tool]
+    # What people said is the memory; tool output is its evidence, a bullet only when nobody
+    # said anything at all.
+    cands = spoken_cands or everything
     idf = _idf([c.toks for c in cands])
     for c in cands:
         c.vec = _vector(c.toks, idf)
@@ -258,12 +309,13 @@ def summarize_segment(events: list[SourceEvent], fallback_title: str) -> Summary
     for c in cands:
         centrality = _cosine(c.vec or {}, centroid)
         length = min(1.0, len(c.toks) / 6)
-        stated = 1.3 if c.kind != "observation" else 1.0
         code = 0.5 if c.is_code else 1.0
-        # What people said is the memory; tool output is its evidence, rarely a bullet itself.
         said = TOOL_ONLY_WEIGHT if c.from_tool else 1.0
-        c.score = centrality * length * stated * code * said
-    picked = sorted(_select(cands, bullet_count(len(cands))), key=lambda i: cands[i].position)
+        c.score = centrality * length * _worth(c) * code * said
+    # room for every memory and every reported cause, fix or result, up to the maximum
+    memories = sum(1 for c in cands if _worth(c) >= REPORT_WEIGHT)
+    k = min(len(cands), max(bullet_count(len(cands)), min(MAX_BULLETS, memories)))
+    picked = sorted(_select(cands, k), key=lambda i: cands[i].position)
     bullets = []
     for i in picked:
         cand = cands[i]
@@ -287,13 +339,43 @@ def summarize_segment(events: list[SourceEvent], fallback_title: str) -> Summary
                 grips=tuple(grips),
             )
         )
-    # Key phrases (and so the title) from what people said, when they said enough: tool output
-    # brings paths, commands and log words ("home dev, src payments").
+    keywords = segment_keywords(events, everything)
+    title = _segment_title(spoken_cands) or _title(keywords, fallback_title)
+    return Summary(title=title, bullets=bullets, keywords=keywords)
+
+
+def _segment_title(spoken: list[_Candidate]) -> str:
+    """ "Goal — outcome" when a person asked an agent for something (a user and an assistant
+    both spoke); a conversation between people keeps its key-phrase title."""
+    roles = {c.role for c in spoken}
+    if not {"user", "assistant"} <= roles:
+        return ""
+    turns = [
+        Turn(c.role, c.text, c.kind, c.refs[0][0])
+        for c in sorted(spoken, key=lambda c: c.position)
+        if not c.is_code
+    ]
+    return headline(turns)[1]
+
+
+def segment_keywords(events: list[SourceEvent], cands: list[_Candidate]) -> list[str]:
+    """Key phrases by YAKE over what people said (prose only), code noise filtered out; the
+    word counts of ``_keywords`` when YAKE finds fewer than two (a segment of a few words)."""
+    prose = [
+        without_tool_lines(strip_code(e.text[:MAX_EVENT_CHARS]))
+        for e in events
+        if not (is_tool_event(e.role, e.type) or _marker(e))
+    ]
+    found = key_phrases("\n\n".join(p for p in prose if p.strip()), MAX_KEYWORDS)
+    if len(found) >= 2:
+        return found
+    # Key phrases (and so the title) from what people said, when they said enough: tool
+    # output brings paths, commands and log words ("home dev, src payments").
     spoken = [c.toks for c in cands if not c.from_tool]
-    keywords = _keywords(
+    counted = _keywords(
         spoken if len(spoken) >= MIN_SPOKEN_FOR_KEYWORDS else [c.toks for c in cands]
     )
-    return Summary(title=_title(keywords, fallback_title), bullets=bullets, keywords=keywords)
+    return [kw for kw in counted if not is_noise_phrase(kw)] or counted
 
 
 def _empty_summary(events: list[SourceEvent], fallback_title: str) -> Summary:
@@ -314,12 +396,82 @@ def _empty_summary(events: list[SourceEvent], fallback_title: str) -> Summary:
     return Summary(title=fallback_title, bullets=[bullet], keywords=[])
 
 
+def _works(children: list[ChildDigest]) -> list[_Candidate]:
+    """The pieces of work under a calendar node, in time order: a child segment is one (its
+    title, citing its bullets' grips); a child rollup passes on the ones it names."""
+    out: list[_Candidate] = []
+    seen: set[str] = set()
+    for child in children:
+        if child.node_id.startswith("segment:"):
+            grips = tuple(dict.fromkeys(g for b in child.bullets for g in b.grip_ids))
+            items = [
+                Bullet(
+                    text=child.title,
+                    kind="observation",
+                    salience=max((b.salience for b in child.bullets), default=0.0),
+                    grip_ids=grips[:ROLLUP_GRIPS_PER_BULLET],
+                    work=True,
+                )
+            ]
+        else:
+            items = [b for b in child.bullets if b.work]
+        for item in items:
+            key = squash(item.text).lower()
+            if key in seen or not key:
+                continue
+            seen.add(key)
+            out.append(
+                _Candidate(
+                    text=item.text,
+                    toks=tokens(strip_code(item.text)) or [key[:30]],
+                    kind=item.kind,
+                    position=len(out),
+                    refs=[],
+                    source=child.node_id,
+                    grip_ids=item.grip_ids,
+                    salience=item.salience,
+                )
+            )
+    return out
+
+
+def _rollup_title(prefix: str, works: list[_Candidate], keywords: list[str]) -> str:
+    """A day or week names its pieces of work ("Tue 2026-07-14: Slow reconciliation job;
+    Ledger export"); a month or a year, longer, names its themes (key phrases)."""
+    goals = list(dict.fromkeys(goal_of(w.text) for w in works))
+    if goals and (prefix[:1].isupper() and not prefix[:1].isdigit()) and _names_works(prefix):
+        shown: list[str] = []
+        for g in goals:
+            if shown and len("; ".join([*shown, g])) > ROLLUP_TITLE_CHARS:
+                break
+            shown.append(g)
+        more = len(goals) - len(shown)
+        return f"{prefix}: {'; '.join(shown)}" + (f" (+{more} more)" if more else "")
+    return f"{prefix}: {', '.join(keywords[:3])}" if keywords else prefix
+
+
+def _names_works(prefix: str) -> bool:
+    """Day ("Tue 2026-07-14") and week ("Week 2026-W29 (...)") prefixes, not month or year."""
+    return prefix.startswith("Week ") or bool(
+        re.match(r"^[A-Z][a-z]{2} \d{4}-\d{2}-\d{2}$", prefix)
+    )
+
+
 def summarize_rollup(prefix: str, children: list[ChildDigest]) -> Summary:
-    """A calendar node from its children's latest versions (already in time order)."""
+    """A calendar node from its children's latest versions (already in time order): the pieces
+    of work they hold (up to ``ROLLUP_WORKS``, each a bullet), then what was decided, required,
+    preferred, defined or laid down as a procedure in them."""
+    works = _works(children)
+    if len(works) > ROLLUP_WORKS:  # a busy month: the most distinct pieces, in time order
+        _score_rollup(works)
+        keep = sorted(_select(works, ROLLUP_WORKS, same_source_penalty=0.15))
+        works = [works[i] for i in keep]
     cands: list[_Candidate] = []
-    by_text: dict[str, _Candidate] = {}
+    by_text: dict[str, _Candidate] = {squash(w.text).lower(): w for w in works}
     for child in children:
         for bullet in child.bullets:
+            if bullet.work:
+                continue
             key = squash(bullet.text).lower()
             same = by_text.get(key)
             if same is not None:  # said again on another day: one bullet, the grips of both
@@ -341,29 +493,38 @@ def summarize_rollup(prefix: str, children: list[ChildDigest]) -> Summary:
             )
             by_text[key] = cands[-1]
     keywords = _merge_keywords(children)
-    title = f"{prefix}: {', '.join(keywords[:3])}" if keywords else prefix
-    if not cands:
-        return Summary(title=title, bullets=[], keywords=keywords)
+    title = _rollup_title(prefix, works, keywords)
+    bullets = [_rollup_bullet(w, work=True) for w in works]
+    # then the memories of the children: what was stated first, then causes, fixes, results
+    room = min(len(cands), max(MIN_BULLETS - len(bullets), 2, MAX_BULLETS - len(bullets)))
+    if room > 0:
+        _score_rollup(cands, by_worth=True)
+        picked = sorted(_select(cands, room, same_source_penalty=0.15))
+        bullets += [_rollup_bullet(cands[i]) for i in picked]
+    return Summary(title=title, bullets=bullets, keywords=keywords)
+
+
+def _score_rollup(cands: list[_Candidate], by_worth: bool = False) -> None:
+    """Centrality among the siblings plus salience; ``by_worth``: times what it states."""
     idf = _idf([c.toks for c in cands])
     for c in cands:
         c.vec = _vector(c.toks, idf)
     centroid = _centroid([c.vec or {} for c in cands])
     for c in cands:
         c.score = _cosine(c.vec or {}, centroid) + 0.5 * c.salience
-    # one bullet per child (and two more) up to 7: a week of seven busy days shows all seven
-    k = min(len(cands), max(MIN_BULLETS, min(MAX_BULLETS, len(children) + 2)))
-    picked = sorted(_select(cands, k, same_source_penalty=0.15), key=lambda i: cands[i].position)
-    bullets = [
-        Bullet(
-            text=cands[i].text,
-            kind=cands[i].kind,
-            salience=cands[i].salience,
-            grip_ids=cands[i].grip_ids,
-            source_node_id=cands[i].source,
-        )
-        for i in picked
-    ]
-    return Summary(title=title, bullets=bullets, keywords=keywords)
+        if by_worth:
+            c.score *= _worth(c)
+
+
+def _rollup_bullet(cand: _Candidate, work: bool = False) -> Bullet:
+    return Bullet(
+        text=cand.text,
+        kind=cand.kind,
+        salience=cand.salience,
+        grip_ids=cand.grip_ids,
+        source_node_id=cand.source,
+        work=work,
+    )
 
 
 def _merge_keywords(children: list[ChildDigest], limit: int = MAX_KEYWORDS) -> list[str]:

@@ -36,6 +36,8 @@ class Bullet:
     grips: tuple[GripDraft, ...] = ()
     grip_ids: tuple[str, ...] = ()
     source_node_id: str | None = None
+    # a rollup's piece of work (a child segment's "goal — outcome"): the levels above name it
+    work: bool = False
 
 
 @dataclass(frozen=True)

@@ -190,13 +190,16 @@ async def _apply(
 
 
 def _bullet_json(bullet: Bullet, grip_ids: list[str]) -> dict[str, Any]:
-    return {
+    out: dict[str, Any] = {
         "text": bullet.text,
         "kind": bullet.kind,
         "salience": bullet.salience,
         "grip_ids": grip_ids,
         "source_node_id": bullet.source_node_id,
     }
+    if bullet.work:  # read back by the rollup above (stored only; not on the wire)
+        out["work"] = True
+    return out
 
 
 async def _ancestors(conn: AsyncConnection, tenant: str, node_id: str | None) -> list[str]:
@@ -235,6 +238,8 @@ async def _recompute(
                     kind=b["kind"],
                     salience=float(b["salience"]),
                     grip_ids=tuple(b["grip_ids"]),
+                    source_node_id=b.get("source_node_id"),
+                    work=bool(b.get("work", False)),
                 )
                 for b in c["bullets"]
             ],

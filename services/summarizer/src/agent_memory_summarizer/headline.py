@@ -1,0 +1,219 @@
+"""A segment's title: what the session set out to do and how it ended.
+
+"Slow reconciliation job — partial index on payments(status), 9 s -> 40 ms" is what a developer
+recognises in a table of contents; three key phrases ("Src payments, perf recon, psycopg") are
+not. Both halves are taken from what people said, never written anew (offline, deterministic):
+
+- the **goal** is the first request of the segment: the first user turn's first sentence (joined
+  with the next one when it is only a label such as "Subscriptions next."), with the politeness
+  around it removed ("Let's", "Can you", "Please"). A segment with no user turn has no goal.
+- the **outcome** is the last sentence that reports a result: "Fixed: ...", "... passes",
+  "... now ...", "... is in place", "from 420 ms to 95 ms", "released"; a plan ("I'll ..."), a
+  question or an aside about unrelated warnings is not one. Without such a sentence, the
+  segment's first decision stands for its outcome ("We go with RabbitMQ for payment events").
+
+A title keeps no path, hash, placeholder or payload field: a path becomes its last name
+("src/payments/api/pagination.py" -> "pagination"), the rest is dropped (``plain``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from agent_memory_summarizer.keyphrases import is_noise_word
+from agent_memory_summarizer.text import shorten, split_sentences, squash, strip_code, tokens
+
+GOAL_CHARS = 70
+OUTCOME_CHARS = 90
+# Between goal and outcome; never inside either (``plain`` turns one into a comma), so a rollup
+# can take a child's goal back from its title.
+WORK_SEPARATOR = " — "
+
+_POLITE_START = re.compile(
+    r"^(?:(?:ok(?:ay)?|so|hi|hey|hello|right|now|alright|next|also)\b[,!.:]?\s+)*"
+    r"(?:let'?s|let us|please|can you|could you|would you|will you|i want (?:you )?to|"
+    r"i'd like (?:you )?to|we need to|we should|i need (?:you )?to|time to|help me)\s+",
+    re.IGNORECASE,
+)
+_OUTCOME = re.compile(
+    r"^(?:fixed|done|resolved|solved|shipped|released|merged)\b"
+    r"|\b(?:now|again|no longer)\b"
+    r"|\b(?:pass(?:es|ed)?|green|works?|succeeds?|in place|set up|is fully|are stored|is stored|"
+    r"dropped|down to|went from|released|merged|shipped|deployed|is the default|drafted|"
+    r"line up|lines up|accepted)\b"
+    r"|\bfrom \S+ (?:\w+ )?to \S+|->|→",
+    re.IGNORECASE,
+)
+_LABEL = re.compile(r"^(?:fixed|done|resolved|solved|outcome|result|root cause|cause)\s*:\s*", re.I)
+# Not an outcome: a plan, an offer, an aside about findings left alone.
+ASIDE = re.compile(
+    r"\b(?:left (?:them|it|the rest)|(?:code|files?) i did not touch|style (?:findings|only)|"
+    r"the missing types|nothing behaviou?ral|for the cleanup ticket)\b",
+    re.IGNORECASE,
+)
+_NOT_OUTCOME = re.compile(
+    r"^(?:i'll|i will|let me|then i'll|next,? i'll|i'm going to|should i|shall i)\b",
+    re.IGNORECASE,
+)
+_PATH = re.compile(
+    r"(?:~|\.{1,2})?/?(?:[\w.{}:-]+/)+[\w.{}:-]*"
+    r"|\b[\w-]+\.(?:py|pyi|ts|tsx|js|jsx|rs|go|rb|java|toml|json|jsonl|ya?ml|md|sql|txt|cfg|ini|"
+    r"lock|sh|env|log|csv)\b",
+    re.IGNORECASE,
+)
+_REDACTED = re.compile(r"\[REDACTED[^\]]*\]", re.IGNORECASE)
+_WORD = re.compile(r"\S+")
+_TRAIL = " ,;:-.?!"
+
+
+@dataclass(frozen=True)
+class Turn:
+    """A sentence someone said, for the headline: who, and where (event index, offsets)."""
+
+    role: str
+    text: str
+    kind: str
+    event_index: int
+
+
+def _last_name(path: str) -> str:
+    """The last readable name of a path: src/payments/api/pagination.py -> pagination."""
+    parts = [p for p in re.split(r"[/\\]", path) if p and not p.startswith("{")]
+    for part in reversed(parts):
+        stem = part.split(".")[0]
+        if stem.isalpha() and not is_noise_word(stem):
+            return stem
+    return ""
+
+
+def plain(text: str) -> str:
+    """``text`` without what makes a title noise: paths become names, ids and fields go."""
+    text = _REDACTED.sub(" ", strip_code(text))
+    text = _PATH.sub(lambda m: " " + _last_name(m.group(0)) + " ", text)
+    text = _NUMBER_LIST.sub(lambda m: re.sub(r",\s*", "-", m.group(0)), text)
+    kept: list[str] = []
+    for match in _WORD.finditer(text):
+        word = match.group(0)
+        bare = word.strip(_TRAIL + "'\"()")
+        if bare and _fragment(bare):
+            # a payload word ("newlines", "stdout") ends the phrase at its clause, if one is left
+            clause = _clause_end(kept)
+            if clause >= 3:
+                kept = kept[:clause]
+                kept[-1] = kept[-1].rstrip(_TRAIL)
+                break
+            continue
+        kept.append(word)
+    out = squash(" ".join(kept)).replace(WORK_SEPARATOR.strip(), ",")
+    out = re.sub(r"\s+([,;:.?!])", r"\1", out)
+    out = re.sub(r"([,;:])(?:\s+[,;:])+", r"\1", out)  # what a dropped word left behind
+    return out.strip(" ,;:-")
+
+
+_NUMBER_LIST = re.compile(r"\b\d+(?:,\s*\d+)+\b")  # "the 1, 3, 7 day schedule" -> "1-3-7"
+
+
+def _clause_end(words: list[str]) -> int:
+    """How many of ``words`` precede the last clause boundary (a word ending in , ; :)."""
+    for i in range(len(words) - 1, 0, -1):
+        if words[i - 1].endswith((",", ";", ":")):
+            return i
+    return 0
+
+
+def clip(text: str, limit: int) -> str:
+    """At most ``limit`` characters, cut at a clause boundary when one falls in the last two
+    thirds ("New project: tdk, a terminal dashboard that shows CPU"), else at a word."""
+    text = squash(text)
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    cut = max(head.rfind(", "), head.rfind("; "), head.rfind(": "))
+    if cut >= limit // 3:
+        return head[:cut].rstrip(_TRAIL)
+    return shorten(text, limit)
+
+
+def _fragment(word: str) -> bool:
+    """A word a title must not hold: a hash, a path piece or payload field, a placeholder."""
+    lower = word.lower()
+    if re.fullmatch(r"(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{7,}", lower):
+        return True
+    if lower.startswith("toolu_"):
+        return True
+    return lower in _TITLE_FRAGMENTS
+
+
+# The words of a path or a tool payload that mean nothing in a title (file-type names included:
+# "YAML" said in prose reads as the format, but next to paths it is a file suffix).
+_TITLE_FRAGMENTS_TEXT = """
+    py pyi pyc ts tsx js jsx rs toml json jsonl yaml yml md sql txt cfg ini sh src libs usr
+    tmp venv site-packages node_modules file_path filepath old_string oldstring new_string
+    newstring structuredpatch originalfile numlines startline totallines stdout stderr isimage
+    tool_use_id is_error oldstart oldlines newstart newlines replaceall usermodified redacted"""
+_TITLE_FRAGMENTS = frozenset(_TITLE_FRAGMENTS_TEXT.split())
+
+
+def goal(turns: Sequence[Turn]) -> str:
+    """The segment's first request, as a short phrase (empty when no user turn has one)."""
+    users = [t for t in turns if t.role == "user"]
+    if not users:
+        return ""
+    first = users[0]
+    sentences = [s.text for s in split_sentences(first.text) if not s.is_code]
+    if not sentences:
+        return ""
+    text = sentences[0]
+    if len(tokens(text)) < 3 and len(sentences) > 1:  # "Subscriptions next." labels the next
+        text = text.rstrip(_TRAIL) + ": " + sentences[1]
+    text = _POLITE_START.sub("", plain(text).strip())
+    text = text.rstrip(" .!")
+    if len(tokens(text)) < 2:
+        return ""
+    return _capital(clip(text, GOAL_CHARS))
+
+
+def outcome(turns: Sequence[Turn], goal_text: str) -> str:
+    """The last result reported in the segment, else its first decision (empty: neither)."""
+    said = [t for t in turns if t.role in ("assistant", "user")]
+    for turn in reversed(said[1:] if said and said[0].role == "user" else said):
+        sentence = turn.text
+        if "?" in sentence[-2:] or _NOT_OUTCOME.search(sentence) or ASIDE.search(sentence):
+            continue
+        if not _OUTCOME.search(sentence):
+            continue
+        text = plain(_LABEL.sub("", sentence)).rstrip(" .!")
+        if len(tokens(text)) >= 3:
+            return shorten(text, OUTCOME_CHARS)
+    for turn in said:
+        if turn.kind == "decision":
+            text = plain(_LABEL.sub("", turn.text)).rstrip(" .!")
+            if len(tokens(text)) >= 3 and text.lower() != goal_text.lower():
+                return clip(text, OUTCOME_CHARS)
+    return ""
+
+
+def headline(turns: Sequence[Turn]) -> tuple[str, str]:
+    """(goal, title) of a segment; the title is "goal — outcome", or whichever half exists."""
+    g = goal(turns)
+    o = outcome(turns, g)
+    if g and o:
+        return g, g + WORK_SEPARATOR + _capital(o)
+    if g:
+        return g, g
+    return "", _capital(o)
+
+
+def _capital(text: str) -> str:
+    """Capitalised, unless it starts with an identifier (``test_refund_twice``, ``npm``)."""
+    first = text.split(" ", 1)[0]
+    if "_" in first or first[1:].lower() != first[1:] or "." in first.rstrip("."):
+        return text
+    return text[:1].upper() + text[1:]
+
+
+def goal_of(title: str) -> str:
+    """The goal half of a segment title (the whole title when it has no outcome)."""
+    return title.split(WORK_SEPARATOR, 1)[0]
