@@ -28,7 +28,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from agent_memory_common.memory import salience
-from agent_memory_summarizer.headline import ASIDE, Turn, goal_of, headline
+from agent_memory_summarizer.headline import ASIDE, WORK_SEPARATOR, Turn, goal_of, headline
 from agent_memory_summarizer.keyphrases import is_noise_phrase, key_phrases
 from agent_memory_summarizer.kinds import in_tool_line, is_tool_event, without_tool_lines
 from agent_memory_summarizer.model import Bullet, ChildDigest, GripDraft, SourceEvent, Summary
@@ -93,6 +93,7 @@ _REPORT = re.compile(
     r"no longer|works again|released|merged|in place)\b",
     re.IGNORECASE,
 )
+_LABEL = re.compile(r"^(?:fixed|done|resolved|outcome|result)\s*:\s*")
 _PLAN = re.compile(
     r"^(?:i'll|i will|let me|then i'll|next,? i'll|i'm going to|i am going to|i can)\b", re.I
 )
@@ -435,6 +436,15 @@ def _works(children: list[ChildDigest]) -> list[_Candidate]:
     return out
 
 
+def _norm(text: str) -> str:
+    return _LABEL.sub("", squash(text).lower()).rstrip(".…")
+
+
+def _halves(work: str) -> list[str]:
+    """The goal and the outcome of a piece of work, as the sentences they start."""
+    return [h for h in (_norm(p) for p in work.split(WORK_SEPARATOR)) if len(h) >= 15]
+
+
 def _rollup_title(prefix: str, works: list[_Candidate], keywords: list[str]) -> str:
     """A day or week names its pieces of work ("Tue 2026-07-14: Slow reconciliation job;
     Ledger export"); a month or a year, longer, names its themes (key phrases)."""
@@ -468,10 +478,11 @@ def summarize_rollup(prefix: str, children: list[ChildDigest]) -> Summary:
         works = [works[i] for i in keep]
     cands: list[_Candidate] = []
     by_text: dict[str, _Candidate] = {squash(w.text).lower(): w for w in works}
+    halves = [h for w in works for h in _halves(w.text)]
     for child in children:
         for bullet in child.bullets:
-            if bullet.work:
-                continue
+            if bullet.work or any(_norm(bullet.text).startswith(h) for h in halves):
+                continue  # a piece of work, or the request or result that names one
             key = squash(bullet.text).lower()
             same = by_text.get(key)
             if same is not None:  # said again on another day: one bullet, the grips of both

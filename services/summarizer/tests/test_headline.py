@@ -1,0 +1,144 @@
+"""Titles that name the goal and the outcome; rollups that name their pieces of work."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from agent_memory_summarizer.extractive import summarize_rollup, summarize_segment
+from agent_memory_summarizer.headline import WORK_SEPARATOR, Turn, goal_of, headline, plain
+from agent_memory_summarizer.model import Bullet, ChildDigest, SourceEvent
+
+T0 = datetime(2026, 7, 14, 9, tzinfo=UTC)
+
+
+def session(turns: list[tuple[str, str, str]]) -> list[SourceEvent]:
+    return [
+        SourceEvent(f"e{i}", T0 + timedelta(minutes=i), role, type_, text)
+        for i, (role, type_, text) in enumerate(turns)
+    ]
+
+
+SLOW_JOB = [
+    ("system", "session_start", "Claude Code session started (startup)"),
+    (
+        "user",
+        "message",
+        "The nightly reconciliation job got slow: 9 s for 40k payments. Please fix.",
+    ),
+    ("assistant", "message", "I'll look at the query plan of src/payments/reconcile.py first."),
+    ("tool", "tool_call", "$ psql -c 'EXPLAIN ANALYZE SELECT * FROM payments'"),
+    ("tool", "tool_result", "Seq Scan on payments  (cost=0.00..1834.00 rows=40000)\nexit 0"),
+    (
+        "assistant",
+        "message",
+        "Cause: the job scans every payment row because no index covers the status filter.",
+    ),
+    ("user", "message", "We go with a partial index on payments(status) where status = 'pending'."),
+    ("tool", "tool_result", "$ uv run pytest\nexit 0\n42 passed in 3.1s"),
+    ("assistant", "message", "Fixed: the job now takes 40 ms instead of 9 s, and the tests pass."),
+    (
+        "assistant",
+        "message",
+        "Ruff flags a few style findings; I left them for the cleanup ticket.",
+    ),
+]
+
+
+def test_a_segment_title_is_its_goal_and_its_outcome() -> None:
+    summary = summarize_segment(session(SLOW_JOB), "fallback")
+    goal, _, outcome = summary.title.partition(WORK_SEPARATOR)
+    assert goal == "The nightly reconciliation job got slow: 9 s for 40k payments"
+    assert outcome == "The job now takes 40 ms instead of 9 s, and the tests pass"
+    assert goal_of(summary.title) == goal
+
+
+def test_bullets_are_what_people_stated_never_tool_output_or_markers() -> None:
+    evs = session(SLOW_JOB)
+    summary = summarize_segment(evs, "fallback")
+    spoken = {e.event_id for e in evs if e.role in ("user", "assistant") and e.type == "message"}
+    cited = {eid for b in summary.bullets for g in b.grips for eid in g.event_ids}
+    assert cited <= spoken
+    texts = " ".join(b.text for b in summary.bullets)
+    assert "partial index" in texts and "Cause:" in texts and "Fixed:" in texts
+    assert "session started" not in texts
+
+
+def test_key_phrases_hold_no_code_noise() -> None:
+    summary = summarize_segment(session(SLOW_JOB), "fallback")
+    assert summary.keywords
+    words = " ".join(summary.keywords).split()
+    for noise in ("src", "py", "payments/reconcile.py", "exit", "seq", "psql", "i'll"):
+        assert noise not in words
+
+
+def test_the_outcome_is_a_result_not_a_plan_or_an_aside_and_else_a_decision() -> None:
+    turns = [
+        Turn("user", "How do we draw the panes?", "observation", 0),
+        Turn("assistant", "We draw directly with crossterm, no TUI framework.", "decision", 1),
+        Turn("assistant", "I'll write a small layout module now.", "observation", 2),
+        Turn(
+            "assistant",
+            "Clippy has warnings in code I did not touch; I left them.",
+            "observation",
+            3,
+        ),
+    ]
+    goal, title = headline(turns)
+    assert goal == "How do we draw the panes?"
+    assert title == "How do we draw the panes? — We draw directly with crossterm, no TUI framework"
+
+
+def test_paths_become_names_and_payload_words_never_reach_a_title() -> None:
+    assert plain("Add POST /v1/refunds/{payment_id} for full refunds") == (
+        "Add POST refunds for full refunds"
+    )
+    assert plain("Speed up src/payments/api/pagination.py") == "Speed up pagination"
+    assert plain("My terminal is broken: no echo, no newlines, nothing") == (
+        "My terminal is broken: no echo"
+    )
+    assert "[REDACTED" not in plain("Rotate [REDACTED:aws_key] every 90 days")
+    assert plain("the 1, 3, 7 day schedule") == "the 1-3-7 day schedule"
+
+
+def test_a_conversation_between_people_keeps_its_key_phrase_title() -> None:
+    chat = session(
+        [
+            ("user", "message", "Hey Mel! I went to a support group yesterday."),
+            ("user", "message", "The support group made me feel accepted and brave."),
+            ("user", "message", "I want to study counseling next year at the college."),
+        ]
+    )
+    summary = summarize_segment(chat, "fallback")
+    assert WORK_SEPARATOR not in summary.title
+    assert summary.title != "fallback"
+
+
+def _segment(n: int) -> ChildDigest:
+    return ChildDigest(
+        node_id=f"segment:s{n}",
+        version=1,
+        title=f"Piece of work {n}{WORK_SEPARATOR}Result {n} is in place",
+        keywords=[f"topic {n}"],
+        bullets=[
+            Bullet(f"We go with option {n} for part {n}.", "decision", 0.4, grip_ids=(f"g{n}a",)),
+            Bullet(f"Result {n} is in place.", "observation", 0.1, grip_ids=(f"g{n}b",)),
+        ],
+    )
+
+
+def test_a_week_of_five_sessions_names_the_five_pieces_of_work() -> None:
+    days = []
+    for n in range(5):
+        day = summarize_rollup(f"Mon 2026-07-1{n}", [_segment(n)])
+        assert day.title == f"Mon 2026-07-1{n}: Piece of work {n}"
+        days.append(ChildDigest(f"day:2026-07-1{n}@p", 1, day.title, day.keywords, day.bullets))
+    week = summarize_rollup("Week 2026-W29 (Jul 13 - Jul 19)", days)
+    works = [b for b in week.bullets if b.work]
+    assert [goal_of(b.text) for b in works] == [f"Piece of work {n}" for n in range(5)]
+    assert [b.grip_ids for b in works] == [(f"g{n}a", f"g{n}b") for n in range(5)]
+    assert week.title.startswith("Week 2026-W29 (Jul 13 - Jul 19): Piece of work 0; Piece of")
+    assert any(b.kind == "decision" for b in week.bullets)  # then what was decided
+    month = summarize_rollup("July 2026", [ChildDigest("week:x", 1, week.title, week.keywords,
+                                                       week.bullets)])  # fmt: skip
+    assert len([b for b in month.bullets if b.work]) == 5
+    assert month.title.startswith("July 2026: topic")  # a month names its themes
