@@ -140,7 +140,15 @@ def test_a_tool_event_gives_observation_bullets_whatever_it_says() -> None:
         ],
         "x",
     )
-    kinds = {b.text: b.kind for b in summary.bullets}
+    # a person spoke: tool output is evidence, never a bullet
+    assert [b.text for b in summary.bullets] == [
+        "Please clean up the request handlers of the service."
+    ]
+    # nobody spoke: the tool's lines are the bullets, as observations
+    only_tool = summarize_segment(
+        [_event(1, "tool", "tool_result", f"{rule}\nAll timestamps must be stored in UTC.")], "x"
+    )
+    kinds = {b.text: b.kind for b in only_tool.bullets}
     assert kinds[rule] == "observation"
     assert kinds["All timestamps must be stored in UTC."] == "observation"
 

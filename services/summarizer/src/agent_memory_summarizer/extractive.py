@@ -1,18 +1,25 @@
 """The default summarizer: extractive, offline, deterministic.
 
-A segment's sentences are scored by TF-IDF centrality (cosine to the segment's centroid, so a
-sentence that shares the segment's vocabulary ranks high), nudged up when they state a rule,
-a definition, a procedure or a preference. Bullets are then picked by maximal marginal
-relevance, which trades centrality against redundancy so that 3 to 7 bullets cover different
-parts of the segment rather than repeating the main one. Bullets are kept in the order they
-were said. Every bullet is a sentence that was really written, and its grip points at the
-event(s) holding it, with the surrounding words as the excerpt.
+A segment's sentences are those people said (user and assistant turns): tool output and
+session markers are evidence, never a bullet, unless nobody said anything. Each sentence is
+scored by TF-IDF centrality (cosine to the segment's centroid) times what it states
+(``_worth``): decisions, constraints, preferences, definitions and procedures count double,
+causes, fixes and results 1.6 times, questions, plans ("I'll add the route") and asides ("I
+left the warnings") less. Bullets are then picked by maximal marginal relevance, which trades
+centrality against redundancy, 3 to 7 of them with room for every memory, and kept in the order
+they were said. Every bullet is a sentence that was really written, and its grip points at the
+event(s) holding it, with the surrounding words as the excerpt. The title names the goal and
+the outcome (``headline``), the key phrases come from YAKE with code noise removed
+(``keyphrases``).
 
-Rollups (day <- segments, week <- days, ...) run the same selection over their children's
-bullets (one bullet per child plus two, within 3..7), with a penalty for taking several bullets
-from one child, and keep the children's grips: a bullet at any level can be checked against the
-exact words that produced it. A sentence said under several children becomes one bullet citing
-the grips of each.
+Rollups (day <- segments, week <- days, ...) first name the pieces of work under them: one
+bullet per child segment ("goal — outcome", citing that segment's grips; marked ``work`` so
+the levels above pass it on), up to six, so a week with five sessions names the five. Then the
+children's memories fill the node to at most 7 bullets, by the same selection weighed by what
+they state, with a penalty for taking several from one child. A day or week title lists its
+goals, a month or year its themes (key phrases). A sentence said under several children
+becomes one bullet citing the grips of each: a bullet at any level can be checked against the
+exact words that produced it.
 
 No randomness, no set iteration, ties broken by position: equal input gives equal output on
 every replica and on every replay.
@@ -83,7 +90,7 @@ STATED_WEIGHT = 2.0
 REPORT_WEIGHT = 1.6
 QUESTION_WEIGHT = 0.4
 PLAN_WEIGHT = 0.6
-ROLLUP_WORKS = 8  # pieces of work a calendar node names, at most
+ROLLUP_WORKS = 6  # pieces of work a calendar node names, at most: one bullet left for memories
 ROLLUP_TITLE_CHARS = 110  # the goals named in a day or week title
 SESSION_MARKERS = frozenset({"session_start", "session_end", "session_resume"})
 _REPORT = re.compile(
@@ -507,7 +514,7 @@ def summarize_rollup(prefix: str, children: list[ChildDigest]) -> Summary:
     title = _rollup_title(prefix, works, keywords)
     bullets = [_rollup_bullet(w, work=True) for w in works]
     # then the memories of the children: what was stated first, then causes, fixes, results
-    room = min(len(cands), max(MIN_BULLETS - len(bullets), 2, MAX_BULLETS - len(bullets)))
+    room = min(len(cands), MAX_BULLETS - len(bullets))  # 3..7 bullets, as a segment
     if room > 0:
         _score_rollup(cands, by_worth=True)
         picked = sorted(_select(cands, room, same_source_penalty=0.15))
