@@ -488,8 +488,12 @@ def summarize_rollup(prefix: str, children: list[ChildDigest]) -> Summary:
     halves = [h for w in works for h in _halves(w.text)]
     for child in children:
         for bullet in child.bullets:
-            if bullet.work or any(_norm(bullet.text).startswith(h) for h in halves):
-                continue  # a piece of work, or the request or result that names one
+            if bullet.work:
+                continue
+            if bullet.kind == "observation" and any(
+                _norm(bullet.text).startswith(h) for h in halves
+            ):
+                continue  # the request or the result a piece of work already names
             key = squash(bullet.text).lower()
             same = by_text.get(key)
             if same is not None:  # said again on another day: one bullet, the grips of both
@@ -514,11 +518,15 @@ def summarize_rollup(prefix: str, children: list[ChildDigest]) -> Summary:
     title = _rollup_title(prefix, works, keywords)
     bullets = [_rollup_bullet(w, work=True) for w in works]
     # then the memories of the children: what was stated first, then causes, fixes, results
-    room = min(len(cands), MAX_BULLETS - len(bullets))  # 3..7 bullets, as a segment
+    # questions, plans and asides only when the node would have fewer than 3 bullets without
+    pool = [c for c in cands if _worth(c) >= 1.0]
+    if len(bullets) + len(pool) < MIN_BULLETS:
+        pool = cands
+    room = min(len(pool), MAX_BULLETS - len(bullets))  # 3..7 bullets, as a segment
     if room > 0:
-        _score_rollup(cands, by_worth=True)
-        picked = sorted(_select(cands, room, same_source_penalty=0.15))
-        bullets += [_rollup_bullet(cands[i]) for i in picked]
+        _score_rollup(pool, by_worth=True)
+        picked = sorted(_select(pool, room, same_source_penalty=0.15))
+        bullets += [_rollup_bullet(pool[i]) for i in picked]
     return Summary(title=title, bullets=bullets, keywords=keywords)
 
 
