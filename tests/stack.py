@@ -86,6 +86,8 @@ class Stack:
     gateway_url: str = ""
     query_url: str = ""
     processes: dict[str, ManagedProcess] = field(default_factory=dict)
+    # where each consumer service serves /metrics, /healthz and /readyz (a free port each)
+    metrics_urls: dict[str, str] = field(default_factory=dict)
 
     def start(self, name: str) -> ManagedProcess:
         module, url = {
@@ -98,11 +100,16 @@ class Stack:
             "query": ("agent_memory_query", self.query_url),
         }[name]
         ready = _http_ok(url + "/readyz") if url else None
+        env = self.env
+        if not url:
+            port = free_port()
+            env = {**self.env, "AGENT_MEMORY_METRICS__PORT": str(port)}
+            self.metrics_urls[name] = f"http://127.0.0.1:{port}"
         proc = ManagedProcess(
             name,
             [sys.executable, "-m", module],
             self.workdir / f"{name}.log",
-            env=self.env,
+            env=env,
             ready=ready,
         )
         proc.start(timeout=60)
