@@ -112,7 +112,7 @@ class Stack:
             env=env,
             ready=ready,
         )
-        proc.start(timeout=60)
+        proc.start(timeout=180)  # a busy CI machine: the query service loads its model
         self.processes[name] = proc
         return proc
 

@@ -65,6 +65,7 @@ def scrape(url: str) -> dict[str, float]:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(900)  # the whole pipeline, the model load included, on a busy machine
 def test_every_service_exports_what_it_did(
     nats_server: NatsServer, pg_dsn: str, tmp_path: Path
 ) -> None:

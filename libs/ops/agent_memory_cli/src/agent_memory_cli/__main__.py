@@ -64,6 +64,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "agent_memory_cli.admin",
     "agent_memory_cli.toc",
     "agent_memory_cli.importer",
+    "agent_memory_cli.portable",
 )
 
 
@@ -85,6 +86,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["import"] and len(argv) > 1:
+        from agent_memory_cli import portable
+
+        if portable.is_dump(argv[1]):  # `import FILE`: an export, not a runtime's sessions
+            return portable.run_import_dump(Settings(), argv[1], argv[2:])
     args = build_parser().parse_args(argv)
     settings = Settings()
     code: int = args.run(settings, args)
