@@ -7,6 +7,7 @@ metric merely declared would print its HELP line and no sample, which this test 
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from pathlib import Path
@@ -78,7 +79,9 @@ def test_every_service_exports_what_it_did(
         for name, url in stack.metrics_urls.items():
             for probe in ("healthz", "readyz"):
                 eventually(
-                    lambda u=f"{url}/{probe}": answers_200(u), timeout=300, what=f"{name} {probe}"
+                    functools.partial(answers_200, f"{url}/{probe}"),
+                    timeout=300,
+                    what=f"{name} {probe}",
                 )
         text = "Decision {}: we keep Postgres as the system of record."
         events = [make_event(i, text=text.format(i)) for i in range(5)]
@@ -113,7 +116,7 @@ def test_every_service_exports_what_it_did(
             for durable in durables:
                 if durable.endswith("-toc") or service == "summarizer":
                     continue  # segments close on a timer: their counters move later
-                eventually(lambda s=service, d=durable: moved(s, d), what=f"{durable} counted")
+                eventually(functools.partial(moved, service, durable), what=f"{durable} counted")
             found = scrape(stack.metrics_urls[service])
             # every consumer reports its lag; those that handled a batch, its time too
             for durable in durables:
