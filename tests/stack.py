@@ -89,7 +89,9 @@ class Stack:
     # where each consumer service serves /metrics, /healthz and /readyz (a free port each)
     metrics_urls: dict[str, str] = field(default_factory=dict)
 
-    def start(self, name: str) -> ManagedProcess:
+    def start(self, name: str, replica: int = 0) -> ManagedProcess:
+        """Start service ``name``; ``replica`` > 0 starts a further process of a consumer
+        service (named ``<name>-<replica>``) that shares its durable consumers."""
         module, url = {
             "gateway": ("agent_memory_gateway", self.gateway_url),
             "recorder": ("agent_memory_recorder", ""),
@@ -100,20 +102,21 @@ class Stack:
             "query": ("agent_memory_query", self.query_url),
         }[name]
         ready = _http_ok(url + "/readyz") if url else None
+        key = f"{name}-{replica}" if replica else name
         env = self.env
         if not url:
             port = free_port()
             env = {**self.env, "AGENT_MEMORY_METRICS__PORT": str(port)}
-            self.metrics_urls[name] = f"http://127.0.0.1:{port}"
+            self.metrics_urls[key] = f"http://127.0.0.1:{port}"
         proc = ManagedProcess(
-            name,
+            key,
             [sys.executable, "-m", module],
-            self.workdir / f"{name}.log",
+            self.workdir / f"{key}.log",
             env=env,
             ready=ready,
         )
         proc.start(timeout=180)  # a busy CI machine: the query service loads its model
-        self.processes[name] = proc
+        self.processes[key] = proc
         return proc
 
     def stop(self) -> None:
