@@ -93,7 +93,7 @@ def toc_terms(stack: Stack, query: str) -> list[Any]:
         timeout=30,
     )
     assert r.status_code == 200, r.text
-    return [(hit.get("node_id"), hit.get("title")) for hit in r.json().get("results", [])]
+    return [(hit["node_id"], hit["title"]) for hit in r.json()["hits"]]
 
 
 def search_ids(stack: Stack, query: str) -> list[list[str]]:
@@ -164,13 +164,20 @@ def test_a_project_round_trips_between_deployments(
     book_a = httpx.get(f"{a.query_url}/v1/playbooks/proj/entries").json()["entries"]
     book_b = httpx.get(f"{b.query_url}/v1/playbooks/proj/entries").json()["entries"]
     assert book_b == book_a and len(book_a) == 1
-    eventually(
-        lambda: (
-            toc_terms(a, "flaky test") and toc_terms(b, "flaky test") == toc_terms(a, "flaky test")
-        ),
-        timeout=120,
-        what="the same TOC in both",
-    )
+
+    def same_toc() -> bool:
+        seen = toc_terms(a, "flaky test")
+        return bool(seen) and toc_terms(b, "flaky test") == seen
+
+    eventually(same_toc, timeout=180, what="the same TOC in both")
+    # both TOCs built and indexed: search (events and TOC nodes, BM25) answers alike
+    for query in ("flaky test race", "Postgres system of record"):
+
+        def same_answer(q: str = query) -> bool:
+            return settled(a, 9) and settled(b, 8) and search_ids(a, q) == search_ids(b, q)
+
+        eventually(same_answer, timeout=120, what=f"the same search answer for {query!r}")
+        assert search_ids(a, query)
 
 
 def test_a_truncated_dump_is_refused(tmp_path: Path) -> None:
