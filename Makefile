@@ -16,7 +16,7 @@ export HF_HUB_OFFLINE := 1
 
 MEMBERS := $(wildcard libs/*/*/pyproject.toml services/*/pyproject.toml)
 
-.PHONY: help install run test check lint format typecheck test-fast chaos bench bench-ingest bench-toc bench-search bench-locomo bench-coding bench-summary clean
+.PHONY: help install run test check lint format typecheck test-fast k8s-tools k8s-render chaos bench bench-ingest bench-toc bench-search bench-locomo bench-coding bench-summary clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -43,10 +43,10 @@ install: $(VENV)/.synced ## create .venv with every package (uv workspace, one l
 run: install ## start NATS, Postgres and every service; Ctrl-C stops
 	$(BIN)/agent-memory up
 
-test: install check ## lint, type-check, then the whole test suite on real servers
+test: install check k8s-tools ## lint, type-check, then the whole test suite on real servers
 	$(BIN)/pytest
 
-test-fast: install ## the test suite without the slow crash/restart tests
+test-fast: install k8s-tools ## the test suite without the slow crash/restart tests
 	$(BIN)/pytest -m "not slow"
 
 check: lint typecheck ## ruff lint and format check, import contracts, mypy
@@ -62,6 +62,22 @@ format: install ## apply ruff fixes and formatting
 
 typecheck: install
 	$(BIN)/mypy
+
+# kubectl renders deploy/k8s (its built-in kustomize) for tests/test_k8s.py. The one already on
+# PATH is used when there is one; else Debian's kubernetes-client package is unpacked into
+# .tools/ (no root, nothing installed system-wide): it is in every Debian mirror.
+KUBECTL_TOOL := .tools/kubectl
+k8s-tools: ## kubectl for rendering deploy/k8s (PATH's, or Debian's unpacked into .tools/)
+	@if command -v kubectl >/dev/null 2>&1 || [ -x $(KUBECTL_TOOL) ]; then exit 0; fi; \
+	  set -e; tmp=$$(mktemp -d); \
+	  (cd $$tmp && apt-get download kubernetes-client >/dev/null 2>&1 || \
+	    (apt-get update >/dev/null && apt-get download kubernetes-client >/dev/null)); \
+	  dpkg-deb -x $$tmp/kubernetes-client_*.deb $$tmp/x; mkdir -p .tools; \
+	  cp $$tmp/x/usr/bin/kubectl $(KUBECTL_TOOL); rm -rf $$tmp; \
+	  echo "kubectl: $(KUBECTL_TOOL) (Debian kubernetes-client)"
+
+k8s-render: k8s-tools ## print the Kubernetes manifests of deploy/k8s/overlays/example
+	@PATH="$$PATH:$(CURDIR)/.tools" kubectl kustomize deploy/k8s/overlays/example
 
 chaos: install ## seeded kill -9 of services, NATS and Postgres mid-ingest; then audit (SEED=1)
 	$(BIN)/python -m tests.chaos --seed $(or $(SEED),1)

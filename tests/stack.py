@@ -86,8 +86,12 @@ class Stack:
     gateway_url: str = ""
     query_url: str = ""
     processes: dict[str, ManagedProcess] = field(default_factory=dict)
+    # where each consumer service serves /metrics, /healthz and /readyz (a free port each)
+    metrics_urls: dict[str, str] = field(default_factory=dict)
 
-    def start(self, name: str) -> ManagedProcess:
+    def start(self, name: str, replica: int = 0) -> ManagedProcess:
+        """Start service ``name``; ``replica`` > 0 starts a further process of a consumer
+        service (named ``<name>-<replica>``) that shares its durable consumers."""
         module, url = {
             "gateway": ("agent_memory_gateway", self.gateway_url),
             "recorder": ("agent_memory_recorder", ""),
@@ -98,15 +102,21 @@ class Stack:
             "query": ("agent_memory_query", self.query_url),
         }[name]
         ready = _http_ok(url + "/readyz") if url else None
+        key = f"{name}-{replica}" if replica else name
+        env = self.env
+        if not url:
+            port = free_port()
+            env = {**self.env, "AGENT_MEMORY_METRICS__PORT": str(port)}
+            self.metrics_urls[key] = f"http://127.0.0.1:{port}"
         proc = ManagedProcess(
-            name,
+            key,
             [sys.executable, "-m", module],
-            self.workdir / f"{name}.log",
-            env=self.env,
+            self.workdir / f"{key}.log",
+            env=env,
             ready=ready,
         )
-        proc.start(timeout=60)
-        self.processes[name] = proc
+        proc.start(timeout=180)  # a busy CI machine: the query service loads its model
+        self.processes[key] = proc
         return proc
 
     def stop(self) -> None:

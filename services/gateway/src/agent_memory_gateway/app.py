@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from datetime import UTC, datetime
 from typing import Any
@@ -39,6 +40,13 @@ from agent_memory_common.http import (
     reject_unknown_query_parameters,
 )
 from agent_memory_common.logs import get_logger
+from agent_memory_common.metrics import (
+    EVENTS_ACCEPTED,
+    EVENTS_REJECTED,
+    INGEST_REQUESTS,
+    PUBLISH_SECONDS,
+    HttpMetrics,
+)
 from agent_memory_common.natslink import NatsLink
 from agent_memory_common.publisher import NoStreamError, Outgoing
 from agent_memory_common.redaction import Redactor
@@ -153,6 +161,7 @@ class Gateway:
             Outgoing(self.subject(tenant, e.project_id), e.wire, msg_id(tenant, e.event_id))
             for e in events
         ]
+        started = time.perf_counter()
         try:
             await self.link.publish(outgoing, self.options.publish_timeout_s, hot=True)
         except NoStreamError:
@@ -162,6 +171,8 @@ class Gateway:
         except _PUBLISH_ERRORS as exc:
             log.warning("gateway.publish_failed", error=repr(exc))
             raise self.unavailable("NATS did not acknowledge") from None
+        PUBLISH_SECONDS.observe(time.perf_counter() - started)
+        EVENTS_ACCEPTED.inc(len(events))
         return {"accepted": len(events), "event_ids": [e.event_id for e in events]}
 
 
@@ -201,8 +212,10 @@ class IngestFrontDoor:
             status, payload = 202, orjson.dumps(await gateway.accept(tenant, body))
         except ApiError as exc:
             status, payload, headers = exc.status, orjson.dumps(exc.body()), exc.headers
+            EVENTS_REJECTED.labels(exc.code).inc()
         except _Disconnected:
             return
+        INGEST_REQUESTS.labels(str(status)).inc()
         raw_headers = [
             (b"content-type", b"application/json"),
             (b"content-length", str(len(payload)).encode()),
@@ -252,8 +265,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.gateway = gateway
     install_error_handlers(app)
     app.add_middleware(IngestFrontDoor, gateway=gateway)
-    # outermost: a browser's cross-site write is refused before the front door reads it
+    # a browser's cross-site write is refused before the front door reads it
     app.add_middleware(CrossOriginGuard, allowed_origins=settings.allowed_origins)
+    # outermost: every answer is counted and timed; GET /metrics is served here
+    app.add_middleware(HttpMetrics, service="gateway")
     event_schema = EventIn.model_json_schema()
 
     @app.post(

@@ -18,6 +18,7 @@ from agent_memory_common.http import (
     install_error_handlers,
     reject_unknown_query_parameters,
 )
+from agent_memory_common.metrics import HttpMetrics
 from agent_memory_common.natslink import NatsLink
 from agent_memory_query import status
 from agent_memory_query.context import QueryContext
@@ -68,6 +69,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     install_error_handlers(app)
     app.add_middleware(CrossOriginGuard, allowed_origins=settings.allowed_origins)
+    app.add_middleware(HttpMetrics, service="query")  # outermost: counts every answer; /metrics
 
     @app.exception_handler(psycopg.OperationalError)
     async def _pg_down(_: object, exc: psycopg.OperationalError) -> JSONBytesResponse:

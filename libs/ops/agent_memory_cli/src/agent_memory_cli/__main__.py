@@ -16,9 +16,12 @@ from agent_memory_common.db import prepare_database
 from agent_memory_common.logs import configure_logging
 
 
-def _cmd_up(settings: Settings, _: argparse.Namespace) -> int:
+def _cmd_up(settings: Settings, args: argparse.Namespace) -> int:
     configure_logging("supervisor", settings.log_level, settings.log_json)
-    return Supervisor(settings).run()
+    if args.replicas < 1:
+        print("agent-memory: --replicas must be at least 1", file=sys.stderr)
+        return 2
+    return Supervisor(settings, replicas=args.replicas).run()
 
 
 def _cmd_migrate(settings: Settings, _: argparse.Namespace) -> int:
@@ -64,15 +67,21 @@ COMMAND_MODULES: tuple[str, ...] = (
     "agent_memory_cli.admin",
     "agent_memory_cli.toc",
     "agent_memory_cli.importer",
+    "agent_memory_cli.portable",
 )
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="agent-memory", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser(
-        "up", help="start the embedded stack and every service (Ctrl-C stops)"
-    ).set_defaults(run=_cmd_up)
+    up = sub.add_parser("up", help="start the embedded stack and every service (Ctrl-C stops)")
+    up.add_argument(
+        "--replicas",
+        type=int,
+        default=1,
+        help="processes of every consumer service, sharing its durable consumer (default 1)",
+    )
+    up.set_defaults(run=_cmd_up)
     sub.add_parser(
         "migrate", help="create the database if needed and apply migrations"
     ).set_defaults(run=_cmd_migrate)
@@ -85,6 +94,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["import"] and len(argv) > 1:
+        from agent_memory_cli import portable
+
+        if portable.is_dump(argv[1]):  # `import FILE`: an export, not a runtime's sessions
+            return portable.run_import_dump(Settings(), argv[1], argv[2:])
     args = build_parser().parse_args(argv)
     settings = Settings()
     code: int = args.run(settings, args)

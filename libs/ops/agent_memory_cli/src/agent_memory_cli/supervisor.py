@@ -60,8 +60,11 @@ class Child:
 
 
 class Supervisor:
-    def __init__(self, settings: Settings, out: IO[str] = sys.stdout) -> None:
+    def __init__(self, settings: Settings, out: IO[str] = sys.stdout, *, replicas: int = 1) -> None:
+        """``replicas``: processes of every consumer service (the HTTP services run once);
+        replicas share their durable consumers, as they do in compose and Kubernetes."""
         self.settings = settings
+        self.replicas = max(1, replicas)
         self.out = out
         self.home = settings.home
         self.logs = self.home / "logs"
@@ -145,14 +148,24 @@ class Supervisor:
                     address.port, svc.name, f"AGENT_MEMORY_{svc.name.upper()}__PORT"
                 )
                 ready = partial(port_open, host, address.port)
-            process = ManagedProcess(
-                svc.name,
-                [sys.executable, "-m", svc.module],
-                self.logs / f"{svc.name}.log",
-                env=env,
-                ready=ready,
-            )
-            self._add(process, f"starting {svc.name}")
+            copies = 1 if svc.port_of is not None else self.replicas
+            for replica in range(copies):
+                name = svc.name if copies == 1 else f"{svc.name}-{replica + 1}"
+                process = ManagedProcess(
+                    name,
+                    [sys.executable, "-m", svc.module],
+                    self.logs / f"{name}.log",
+                    env=self._replica_env(env, svc.name, replica),
+                    ready=ready,
+                )
+                self._add(process, f"starting {name}")
+
+    def _replica_env(self, env: dict[str, str], service: str, replica: int) -> dict[str, str]:
+        """Each replica its own metrics port: the service's (8710...) + 100 per replica."""
+        if replica == 0 or "AGENT_MEMORY_METRICS__PORT" in os.environ:
+            return env
+        port = self.settings.metrics.port_for(service)
+        return {**env, "AGENT_MEMORY_METRICS__PORT": str(port + 100 * replica if port else 0)}
 
     def _add(self, process: ManagedProcess, message: str) -> None:
         self.say(f"  {message}...")

@@ -45,6 +45,15 @@ from psycopg_pool import AsyncConnectionPool
 
 from agent_memory_common.errors import PoisonMessageError, TransientError
 from agent_memory_common.logs import get_logger
+from agent_memory_common.metrics import (
+    CONSUMER_ACK_PENDING,
+    CONSUMER_DEAD_LETTERS,
+    CONSUMER_FAILURES,
+    CONSUMER_MESSAGES,
+    CONSUMER_PENDING,
+    CONSUMER_REDELIVERIES,
+    CONSUMER_SECONDS,
+)
 from agent_memory_common.natslink import NatsLink
 from agent_memory_common.publisher import Outgoing
 from agent_memory_common.pull import PullFeed, ack_all
@@ -54,6 +63,7 @@ from agent_memory_common.subjects import STREAM_DLQ, dlq_subject
 log = get_logger(__name__)
 
 POISON_AFTER_DELIVERIES = 8
+LAG_POLL_S = 10.0
 TRANSIENT = (
     TransientError,
     TimeoutError,
@@ -127,6 +137,29 @@ class ConsumerRunner:
 
     async def run(self, stop: asyncio.Event) -> None:
         """Run until ``stop`` is set; survives NATS and Postgres outages."""
+        lag = asyncio.create_task(self._poll_lag(stop))
+        try:
+            await self._run(stop)
+        finally:
+            lag.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await lag
+
+    async def _poll_lag(self, stop: asyncio.Event) -> None:
+        """Keep the lag gauges (``num_pending``, ``num_ack_pending``) as JetStream reports
+        them: a metric, so a failure here only leaves the gauge stale."""
+        durable = self._spec.durable
+        while not stop.is_set():
+            try:
+                js = self._link.require_js()
+                info = await js.consumer_info(self._spec.stream, durable)
+                CONSUMER_PENDING.labels(durable).set(info.num_pending or 0)
+                CONSUMER_ACK_PENDING.labels(durable).set(info.num_ack_pending or 0)
+            except Exception as exc:  # never let a gauge stop a consumer
+                log.debug("consumer.lag_unknown", consumer=durable, error=repr(exc))
+            await _sleep_or_stop(stop, LAG_POLL_S)
+
+    async def _run(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
             try:
                 await self._link.wait_connected(timeout=5)
@@ -196,14 +229,22 @@ class ConsumerRunner:
         ``ack`` acknowledges messages (default: all in one write, ``pull.ack_all``); it is called
         only after the commit and the follow-up publications."""
         ack = ack or self._ack_all
+        durable = self._spec.durable
+        redelivered = sum(1 for msg in msgs if _deliveries(msg) > 1)
+        if redelivered:
+            CONSUMER_REDELIVERIES.labels(durable).inc(redelivered)
+        start = time.perf_counter()
         try:
             await self._handle_and_ack(msgs, ack)
+            CONSUMER_SECONDS.labels(durable).observe(time.perf_counter() - start)
         except TRANSIENT as exc:
+            CONSUMER_FAILURES.labels(durable, "transient").inc()
             log.warning("consumer.batch_transient", consumer=self._spec.durable, error=str(exc))
             for msg in msgs:
                 await _nak(msg)
             await asyncio.sleep(0.5)  # let the failing server breathe before the redelivery
         except Exception as exc:  # isolate the poison message: retry one by one below
+            CONSUMER_FAILURES.labels(durable, "batch").inc()
             log.warning("consumer.batch_failed", consumer=self._spec.durable, error=repr(exc))
             for msg in msgs:
                 await self._process_one(msg, ack)
@@ -212,6 +253,7 @@ class ConsumerRunner:
         try:
             await self._handle_and_ack([msg], ack)
         except TRANSIENT as exc:
+            CONSUMER_FAILURES.labels(self._spec.durable, "transient").inc()
             log.warning("consumer.transient", consumer=self._spec.durable, error=str(exc))
             await _nak(msg)
         except (PoisonMessageError, pydantic.ValidationError, orjson.JSONDecodeError) as exc:
@@ -220,6 +262,7 @@ class ConsumerRunner:
             if _deliveries(msg) >= POISON_AFTER_DELIVERIES:
                 await self._dead_letter(msg, exc)
             else:
+                CONSUMER_FAILURES.labels(self._spec.durable, "error").inc()
                 log.exception("consumer.failed", consumer=self._spec.durable)
                 await _nak(msg)
 
@@ -230,8 +273,11 @@ class ConsumerRunner:
             await self._link.publish(publications, timeout=10, hot=self._hot_publish)
         await ack(msgs)  # after the commit and the follow-ups, never before
         self.processed += len(msgs)
+        CONSUMER_MESSAGES.labels(self._spec.durable).inc(len(msgs))
 
     async def _dead_letter(self, msg: Msg, exc: BaseException) -> None:
+        CONSUMER_FAILURES.labels(self._spec.durable, "poison").inc()
+        CONSUMER_DEAD_LETTERS.labels(self._spec.durable).inc()
         log.error(
             "consumer.dead_letter",
             consumer=self._spec.durable,

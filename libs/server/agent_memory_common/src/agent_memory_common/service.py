@@ -1,9 +1,11 @@
 """The start and stop every consumer service shares, written once.
 
-A consumer service migrates the database (Postgres may still be starting: it keeps trying),
-connects to NATS (in the background, reconnecting forever), opens its pool, makes sure the
-streams and durable consumers exist, and stops cleanly on SIGTERM or SIGINT: the ``stop`` event
-is set, the runners finish their batch, the pool and the connection close.
+A consumer service serves ``/metrics``, ``/healthz`` and ``/readyz`` on its metrics port (at
+once, so a liveness probe sees it alive while it migrates), migrates the database (Postgres may
+still be starting: it keeps trying), connects to NATS (in the background, reconnecting
+forever), opens its pool, makes sure the streams and durable consumers exist, and stops
+cleanly on SIGTERM or SIGINT: the ``stop`` event is set, the runners finish their batch, the
+pool and the connection close.
 
 Consumers are background work: each runs at ``background_nice`` CPU niceness (default 5), so
 that on a machine short of cores the gateway's requests are scheduled ahead of indexing.
@@ -23,6 +25,7 @@ from psycopg_pool import AsyncConnectionPool
 from agent_memory_common import runtime
 from agent_memory_common.db import make_pool, prepare_database
 from agent_memory_common.logs import get_logger
+from agent_memory_common.metrics import WorkerProbe
 from agent_memory_common.natslink import NatsLink
 from agent_memory_common.settings import CommonSettings
 from agent_memory_common.streams import ensure_pipeline
@@ -46,21 +49,35 @@ async def consumer_service(
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    await prepare_database_until_ready(settings.pg_dsn, stop, name)
-    link = NatsLink(settings.nats_servers, name=f"agent-memory-{name}")
-    await link.start(wait=5)
-    pool = make_pool(settings.pg_dsn, max_size=pool_size)
-    await pool.open()
+    parts: list[ServiceParts] = []  # set once ready: what /readyz looks at
+    probe: WorkerProbe | None = None
+    if settings.metrics.enabled:
+        probe = WorkerProbe(
+            settings.metrics.port_for(name),
+            ready=lambda: bool(parts) and parts[0].link.connected and not parts[0].pool.closed,
+            host=settings.metrics.host,
+        )
+        await probe.start()
     try:
-        await link.wait_connected(timeout=60)
-        await ensure_pipeline(link.require_js(), settings)
-        runtime.freeze_startup_objects()
-        log.info(f"{name}.ready", nice=niceness)
-        yield ServiceParts(link=link, pool=pool, stop=stop)
+        await prepare_database_until_ready(settings.pg_dsn, stop, name)
+        link = NatsLink(settings.nats_servers, name=f"agent-memory-{name}")
+        await link.start(wait=5)
+        pool = make_pool(settings.pg_dsn, max_size=pool_size)
+        await pool.open()
+        try:
+            await link.wait_connected(timeout=60)
+            await ensure_pipeline(link.require_js(), settings)
+            runtime.freeze_startup_objects()
+            log.info(f"{name}.ready", nice=niceness)
+            parts.append(ServiceParts(link=link, pool=pool, stop=stop))
+            yield parts[0]
+        finally:
+            await pool.close()
+            await link.close()
+            log.info(f"{name}.stopped")
     finally:
-        await pool.close()
-        await link.close()
-        log.info(f"{name}.stopped")
+        if probe is not None:
+            await probe.stop()
 
 
 async def prepare_database_until_ready(dsn: str, stop: asyncio.Event, name: str) -> None:

@@ -25,6 +25,45 @@ class EmbeddedOptions(BaseModel):
     pg_port: int = Field(default=DEFAULT_PG_PORT, ge=1, le=65535)
 
 
+# Where each consumer service serves /metrics, /healthz and /readyz unless
+# AGENT_MEMORY_METRICS__PORT says otherwise (the HTTP services serve /metrics on their own port).
+DEFAULT_METRICS_PORTS = {
+    "recorder": 8710,
+    "segmenter": 8711,
+    "summarizer": 8712,
+    "bm25-indexer": 8713,
+    "embedder": 8714,
+    "topics": 8715,
+    "pruner": 8716,
+    "eraser": 8717,
+}
+
+
+class MetricsOptions(BaseModel):
+    """Prometheus metrics and probes of a consumer service."""
+
+    enabled: bool = Field(default=True, description="Serve /metrics, /healthz and /readyz.")
+    port: int | None = Field(
+        default=None,
+        ge=0,
+        le=65535,
+        description=(
+            "Port of a consumer service's /metrics, /healthz and /readyz; default: the "
+            "service's own (recorder 8710, segmenter 8711, summarizer 8712, bm25-indexer 8713, "
+            "embedder 8714...). 0 picks a free port (logged as metrics.listening)."
+        ),
+    )
+    host: str = Field(
+        default="127.0.0.1",
+        description="Address the probe port binds; 0.0.0.0 in a container (compose, Kubernetes).",
+    )
+
+    def port_for(self, service: str) -> int:
+        if self.port is not None:
+            return self.port
+        return DEFAULT_METRICS_PORTS.get(service, 0)
+
+
 class CommonSettings(BaseSettings):
     """What every process needs: where state lives, the servers, and who may call."""
 
@@ -74,6 +113,10 @@ class CommonSettings(BaseSettings):
     )
     log_level: str = Field(default="INFO")
     log_json: bool | None = Field(default=None, description="JSON logs; default: when not a TTY.")
+    metrics: MetricsOptions = Field(
+        default_factory=MetricsOptions,
+        description="Metrics and probes of the consumer services (AGENT_MEMORY_METRICS__PORT...).",
+    )
     embedded: EmbeddedOptions = Field(
         default_factory=EmbeddedOptions,
         description="Ports of the embedded servers (AGENT_MEMORY_EMBEDDED__PG_PORT...).",

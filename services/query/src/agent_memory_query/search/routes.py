@@ -6,6 +6,7 @@ comma-separated lists) so that a search is one curl away.
 
 from __future__ import annotations
 
+import time
 from typing import Annotated, Any
 
 import orjson
@@ -16,6 +17,7 @@ from agent_memory_common.http import ApiError, error_responses, validation_detai
 from agent_memory_query.context import Ctx, Tenant
 from agent_memory_query.search.brainstem.engine import SearchOutcome
 from agent_memory_query.search.brainstem.fusion import Candidate
+from agent_memory_query.search.metrics import observe_search
 from agent_memory_query.search.schemas import SearchRequest, SearchResponse
 
 router = APIRouter(tags=["search"])
@@ -62,7 +64,9 @@ def answer_json(outcome: SearchOutcome) -> dict[str, Any]:
 async def run_search(ctx: Ctx, tenant: str, body: SearchRequest) -> dict[str, Any]:
     if ctx.search is None:
         raise ApiError(503, "unavailable", "search is not ready", headers={"Retry-After": "2"})
+    started = time.perf_counter()
     outcome = await ctx.search.brainstem.search(body.to_query(tenant))
+    observe_search(str(outcome.intent), outcome.explain, time.perf_counter() - started)
     return answer_json(outcome)
 
 

@@ -1,0 +1,487 @@
+"""``agent-memory export`` and ``agent-memory import FILE``: a project's memory, portable.
+
+What is exported is what cannot be rebuilt: the events (ids, timestamps, text, metadata), the
+pins, the episodes with their actions, and the playbook entries. Everything derived (segments,
+TOC, grips, index documents, topics) is rebuilt by the pipeline of the deployment that imports
+the file, which is what keeps a dump valid across versions of the summarizer or the indexes.
+
+The format (``docs/export-format.md``) is gzip-compressed JSON Lines, version 1: a ``header``
+line first, one line per record (``event``, ``pin``, ``episode``, ``playbook_entry``), and an
+``end`` line with the counts, so that a truncated file is refused rather than half-imported.
+
+Import replays the events through the gateway with their own ids and times, so importing twice
+(or importing into the deployment they came from) stores each event once; episodes and playbook
+entries are written with their own ids and skipped when present; pins are applied once the
+pipeline has rebuilt the pinned memory (``--wait-pins``), and a later run applies the rest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gzip
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any, cast
+
+import orjson
+import psycopg
+from psycopg.rows import dict_row
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from agent_memory_cli.api import REFUSED, UNREACHABLE, token_from
+from agent_memory_cli.settings import Settings
+from agent_memory_client import AgentMemoryClient, ApiError, UnavailableError
+from agent_memory_client.types import EventIn
+
+FORMAT = "agent-memory-export"
+VERSION = 1
+EVENT_BATCH = 500
+RECORD_KINDS = ("event", "pin", "episode", "playbook_entry")
+
+EVENTS_SQL = """
+SELECT event_id, ts, project_id, agent_id, session_id, user_id, role, type, text, metadata
+FROM events
+WHERE tenant = %(tenant)s
+  AND (%(project)s::text IS NULL OR project_id = %(project)s)
+  AND (%(since)s::timestamptz IS NULL OR ts >= %(since)s)
+ORDER BY seq
+"""
+PINS_SQL = """
+SELECT node_id AS memory_id, project_id FROM toc_nodes
+WHERE tenant = %(tenant)s AND pinned AND (%(project)s::text IS NULL OR project_id = %(project)s)
+UNION ALL
+SELECT grip_id, project_id FROM toc_grips
+WHERE tenant = %(tenant)s AND pinned AND (%(project)s::text IS NULL OR project_id = %(project)s)
+ORDER BY 1
+"""
+EPISODES_SQL = """
+SELECT episode_id, project_id, agent_id, session_id, task, status, lessons, summary, value,
+       metadata, actions_count, started_at, completed_at
+FROM episodes
+WHERE tenant = %(tenant)s
+  AND (%(project)s::text IS NULL OR project_id = %(project)s)
+  AND (%(since)s::timestamptz IS NULL OR started_at >= %(since)s)
+ORDER BY started_at, episode_id
+"""
+ACTIONS_SQL = """
+SELECT action_id, ts, action, result, ok, metadata FROM episode_actions
+WHERE tenant = %(tenant)s AND episode_id = %(episode_id)s ORDER BY seq
+"""
+PLAYBOOK_SQL = """
+SELECT project_id, entry_id, section, text, helpful, harmful, neutral, embedder, embedding,
+       sources, created_at, updated_at
+FROM playbook_entries
+WHERE tenant = %(tenant)s AND (%(project)s::text IS NULL OR project_id = %(project)s)
+ORDER BY project_id, entry_id
+"""
+INSERT_EPISODE_SQL = """
+INSERT INTO episodes (tenant, episode_id, project_id, agent_id, session_id, task, status,
+                      lessons, summary, value, metadata, actions_count, started_at,
+                      completed_at, tsv)
+VALUES (%(tenant)s, %(episode_id)s, %(project_id)s, %(agent_id)s, %(session_id)s, %(task)s,
+        %(status)s, %(lessons)s, %(summary)s, %(value)s, %(metadata)s, %(actions_count)s,
+        %(started_at)s, %(completed_at)s,
+        -- the same text as the query service's complete_episode indexes
+        to_tsvector('english', %(task)s || ' ' || coalesce(%(summary)s, '') || ' '
+                    || array_to_string(%(lessons)s::text[], ' ')))
+ON CONFLICT (tenant, episode_id) DO NOTHING
+"""
+INSERT_ACTION_SQL = """
+INSERT INTO episode_actions (tenant, episode_id, action_id, ts, action, result, ok, metadata)
+VALUES (%(tenant)s, %(episode_id)s, %(action_id)s, %(ts)s, %(action)s, %(result)s, %(ok)s,
+        %(metadata)s)
+ON CONFLICT (tenant, episode_id, action_id) DO NOTHING
+"""
+INSERT_PLAYBOOK_SQL = """
+INSERT INTO playbook_entries (tenant, project_id, entry_id, section, text, helpful, harmful,
+                              neutral, embedder, embedding, sources, created_at, updated_at)
+VALUES (%(tenant)s, %(project_id)s, %(entry_id)s, %(section)s, %(text)s, %(helpful)s,
+        %(harmful)s, %(neutral)s, %(embedder)s, %(embedding)s, %(sources)s, %(created_at)s,
+        %(updated_at)s)
+ON CONFLICT (tenant, project_id, entry_id) DO NOTHING
+"""
+
+
+class DumpError(Exception):
+    """The file is not a complete agent-memory export this version can read."""
+
+
+def _json_default(value: object) -> object:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    raise TypeError(f"cannot export {type(value).__name__}")
+
+
+def _line(record: dict[str, Any]) -> bytes:
+    return orjson.dumps(record, default=_json_default) + b"\n"
+
+
+# --- export -----------------------------------------------------------------------------------
+
+
+@dataclass
+class ExportReport:
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(RECORD_KINDS, 0))
+
+
+def export_dump(
+    dsn: str,
+    out: IO[bytes],
+    *,
+    tenant: str,
+    project: str | None,
+    since: datetime | None,
+    progress: bool = True,
+) -> ExportReport:
+    """Write the dump of ``tenant`` (one project, or all) to ``out`` (gzip JSON Lines)."""
+    report = ExportReport()
+    params: dict[str, Any] = {"tenant": tenant, "project": project, "since": since}
+    with (
+        psycopg.connect(dsn, row_factory=dict_row) as conn,
+        gzip.GzipFile(fileobj=out, mode="wb") as gz,
+    ):
+        total = _scalar(
+            conn,
+            "SELECT count(*) FROM events WHERE tenant = %(tenant)s"
+            " AND (%(project)s::text IS NULL OR project_id = %(project)s)"
+            " AND (%(since)s::timestamptz IS NULL OR ts >= %(since)s)",
+            params,
+        )
+        gz.write(
+            _line(
+                {
+                    "kind": "header",
+                    "format": FORMAT,
+                    "version": VERSION,
+                    "exported_at": datetime.now(UTC),
+                    "tenant": tenant,
+                    "project_id": project,
+                    "since": since,
+                    "events": total,
+                }
+            )
+        )
+        with (
+            _bar(progress, "exporting events", total) as (bar, task),
+            conn.cursor(name="export_events") as cur,  # server-side: millions stream
+        ):
+            cur.execute(EVENTS_SQL, params)
+            for row in cur:
+                gz.write(_line({"kind": "event", **_event_record(row)}))
+                report.counts["event"] += 1
+                bar.advance(task)
+        for row in conn.execute(PINS_SQL, params).fetchall():
+            gz.write(_line({"kind": "pin", **row}))
+            report.counts["pin"] += 1
+        for row in conn.execute(EPISODES_SQL, params).fetchall():
+            actions = conn.execute(
+                ACTIONS_SQL, {"tenant": tenant, "episode_id": row["episode_id"]}
+            ).fetchall()
+            gz.write(_line({"kind": "episode", **row, "actions": actions}))
+            report.counts["episode"] += 1
+        for row in conn.execute(PLAYBOOK_SQL, params).fetchall():
+            gz.write(_line({"kind": "playbook_entry", **row}))
+            report.counts["playbook_entry"] += 1
+        gz.write(_line({"kind": "end", "counts": report.counts}))
+    return report
+
+
+def _event_record(row: dict[str, Any]) -> dict[str, Any]:
+    """An events row as the gateway takes it (``EventIn``): the time with its microseconds."""
+    record = {k: v for k, v in row.items() if v is not None}
+    record["ts"] = row["ts"].astimezone(UTC).isoformat()
+    return record
+
+
+def _scalar(conn: psycopg.Connection[Any], sql: str, params: dict[str, Any]) -> int:
+    row = conn.execute(sql, params).fetchone()
+    return int(next(iter(row.values()))) if row else 0
+
+
+class _NoBar:
+    def advance(self, task: object, advance: float = 1) -> None:
+        """No progress bar: nothing to do."""
+
+
+class _bar:
+    def __init__(self, enabled: bool, what: str, total: int | None) -> None:
+        self.enabled = enabled
+        self.what = what
+        self.total = total
+        self.progress: Progress | None = None
+
+    def __enter__(self) -> tuple[Any, Any]:
+        if not self.enabled:
+            return _NoBar(), None
+        self.progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=Console(stderr=True),
+        )
+        self.progress.__enter__()
+        return self.progress, self.progress.add_task(self.what, total=self.total)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.progress is not None:
+            self.progress.__exit__(None, None, None)
+
+
+# --- import -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Dump:
+    header: dict[str, Any]
+    records: dict[str, list[dict[str, Any]]]
+
+
+def read_dump(path: Path) -> Dump:
+    """The whole file, checked: header first, a known version, an ``end`` line whose counts
+    match (a truncated or edited file is refused before anything is imported)."""
+    records: dict[str, list[dict[str, Any]]] = {k: [] for k in RECORD_KINDS}
+    header: dict[str, Any] | None = None
+    end: dict[str, Any] | None = None
+    try:
+        with gzip.open(path, "rb") as f:
+            for number, raw in enumerate(f, 1):
+                if end is not None:
+                    raise DumpError(f"line {number}: content after the end line")
+                item = orjson.loads(raw)
+                kind = item.pop("kind", None) if isinstance(item, dict) else None
+                if number == 1:
+                    if kind != "header" or item.get("format") != FORMAT:
+                        raise DumpError("not an agent-memory export (no header line)")
+                    if item.get("version") != VERSION:
+                        raise DumpError(
+                            f"export version {item.get('version')}; this agent-memory reads "
+                            f"version {VERSION}"
+                        )
+                    header = item
+                elif kind == "end":
+                    end = item
+                elif kind in records:
+                    records[kind].append(item)
+                else:
+                    raise DumpError(f"line {number}: unknown record kind {kind!r}")
+    except (OSError, EOFError, gzip.BadGzipFile, orjson.JSONDecodeError) as exc:
+        raise DumpError(f"unreadable: {exc}") from exc
+    if header is None:
+        raise DumpError("empty file")
+    if end is None:
+        raise DumpError("truncated: no end line")
+    counts = {k: len(v) for k, v in records.items()}
+    if end.get("counts") != counts:
+        raise DumpError(f"the end line counts {end.get('counts')}, the file holds {counts}")
+    return Dump(header=header, records=records)
+
+
+def is_dump(path_text: str) -> bool:
+    """Whether ``agent-memory import X`` names an export file rather than a runtime."""
+    path = Path(path_text).expanduser()
+    if not path.is_file():
+        return False
+    try:
+        with gzip.open(path, "rb") as f:
+            first = f.readline(4096)
+        return b'"format":"agent-memory-export"' in first
+    except (OSError, EOFError):
+        return False
+
+
+def _batches(items: list[dict[str, Any]], size: int) -> Iterator[list[dict[str, Any]]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+@dataclass
+class ImportReport:
+    events: int = 0
+    episodes_added: int = 0
+    playbook_added: int = 0
+    pins_applied: int = 0
+    pins_pending: list[str] = field(default_factory=list)
+
+
+async def import_dump(
+    dump: Dump,
+    client: AgentMemoryClient,
+    dsn: str,
+    *,
+    tenant: str,
+    wait_pins_s: float = 0.0,
+    progress: bool = True,
+) -> ImportReport:
+    report = ImportReport()
+    events = dump.records["event"]
+    with _bar(progress, "importing events", len(events)) as (bar, task):
+        for chunk in _batches(events, EVENT_BATCH):
+            await client.post_events(cast(list[EventIn], chunk))
+            report.events += len(chunk)
+            bar.advance(task, len(chunk))
+    report.episodes_added, report.playbook_added = await asyncio.to_thread(
+        _write_rows, dsn, tenant, dump
+    )
+    deadline = time.monotonic() + wait_pins_s
+    pending = [p["memory_id"] for p in dump.records["pin"]]
+    while pending:
+        left = []
+        for memory_id in pending:
+            try:
+                await client.pin(memory_id)
+                report.pins_applied += 1
+            except ApiError as exc:
+                if exc.status != 404:
+                    raise
+                left.append(memory_id)  # not rebuilt yet
+        pending = left
+        if not pending or time.monotonic() >= deadline:
+            break
+        await asyncio.sleep(2)
+    report.pins_pending = pending
+    return report
+
+
+def _write_rows(dsn: str, tenant: str, dump: Dump) -> tuple[int, int]:
+    """Episodes (with their actions) and playbook entries, with their own ids: rows already
+    present are left as they are, so a second import changes nothing."""
+    episodes = playbook = 0
+    with psycopg.connect(dsn) as conn, conn.transaction():
+        for ep in dump.records["episode"]:
+            row = {**ep, "tenant": tenant, "metadata": orjson.dumps(ep["metadata"]).decode()}
+            cur = conn.execute(INSERT_EPISODE_SQL, row)
+            episodes += cur.rowcount
+            for action in ep.get("actions", []):
+                conn.execute(
+                    INSERT_ACTION_SQL,
+                    {
+                        **action,
+                        "tenant": tenant,
+                        "episode_id": ep["episode_id"],
+                        "metadata": orjson.dumps(action["metadata"]).decode(),
+                    },
+                )
+        for entry in dump.records["playbook_entry"]:
+            row = {**entry, "tenant": tenant, "sources": orjson.dumps(entry["sources"]).decode()}
+            playbook += conn.execute(INSERT_PLAYBOOK_SQL, row).rowcount
+    return episodes, playbook
+
+
+# --- the commands -----------------------------------------------------------------------------
+
+
+def _parse_since(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    try:
+        value = datetime.fromisoformat(text)
+    except ValueError:
+        raise SystemExit(f"agent-memory: --since: not an ISO date or time: {text!r}") from None
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def run_export(settings: Settings, args: argparse.Namespace) -> int:
+    since = _parse_since(args.since)
+    if sys.stdout.isatty() and not args.output:
+        print("agent-memory: refusing to write gzip to a terminal: use > FILE or -o FILE")
+        return 2
+    target: IO[bytes]
+    target = open(args.output, "wb") if args.output else sys.stdout.buffer  # noqa: SIM115
+    try:
+        report = export_dump(
+            settings.pg_dsn,
+            target,
+            tenant=args.tenant,
+            project=args.project,
+            since=since,
+            progress=not args.quiet,
+        )
+    except psycopg.OperationalError as exc:
+        print(f"agent-memory: Postgres unavailable: {exc}", file=sys.stderr)
+        return UNREACHABLE
+    finally:
+        if args.output:
+            target.close()
+    counts = ", ".join(f"{n} {k}(s)" for k, n in report.counts.items())
+    print(f"exported {counts}", file=sys.stderr)
+    return 0
+
+
+def run_import_dump(settings: Settings, path: str, argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="agent-memory import", description="Import an agent-memory export file."
+    )
+    parser.add_argument("--tenant", default="default", help="tenant of episodes and playbook")
+    parser.add_argument("--token", help="bearer token (default: AGENT_MEMORY_TOKEN)")
+    parser.add_argument(
+        "--wait-pins",
+        type=float,
+        default=120.0,
+        help="seconds to wait for the pipeline to rebuild pinned memories (default 120)",
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    args = parser.parse_args(list(argv))
+    try:
+        dump = read_dump(Path(path).expanduser())
+    except DumpError as exc:
+        print(f"agent-memory: {path}: {exc}", file=sys.stderr)
+        return 2
+
+    async def main() -> ImportReport:
+        async with AgentMemoryClient(
+            gateway_url=settings.gateway_url,
+            query_url=settings.query_url,
+            token=token_from(args.token),
+            timeout=60.0,
+        ) as client:
+            return await import_dump(
+                dump,
+                client,
+                settings.pg_dsn,
+                tenant=args.tenant,
+                wait_pins_s=args.wait_pins,
+                progress=not args.quiet,
+            )
+
+    try:
+        report = asyncio.run(main())
+    except UnavailableError as exc:
+        print(f"agent-memory: gateway unavailable at {settings.gateway_url}: {exc}")
+        return UNREACHABLE
+    except ApiError as exc:
+        print(f"agent-memory: import refused: {exc.status}: {exc.message}")
+        return REFUSED
+    print(
+        f"imported {report.events} event(s), {report.episodes_added} new episode(s), "
+        f"{report.playbook_added} new playbook entr(ies), {report.pins_applied} pin(s)"
+    )
+    if report.pins_pending:
+        print(
+            f"  {len(report.pins_pending)} pin(s) wait for the pipeline to rebuild their "
+            "memories: run the same import again later (it changes nothing else)"
+        )
+    return 0
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser(
+        "export",
+        help="write a project's memory as a portable dump (gzip JSON Lines)",
+        description=(
+            "Events, pins, episodes and playbook entries of a tenant (one project, or all), "
+            "as gzip JSON Lines (docs/export-format.md). Derived data is rebuilt on import."
+        ),
+    )
+    parser.add_argument("--project", help="one project (default: every project)")
+    parser.add_argument("--since", help="only events from this ISO date or time on")
+    parser.add_argument("--tenant", default="default", help="tenant (default: 'default')")
+    parser.add_argument("-o", "--output", help="file to write (default: standard output)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.set_defaults(run=run_export)

@@ -1,0 +1,150 @@
+"""Two replicas of every consumer, and a nats-server restart, build exactly one replica's memory.
+
+Compose and Kubernetes run each consumer service as several processes sharing its durable
+JetStream consumers. Here the same events go to two pipelines, each on its own nats-server and
+database: one runs every consumer once; the other runs two processes of each (recorder,
+segmenter, summarizer, bm25-indexer, embedder) and has its nats-server restarted halfway
+through. Once both have drained, their segments, TOC (every node's latest version with its
+grips), vector documents and BM25 answers must be the same.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import psycopg
+import pytest
+
+from agent_memory_embedded.servers import PostgresServer
+from tests.helpers import eventually, make_event
+from tests.stack import Stack, create_database, make_stack, start_nats
+from tests.toc_support import latest_snapshot
+
+CONSUMER_SERVICES = ("recorder", "segmenter", "summarizer", "bm25-indexer", "embedder")
+ENV = {
+    # segments close 1 s after their session's last event: the TOC is built within seconds
+    "AGENT_MEMORY_SEGMENTER__IDLE_FLUSH_S": "1",
+    "AGENT_MEMORY_SEGMENTER__IDLE_CHECK_INTERVAL_S": "1",
+    "AGENT_MEMORY_QUERY__SEARCH__LOAD_EMBEDDER": "false",
+}
+SENTENCES = [
+    "We decided to shard the outbox table by tenant.",
+    "The migration failed because the lock timeout was too short.",
+    "Fixed by raising lock_timeout to 5s for the migration role.",
+    "Constraint: the recorder acknowledges only after the commit.",
+    "The flaky test came from a race between two acks.",
+    "Preference: keep the CLI output to one line per event.",
+]
+N_EVENTS = 48
+QUERIES = ("outbox shard tenant", "lock timeout migration", "flaky race acks")
+
+
+def events() -> list[dict[str, Any]]:
+    return [
+        make_event(
+            i,
+            session=f"s{i % 3}",
+            project="proj" if i % 4 else "other",
+            text=f"{SENTENCES[i % len(SENTENCES)]} (note {i})",
+            ts=1_767_225_600_000 + i * 45_000,
+        )
+        for i in range(N_EVENTS)
+    ]
+
+
+@pytest.fixture
+def pipelines(
+    pg_server: PostgresServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Stack, Stack]]:
+    stacks: list[Stack] = []
+    try:
+        for replicas in (1, 2):
+            workdir = tmp_path_factory.mktemp(f"replicas-{replicas}")
+            stack = make_stack(start_nats(workdir), create_database(pg_server), workdir, **ENV)
+            stacks.append(stack)
+            stack.start("gateway")
+            for name in CONSUMER_SERVICES:
+                for replica in range(replicas):
+                    stack.start(name, replica)
+            stack.start("query")
+        yield stacks[0], stacks[1]
+    finally:
+        for stack in stacks:
+            stack.stop()
+            stack.nats.stop()
+
+
+def post(stack: Stack, batch: list[dict[str, Any]]) -> None:
+    def accepted() -> bool:
+        try:
+            r = httpx.post(f"{stack.gateway_url}/v1/events", json={"events": batch}, timeout=30)
+        except httpx.HTTPError:
+            return False
+        return r.status_code == 202  # 503 while NATS restarts: retried with the same ids
+
+    eventually(accepted, timeout=120, what="batch accepted")
+
+
+def drained(stack: Stack) -> bool:
+    try:
+        status = httpx.get(f"{stack.query_url}/v1/status", timeout=10).json()
+    except (httpx.HTTPError, ValueError):
+        return False
+    return bool(status.get("drained")) and status.get("events_stored") == N_EVENTS
+
+
+def snapshot(stack: Stack) -> dict[str, Any]:
+    with psycopg.connect(stack.pg_dsn) as conn:
+        segments = conn.execute(
+            "SELECT DISTINCT ON (tenant, segment_id) tenant, segment_id, "
+            "payload -> 'event_ids', payload -> 'start_ts', payload -> 'end_ts' "
+            "FROM segment_versions ORDER BY tenant, segment_id, version DESC"
+        ).fetchall()
+        vectors = conn.execute(
+            "SELECT id, type, level, kind, title, text, event_ids FROM vector_docs ORDER BY id"
+        ).fetchall()
+    answers = {
+        q: [
+            (hit["id"], sorted(hit["event_ids"]))
+            for hit in httpx.post(
+                f"{stack.query_url}/v1/search",
+                json={"query": q, "project_id": "proj", "tiers": ["bm25"], "limit": 10},
+                timeout=30,
+            ).json()["results"]
+        ]
+        for q in QUERIES
+    }
+    return {
+        "segments": segments,
+        "toc": latest_snapshot(stack.pg_dsn),
+        "vectors": vectors,
+        "bm25": answers,
+    }
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1200)  # two whole pipelines, three embedder processes
+def test_two_replicas_and_a_nats_restart_build_what_one_builds(
+    pipelines: tuple[Stack, Stack],
+) -> None:
+    single, doubled = pipelines
+    batches = [events()[i : i + 12] for i in range(0, N_EVENTS, 12)]
+    for number, batch in enumerate(batches):
+        post(single, batch)
+        post(doubled, batch)
+        if number == 1:  # halfway: the JetStream server goes away and comes back
+            doubled.nats.stop()
+            doubled.nats.start()
+    for stack in (single, doubled):
+        eventually(functools.partial(drained, stack), timeout=600, what="pipeline drained")
+
+    def same() -> bool:
+        return drained(single) and drained(doubled) and snapshot(single) == snapshot(doubled)
+
+    eventually(same, timeout=180, what="the same memory from both pipelines")
+    built = snapshot(single)
+    assert built["segments"] and built["toc"] and built["vectors"]
+    assert all(built["bm25"].values())
