@@ -174,7 +174,13 @@ def test_sharing_strategies(team: Stack) -> None:
     assert (
         post(
             team,
-            make_event(22, project="shared", session="s2", agent_id="codex", text=text),
+            make_event(
+                22,
+                project="shared",
+                session="s2",
+                agent_id="codex",
+                text="codex rewrote the deploy pipeline config in yaml",
+            ),
             bearer(codex),
         ).status_code
         == 202
@@ -192,7 +198,13 @@ def test_sharing_strategies(team: Stack) -> None:
     )
 
     def search(headers: dict[str, str], **extra: Any) -> list[dict[str, Any]]:
-        body = {"query": "deploy pipeline blue green", "project_id": "shared", **extra}
+        # the raw-scan tier: this stack runs no indexer, the events are in Postgres only
+        body = {
+            "query": "deploy pipeline blue green",
+            "project_id": "shared",
+            "tiers": ["scan"],
+            **extra,
+        }
         r = httpx.post(f"{team.query_url}/v1/search", json=body, headers=headers)
         assert r.status_code == 200, r.text
         results: list[dict[str, Any]] = r.json()["results"]
@@ -203,7 +215,16 @@ def test_sharing_strategies(team: Stack) -> None:
 
     both = {("claude-code", "dana"), ("codex", "lee")}
     # unified (default): each agent sees the other's session; results say agent and user
-    eventually(lambda: agents(search(bearer(codex))) == both, what="unified search")
+    seen: list[Any] = []
+
+    def unified() -> bool:
+        seen[:] = search(bearer(codex))
+        return agents(seen) == both
+
+    try:
+        eventually(unified, what="unified search")
+    except AssertionError:
+        raise AssertionError(seen) from None
     # separate: an agent-bound key reads only its own agent's memories
     assert httpx.put(url, json={"strategy": "separate"}, headers=BOOT).json()["strategy"] == (
         "separate"
@@ -223,7 +244,7 @@ def test_sharing_strategies(team: Stack) -> None:
     assert agents(search(bearer(codex), user_id="dana")) == {("claude-code", "dana")}
     got = httpx.get(
         f"{team.query_url}/v1/search",
-        params={"q": "deploy pipeline", "project_id": "shared", "user_id": "lee"},
+        params={"q": "deploy pipeline", "project_id": "shared", "user_id": "lee", "tiers": "scan"},
         headers=bearer(claude),
     )
     assert {r["user_id"] for r in got.json()["results"]} == {"lee"}
