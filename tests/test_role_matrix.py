@@ -21,7 +21,7 @@ import pytest
 from fastapi import FastAPI
 from fastapi.routing import APIRoute
 
-from agent_memory_common.auth import ROLES, Role, declared_access
+from agent_memory_common.auth import ROLES, Role, app_routes, declared_access
 from agent_memory_embedded.servers import PostgresServer
 from agent_memory_gateway.app import create_app as gateway_app
 from agent_memory_gateway.settings import Settings as GatewaySettings
@@ -46,19 +46,17 @@ def apps() -> dict[str, FastAPI]:
     return {"gateway": gateway_app(GatewaySettings()), "query": query_app(QuerySettings())}
 
 
-def api_routes() -> list[tuple[str, APIRoute]]:
+def api_routes() -> list[tuple[str, str, APIRoute]]:
+    """(service, path, route) of every API route of both apps."""
     return [
-        (service, route)
-        for service, app in apps().items()
-        for route in app.routes
-        if isinstance(route, APIRoute)
+        (service, path, route) for service, app in apps().items() for path, route in app_routes(app)
     ]
 
 
 def test_every_route_declares_its_role() -> None:
     missing = [
-        f"{service}: {sorted(route.methods)} {route.path}"
-        for service, route in api_routes()
+        f"{service}: {sorted(route.methods)} {path}"
+        for service, path, route in api_routes()
         if declared_access(route) is None
     ]
     assert not missing, (
@@ -96,21 +94,21 @@ def _url(stack: Stack, service: str, path: str) -> str:
 def test_every_route_with_every_role(secured: Stack, keys: dict[str, dict[str, str]]) -> None:
     wrong: list[str] = []
     walked = 0
-    for service, route in api_routes():
+    for service, path, route in api_routes():
         access = declared_access(route)
         needed = access.role if access is not None else "admin"
         for method in sorted(route.methods - {"HEAD", "OPTIONS"}):
-            url = _url(secured, service, route.path)
+            url = _url(secured, service, path)
             anonymous = httpx.request(method, url, timeout=30).status_code
             if needed is not None and anonymous != 401:
-                wrong.append(f"{method} {route.path} without a key: {anonymous}, not 401")
+                wrong.append(f"{method} {path} without a key: {anonymous}, not 401")
             for role in ROLES:
                 status = httpx.request(method, url, headers=keys[role], timeout=30).status_code
                 allowed = _RANK[role] >= _RANK[needed]
                 if allowed and status in (401, 403):
-                    wrong.append(f"{method} {route.path} as {role}: {status}, should pass")
+                    wrong.append(f"{method} {path} as {role}: {status}, should pass")
                 if not allowed and status != 403:
-                    wrong.append(f"{method} {route.path} as {role}: {status}, not 403")
+                    wrong.append(f"{method} {path} as {role}: {status}, not 403")
                 walked += 1
     assert walked >= 3 * 25, walked
     assert not wrong, "\n".join(wrong)

@@ -51,8 +51,12 @@ async def _with_conn(dsn: str, work: Any) -> Any:
 
 
 def _run(settings: Settings, work: Any) -> Any:
-    prepare_database(settings.pg_dsn)
-    return asyncio.run(_with_conn(settings.pg_dsn, work))
+    try:
+        prepare_database(settings.pg_dsn)
+        return asyncio.run(_with_conn(settings.pg_dsn, work))
+    except psycopg.OperationalError as exc:
+        print(f"agent-memory: Postgres not reachable: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 def _describe(row: dict[str, Any]) -> str:

@@ -33,9 +33,9 @@ from datetime import UTC, datetime
 from typing import Any, Literal, get_args
 
 import psycopg
-from fastapi import Depends, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.dependencies.models import Dependant
-from fastapi.routing import APIRoute
+from fastapi.routing import APIRoute, iter_route_contexts
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
@@ -309,6 +309,17 @@ def declared_access(route: APIRoute) -> Access | None:
     if not found:
         return None
     return max(found, key=lambda a: 0 if a.role is None else _RANK[a.role])
+
+
+def app_routes(app: FastAPI) -> list[tuple[str, APIRoute]]:
+    """(served path, route) of every API route of an app, included routers walked through
+    (FastAPI keeps an included router as one entry of ``app.routes``)."""
+    found = []
+    for context in iter_route_contexts(app.routes):
+        route = context.original_route
+        if isinstance(route, APIRoute):
+            found.append((context.path or route.path, route))
+    return found
 
 
 _DECLARED: dict[int, bool] = {}
