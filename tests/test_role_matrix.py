@@ -55,7 +55,7 @@ def api_routes() -> list[tuple[str, str, APIRoute]]:
 
 def test_every_route_declares_its_role() -> None:
     missing = [
-        f"{service}: {sorted(route.methods)} {path}"
+        f"{service}: {sorted(route.methods or ())} {path}"
         for service, path, route in api_routes()
         if declared_access(route) is None
     ]
@@ -78,7 +78,7 @@ def secured(pg_server: PostgresServer, tmp_path_factory: pytest.TempPathFactory)
 
 @pytest.fixture(scope="module")
 def keys(secured: Stack) -> dict[str, dict[str, str]]:
-    found = {}
+    found: dict[str, dict[str, str]] = {}
     for role in ROLES:
         r = httpx.post(f"{secured.query_url}/v1/keys", json={"role": role}, headers=BOOT)
         assert r.status_code == 201, r.text
@@ -97,7 +97,7 @@ def test_every_route_with_every_role(secured: Stack, keys: dict[str, dict[str, s
     for service, path, route in api_routes():
         access = declared_access(route)
         needed = access.role if access is not None else "admin"
-        for method in sorted(route.methods - {"HEAD", "OPTIONS"}):
+        for method in sorted((route.methods or set()) - {"HEAD", "OPTIONS"}):
             url = _url(secured, service, path)
             anonymous = httpx.request(method, url, timeout=30).status_code
             if needed is not None and anonymous != 401:
