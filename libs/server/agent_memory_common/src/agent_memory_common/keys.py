@@ -17,6 +17,7 @@ from agent_memory_common.auth import ROLES, Q, Role, new_key
 from agent_memory_common.http import ApiError
 
 _DURATION = re.compile(r"^\s*(\d+)\s*([dhm])\s*$")
+_MAX_LIFETIME = timedelta(days=36_525)
 _UNIT = {"d": timedelta(days=1), "h": timedelta(hours=1), "m": timedelta(minutes=1)}
 
 
@@ -31,6 +32,10 @@ def parse_expiry(text: str | None, now: datetime | None = None) -> datetime | No
         if amount < 1:
             raise ApiError(
                 422, "validation_error", "expires: must be in the future", field="expires"
+            )
+        if amount > 10**7 or amount * _UNIT[match.group(2)] > _MAX_LIFETIME:
+            raise ApiError(
+                422, "validation_error", "expires: at most 100 years ahead", field="expires"
             )
         return now + amount * _UNIT[match.group(2)]
     try:

@@ -3,12 +3,15 @@ only in ``KeyCreated``, once."""
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_memory_api.common import Timestamp
 from agent_memory_common.auth import Role
 
 _ID = r"^[^\x00-\x1f\x7f,]+$"
+ProjectId = Annotated[str, Field(min_length=1, max_length=200, pattern=_ID)]
 
 
 class KeyCreate(BaseModel):
@@ -17,7 +20,7 @@ class KeyCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     role: Role = Field(description="reader (read, search), writer (+ write), admin (+ keys...)")
-    projects: list[str] | None = Field(
+    projects: list[ProjectId] | None = Field(
         default=None,
         min_length=1,
         description="Only these projects (default: every project of the tenant)",
