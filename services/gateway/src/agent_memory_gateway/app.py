@@ -28,13 +28,14 @@ from fastapi import Depends, FastAPI, Request
 
 from agent_memory_api.common import Health, Ready
 from agent_memory_api.events import Accepted
+from agent_memory_common.auth import PUBLIC, WRITE, Authenticator, Principal, authorize, caller
 from agent_memory_common.browser import CrossOriginGuard
+from agent_memory_common.db import make_pool
 from agent_memory_common.errors import TransientError
 from agent_memory_common.event import EventIn
 from agent_memory_common.http import (
     ApiError,
     JSONBytesResponse,
-    TenantResolver,
     error_responses,
     install_error_handlers,
     reject_unknown_query_parameters,
@@ -81,12 +82,16 @@ class Gateway:
         self.options = settings.gateway
         self.link = NatsLink(settings.nats_servers, name="agent-memory-gateway")
         self.redactor = Redactor(self.options.redact_extra, self.options.redact_disable)
-        self.resolver = TenantResolver(settings.tokens)
+        # API keys are read from Postgres only when one is presented (min_size 0: no
+        # connection is opened until then, so local mode and bootstrap tokens need none)
+        self.pool = make_pool(settings.pg_dsn, min_size=0, max_size=2)
+        self.auth = Authenticator(settings.tokens, self.pool, cache_s=settings.key_cache_s)
         self.streams_ready = False
         self._setup_task: asyncio.Task[None] | None = None
         self._subjects: dict[tuple[str, str], str] = {}
 
     async def start(self) -> None:
+        await self.pool.open()
         await self.link.start(wait=5)
         self._setup_task = asyncio.create_task(self._ensure_streams_forever())
 
@@ -107,6 +112,7 @@ class Gateway:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._setup_task
         await self.link.close()
+        await self.pool.close()
 
     def unavailable(self, reason: str) -> ApiError:
         return ApiError(
@@ -147,13 +153,15 @@ class Gateway:
             subject = self._subjects[key] = event_subject(tenant, project_id)
         return subject
 
-    async def accept(self, tenant: str, body: bytes) -> dict[str, Any]:
+    async def accept(self, principal: Principal, body: bytes) -> dict[str, Any]:
+        tenant = principal.tenant
         events = prepare(
             body,
             self.options,
             tenant=tenant,
             received_at=datetime.now(UTC),
             redactor=self.redactor,
+            principal=principal,
         )
         if not self.streams_ready:
             raise self.unavailable("JetStream streams not ready")
@@ -206,10 +214,10 @@ class IngestFrontDoor:
         gateway = self.gateway
         headers: dict[str, str] | None = None
         try:
-            tenant = gateway.resolver.tenant_for(authorization)
+            principal = (await gateway.auth.principal(authorization)).require("writer")
             gateway.check_declared_length(declared)
             body = await self._read_body(receive)
-            status, payload = 202, orjson.dumps(await gateway.accept(tenant, body))
+            status, payload = 202, orjson.dumps(await gateway.accept(principal, body))
         except ApiError as exc:
             status, payload, headers = exc.status, orjson.dumps(exc.body()), exc.headers
             EVENTS_REJECTED.labels(exc.code).inc()
@@ -257,12 +265,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app = FastAPI(
         title="agent-memory ingest gateway",
-        dependencies=[Depends(reject_unknown_query_parameters)],
+        dependencies=[Depends(reject_unknown_query_parameters), Depends(authorize)],
         version="0.1.0",
         lifespan=lifespan,
         default_response_class=JSONBytesResponse,
     )
     app.state.gateway = gateway
+    app.state.auth = gateway.auth
     install_error_handlers(app)
     app.add_middleware(IngestFrontDoor, gateway=gateway)
     # a browser's cross-site write is refused before the front door reads it
@@ -276,7 +285,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         status_code=202,
         response_model=Accepted,
         summary="Record one event or a batch",
-        responses=error_responses(400, 401, 413, 422, 503),
+        responses=error_responses(400, 401, 403, 413, 422, 503),
+        dependencies=[WRITE],
         openapi_extra={
             "requestBody": {
                 "required": True,
@@ -303,11 +313,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         """Answers 202 only after JetStream has acknowledged every event of the request."""
         # IngestFrontDoor answers this path before FastAPI sees it; this body documents the
         # route and serves it the same way when the app runs without the front door.
-        tenant = gateway.resolver.tenant_for(request.headers.get("authorization"))
+        principal = await caller(request)
         body = await gateway.read_body(request)
-        return JSONBytesResponse(await gateway.accept(tenant, body), status_code=202)
+        return JSONBytesResponse(await gateway.accept(principal, body), status_code=202)
 
-    @app.get("/healthz", summary="The process is alive", response_model=Health)
+    @app.get(
+        "/healthz", summary="The process is alive", response_model=Health, dependencies=[PUBLIC]
+    )
     async def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
@@ -316,6 +328,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         summary="NATS connected and streams in place",
         response_model=Ready,
         responses=error_responses(503),
+        dependencies=[PUBLIC],
     )
     async def readyz() -> dict[str, Any]:
         if not (gateway.link.connected and gateway.streams_ready):

@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 import orjson
 from pydantic import TypeAdapter, ValidationError
 
+from agent_memory_common.auth import Principal
 from agent_memory_common.event import EVENT_TYPES, ROLES, Event, EventIn, parse_ts
 from agent_memory_common.http import ApiError, validation_details
 from agent_memory_common.redaction import Redactor
@@ -60,17 +61,73 @@ def prepare(
     tenant: str,
     received_at: datetime,
     redactor: Redactor,
+    principal: Principal | None = None,
 ) -> list[Prepared]:
-    """From request body to events ready to publish; ``ApiError`` (400/413/422) names the field."""
+    """From request body to events ready to publish; ``ApiError`` (400/413/422) names the field.
+
+    ``principal``: the caller's key; when it is bound to projects, an agent or a user, every
+    event must match (403 naming the field) and a missing ``user_id`` becomes the key's user.
+    """
     raw, batch = parse_body(body)
     check_batch(raw, batch, options)
+    bounded = principal is not None and (
+        principal.projects is not None
+        or principal.agent_id is not None
+        or principal.user_id is not None
+    )
     items = _fast_items(raw, options.max_event_bytes)
     if items is None:
-        events = normalise(
-            validate(raw, batch, options), tenant=tenant, received_at=received_at, redactor=redactor
-        )
+        valid = validate(raw, batch, options)
+        if bounded:
+            assert principal is not None
+            valid = [
+                item.model_copy(update={"user_id": user})
+                for item, user in zip(
+                    valid,
+                    bind([(e.project_id, e.agent_id, e.user_id) for e in valid], principal, batch),
+                    strict=True,
+                )
+            ]
+        events = normalise(valid, tenant=tenant, received_at=received_at, redactor=redactor)
         return [Prepared(e.event_id, e.project_id, e.to_wire()) for e in events]
+    if bounded:
+        assert principal is not None
+        users = bind([(it[2], it[3], it[5]) for it in items], principal, batch)
+        items = [(*it[:5], user, *it[6:]) for it, user in zip(items, users, strict=True)]
     return _encode(items, body, tenant=tenant, received_at=received_at, redactor=redactor)
+
+
+def bind(
+    ids: list[tuple[str, str, str | None]], principal: Principal, batch: bool
+) -> list[str | None]:
+    """Each event's ``user_id`` under a bound key: (project, agent, user) must match the key.
+
+    A mismatch is refused (403 naming the field) rather than overwritten: an agent that posts
+    as someone else has a bug or a stolen key, and recording its events under another identity
+    would hide both. A missing ``user_id`` is filled in: that is attribution, not a change.
+    """
+    users: list[str | None] = []
+    for index, (project_id, agent_id, user_id) in enumerate(ids):
+        prefix = f"events[{index}]." if batch else ""
+        principal.require_project(project_id, field=f"{prefix}project_id")
+        if principal.agent_id is not None and agent_id != principal.agent_id:
+            raise ApiError(
+                403,
+                "forbidden",
+                f"this key writes only as agent {principal.agent_id!r}, not {agent_id!r}",
+                field=f"{prefix}agent_id",
+            )
+        if principal.user_id is not None:
+            if user_id is not None and user_id != principal.user_id:
+                raise ApiError(
+                    403,
+                    "forbidden",
+                    f"this key writes only as user {principal.user_id!r}, not {user_id!r}",
+                    field=f"{prefix}user_id",
+                )
+            user_id = principal.user_id
+        users.append(user_id)
+    return users
 
 
 def _encode(

@@ -8,13 +8,13 @@ from collections.abc import AsyncIterator
 import psycopg
 from fastapi import Depends, FastAPI
 
+from agent_memory_common.auth import Authenticator, authorize
 from agent_memory_common.browser import CrossOriginGuard
 from agent_memory_common.db import make_pool, prepare_database
 from agent_memory_common.http import (
     ApiError,
     JSONBytesResponse,
     RedactingJSONResponse,
-    TenantResolver,
     install_error_handlers,
     reject_unknown_query_parameters,
 )
@@ -25,10 +25,12 @@ from agent_memory_query.context import QueryContext
 from agent_memory_query.episodes import routes as episodes
 from agent_memory_query.events import routes as events
 from agent_memory_query.inputs import guard_inputs
+from agent_memory_query.keys import routes as keys
 from agent_memory_query.mcp.routes import McpEndpoint
 from agent_memory_query.search import routes as search
 from agent_memory_query.search.runtime import open_search
 from agent_memory_query.settings import Settings
+from agent_memory_query.sharing import routes as sharing
 from agent_memory_query.toc import routes as toc
 
 
@@ -44,11 +46,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         link = NatsLink(settings.nats_servers, name="agent-memory-query")
         await link.start(wait=5)
         search = await open_search(settings, pool)
+        auth = app.state.auth = Authenticator(settings.tokens, pool, cache_s=settings.key_cache_s)
         app.state.ctx = QueryContext(
             settings=settings,
             pool=pool,
             link=link,
-            resolver=TenantResolver(settings.tokens),
+            auth=auth,
             search=search,
         )
         try:
@@ -62,7 +65,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app = FastAPI(
         title="agent-memory query service",
         # unknown query parameters, NUL and out-of-range numbers: a 422 naming the field
-        dependencies=[Depends(reject_unknown_query_parameters), Depends(guard_inputs)],
+        # a route that declares no role (agent_memory_common.auth) is admin-only: fail closed
+        dependencies=[
+            Depends(reject_unknown_query_parameters),
+            Depends(guard_inputs),
+            Depends(authorize),
+        ],
         version="0.1.0",
         lifespan=lifespan,
         default_response_class=RedactingJSONResponse,
@@ -82,4 +90,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     mcp.install(app)  # /mcp: the MCP tools over streamable HTTP
     app.include_router(search.router)
     app.include_router(toc.router)
+    app.include_router(keys.router)
+    app.include_router(sharing.router)
     return app

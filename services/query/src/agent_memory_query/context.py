@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 from fastapi import Depends, Request
 from psycopg_pool import AsyncConnectionPool
 
-from agent_memory_common.http import TenantResolver
+from agent_memory_common.auth import Authenticator, Principal, caller
 from agent_memory_common.natslink import NatsLink
 from agent_memory_query.settings import Settings
 
@@ -21,7 +21,7 @@ class QueryContext:
     settings: Settings
     pool: AsyncConnectionPool
     link: NatsLink
-    resolver: TenantResolver
+    auth: Authenticator
     search: SearchRuntime | None = None  # indexes, embedder and brainstem (search/)
 
 
@@ -31,10 +31,15 @@ def get_context(request: Request) -> QueryContext:
     return ctx
 
 
-def get_tenant(request: Request) -> str:
-    """The caller's tenant from its bearer token (``default`` in local mode)."""
-    return get_context(request).resolver.tenant_for(request.headers.get("authorization"))
+async def get_tenant(request: Request) -> str:
+    """The caller's tenant from its key (``default`` in local mode).
+
+    Authentication only: the role is checked by the route's declared ``Access``
+    (``agent_memory_common.auth``: ``dependencies=[READ]``).
+    """
+    return (await caller(request)).tenant
 
 
 Ctx = Annotated[QueryContext, Depends(get_context)]
 Tenant = Annotated[str, Depends(get_tenant)]
+Caller = Annotated[Principal, Depends(caller)]

@@ -11,6 +11,7 @@ from fastapi import APIRouter
 
 from agent_memory_api.common import Health, Ready
 from agent_memory_api.status import Status
+from agent_memory_common.auth import PUBLIC, READ
 from agent_memory_common.errors import TransientError
 from agent_memory_common.http import ApiError, error_responses
 from agent_memory_common.streams import PIPELINE_CONSUMERS
@@ -57,6 +58,7 @@ def _without_counts(consumer: dict[str, Any]) -> dict[str, Any]:
 
 @router.get(
     "/v1/status",
+    dependencies=[READ],
     response_model=Status,
     summary="Per-consumer backlog, stored event count, and whether everything is drained",
     responses=error_responses(401, 503),
@@ -76,19 +78,22 @@ async def status(ctx: Ctx, tenant: Tenant) -> dict[str, Any]:
             503, "unavailable", f"Postgres unavailable: {exc}", headers={"Retry-After": "2"}
         ) from None
     drained = all(c["exists"] and c["caught_up"] for c in consumers)
-    if not ctx.resolver.local_mode:
+    if not ctx.auth.local_mode:
         # Another tenant's traffic shows in the shared counters: with tokens, only booleans.
         consumers = [_without_counts(c) for c in consumers]
     return {"consumers": consumers, "events_stored": stored, "drained": drained}
 
 
-@router.get("/healthz", summary="The process is alive", response_model=Health)
+@router.get(
+    "/healthz", summary="The process is alive", response_model=Health, dependencies=[PUBLIC]
+)
 async def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
 
 @router.get(
     "/readyz",
+    dependencies=[PUBLIC],
     summary="Postgres and NATS reachable",
     response_model=Ready,
     responses=error_responses(503),

@@ -22,6 +22,7 @@ class SearchResult(TypedDict):
     ts: Timestamp
     project_id: str
     agent_id: str
+    user_id: str | None  # the one user of its events (null: none or several)
     session_id: str | None
     score: float
     salience: float

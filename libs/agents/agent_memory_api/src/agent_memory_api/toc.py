@@ -79,6 +79,7 @@ class NodeAnswer(NodeSummary):
     # segments only
     session_id: NotRequired[str | None]
     agent_id: NotRequired[str | None]
+    user_id: NotRequired[str | None]  # the one user of its events (null: none or several)
     event_ids: NotRequired[list[str]]
     overlap_count: NotRequired[int | None]
     segment_version: NotRequired[int | None]

@@ -29,6 +29,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from agent_memory_cli import keys_cmd
 from agent_memory_cli.settings import Settings
 from agent_memory_common.db import prepare_database
 from agent_memory_retrieval.factory import load_embedder, open_text_index, open_vector_index
@@ -49,6 +50,7 @@ PageReader = Callable[[psycopg.AsyncConnection, int], AsyncIterator[tuple[int, D
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     admin = sub.add_parser("admin", help="operator commands (rebuild derived indexes)")
     admin_sub = admin.add_subparsers(dest="admin_command", required=True)
+    keys_cmd.register(admin_sub)  # admin keys create|list|revoke
     rebuild = admin_sub.add_parser(
         "rebuild-index",
         help="refill the BM25 and/or vector index from Postgres (both when neither is named)",

@@ -151,7 +151,11 @@ def install_error_handlers(app: FastAPI) -> None:
 
 
 class TenantResolver:
-    """Maps bearer tokens to tenants; with no tokens configured, everything is local mode."""
+    """Maps bearer tokens to tenants; with no tokens configured, everything is local mode.
+
+    Superseded by ``agent_memory_common.auth.Authenticator`` (roles, API keys), which both
+    services use; kept only so that code written against it before keys still imports.
+    """
 
     def __init__(self, tokens: str) -> None:
         self._tokens: dict[str, str] = {}

@@ -87,8 +87,17 @@ class CommonSettings(BaseSettings):
     tokens: str = Field(
         default="",
         description=(
-            "Bearer tokens, 'token:tenant' pairs separated by commas. Empty means local mode: "
-            "no authentication, every request belongs to the tenant 'default'."
+            "Bootstrap admin tokens, 'token:tenant' pairs separated by commas (API keys with "
+            "roles are issued with them: docs/team.md). Empty means local mode: a request "
+            "without a key is the admin of the tenant 'default'."
+        ),
+    )
+    key_cache_s: float = Field(
+        default=5.0,
+        ge=0,
+        description=(
+            "Seconds an API key check is cached by each service (a revoked key stops working "
+            "within this time; 0 checks Postgres on every request)."
         ),
     )
     allowed_origins: str = Field(

@@ -19,6 +19,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Path, Query, Response
 from pydantic import BaseModel, Field
 
+from agent_memory_common.auth import READ, WRITE
 from agent_memory_common.event import parse_ts
 from agent_memory_common.http import error_responses
 from agent_memory_common.settings import CommonSettings
@@ -85,6 +86,7 @@ def _action_json(row: dict[str, Any]) -> dict[str, Any]:
 
 @router.post(
     "/v1/episodes",
+    dependencies=[WRITE],
     response_model=Episode,
     status_code=201,
     summary="Start an episode (a task an agent takes on)",
@@ -104,6 +106,7 @@ async def start_episode(
 
 @router.get(
     "/v1/episodes/similar",
+    dependencies=[READ],
     response_model=SimilarEpisodes,
     summary="Completed episodes like a task, best first",
     responses=error_responses(401, 422),
@@ -125,6 +128,7 @@ async def similar_episodes(
 
 @router.get(
     "/v1/episodes/{episode_id}",
+    dependencies=[READ],
     response_model=Episode,
     summary="One episode with its actions",
     responses=error_responses(401, 404, 422),
@@ -140,6 +144,7 @@ async def get_episode(
 
 @router.post(
     "/v1/episodes/{episode_id}/actions",
+    dependencies=[WRITE],
     response_model=ActionsAdded,
     status_code=201,
     summary="Record actions of a running episode (idempotent by action_id)",
@@ -168,6 +173,7 @@ async def add_actions(
 
 @router.post(
     "/v1/episodes/{episode_id}/complete",
+    dependencies=[WRITE],
     response_model=Episode,
     summary="Complete an episode with its outcome and lessons",
     responses=error_responses(401, 404, 409, 422),
@@ -196,6 +202,7 @@ async def complete_episode(
 
 @router.get(
     "/v1/playbooks/{project_id}/entries",
+    dependencies=[READ],
     response_model=PlaybookAnswer,
     summary="The project's playbook; with q, the entries most relevant to q first",
     responses=error_responses(401, 422),
@@ -218,6 +225,7 @@ async def get_playbook(
 
 @router.post(
     "/v1/playbooks/{project_id}/entries",
+    dependencies=[WRITE],
     response_model=CurateAnswer,
     summary="Curate lessons into the playbook: merge by meaning, count +/-/o marks",
     responses=error_responses(401, 404, 422),

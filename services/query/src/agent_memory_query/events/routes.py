@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 import orjson
 from fastapi import APIRouter, Path, Query
 
+from agent_memory_common.auth import READ
 from agent_memory_common.http import ApiError, error_responses
 from agent_memory_query.context import Ctx, Tenant
 from agent_memory_query.events.schemas import Event, EventPage
@@ -41,6 +42,7 @@ def decode_cursor(cursor: str) -> tuple[datetime, int]:
 
 @router.get(
     "/v1/events",
+    dependencies=[READ],
     response_model=EventPage,
     summary="List events, oldest first by default",
     responses=error_responses(401, 422),
@@ -75,7 +77,8 @@ async def get_events(
 
 
 @router.get(
-    "/v1/events/{event_id:path}",  # an id may hold "/" (it is accepted at ingest)
+    "/v1/events/{event_id:path}",
+    dependencies=[READ],  # an id may hold "/" (it is accepted at ingest)
     response_model=Event,
     summary="One event by its id",
     responses=error_responses(401, 404, 422),

@@ -23,7 +23,8 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from agent_memory_client import AgentMemoryClient
-from agent_memory_common.http import ApiError, JSONBytesResponse, TenantResolver
+from agent_memory_common.auth import Authenticator
+from agent_memory_common.http import ApiError, JSONBytesResponse
 from agent_memory_mcp.server import ServerDefaults, build_server, caller_token
 from agent_memory_query.settings import Settings
 
@@ -32,17 +33,23 @@ _SELF_URL = "http://query.internal"  # never resolved: the ASGI transport answer
 
 
 class _RequireTenant:
-    """Refuse a bad bearer token with the API's own 401 before the MCP layer sees the request."""
+    """Refuse a bad bearer token with the API's own 401 before the MCP layer sees the request.
 
-    def __init__(self, app: ASGIApp, resolver: TenantResolver) -> None:
+    Any valid key may list and call tools: each tool calls a REST route with the caller's key,
+    so that route's declared role decides (a reader calling ``memory_pin`` gets the route's 403).
+    """
+
+    def __init__(self, app: ASGIApp, owner: FastAPI) -> None:
         self.app = app
-        self.resolver = resolver
+        self.owner = owner
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
             try:
-                self.resolver.tenant_for(headers.get("authorization"))
+                auth = self.owner.state.auth
+                assert isinstance(auth, Authenticator)
+                await auth.principal(headers.get("authorization"))
             except ApiError as exc:
                 response = JSONBytesResponse(
                     exc.body(), status_code=exc.status, headers=exc.headers
@@ -73,8 +80,7 @@ class McpEndpoint:
             json_response=True,
             host=self.settings.query.host,
         )
-        resolver = TenantResolver(self.settings.tokens)
-        app.router.routes.append(Route(MCP_PATH, endpoint=_RequireTenant(inner, resolver)))
+        app.router.routes.append(Route(MCP_PATH, endpoint=_RequireTenant(inner, app)))
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:

@@ -13,12 +13,14 @@ import orjson
 import pydantic
 from fastapi import APIRouter, Query, Request
 
+from agent_memory_common.auth import READ, Principal
 from agent_memory_common.http import ApiError, error_responses, validation_details
-from agent_memory_query.context import Ctx, Tenant
+from agent_memory_query.context import Caller, Ctx
 from agent_memory_query.search.brainstem.engine import SearchOutcome
 from agent_memory_query.search.brainstem.fusion import Candidate
 from agent_memory_query.search.metrics import observe_search
 from agent_memory_query.search.schemas import SearchRequest, SearchResponse
+from agent_memory_query.sharing.policy import attribute, scoped_agent, scoped_project
 
 router = APIRouter(tags=["search"])
 
@@ -61,13 +63,30 @@ def answer_json(outcome: SearchOutcome) -> dict[str, Any]:
     }
 
 
-async def run_search(ctx: Ctx, tenant: str, body: SearchRequest) -> dict[str, Any]:
+async def run_search(ctx: Ctx, principal: Principal, body: SearchRequest) -> dict[str, Any]:
+    """Search within what the caller's key and the projects' sharing strategies allow."""
     if ctx.search is None:
         raise ApiError(503, "unavailable", "search is not ready", headers={"Retry-After": "2"})
+    project_id = scoped_project(principal, body.project_id)
+    async with ctx.pool.connection() as conn:
+        agent_id = await scoped_agent(conn, principal, project_id, body.agent_id)
+    deeper = body.user_id is not None or principal.agent_id is not None
+    asked = body.model_copy(
+        update={
+            "project_id": project_id,
+            "agent_id": agent_id,
+            "limit": min(100, body.limit * 3) if deeper else body.limit,
+        }
+    )
     started = time.perf_counter()
-    outcome = await ctx.search.brainstem.search(body.to_query(tenant))
+    outcome = await ctx.search.brainstem.search(asked.to_query(principal.tenant))
     observe_search(str(outcome.intent), outcome.explain, time.perf_counter() - started)
-    return answer_json(outcome)
+    answer = answer_json(outcome)
+    async with ctx.pool.connection() as conn:
+        answer["results"] = await attribute(
+            conn, principal, answer["results"], user_id=body.user_id, limit=body.limit
+        )
+    return answer
 
 
 def parse_request(raw: Any, rename: dict[str, str] | None = None) -> SearchRequest:
@@ -93,6 +112,7 @@ def parse_request(raw: Any, rename: dict[str, str] | None = None) -> SearchReque
 
 @router.post(
     "/v1/search",
+    dependencies=[READ],
     response_model=SearchResponse,
     summary="Search memory in plain words; falls back across tiers, explains what it did",
     responses=error_responses(401, 422, 503),
@@ -103,12 +123,12 @@ def parse_request(raw: Any, rename: dict[str, str] | None = None) -> SearchReque
         }
     },
 )
-async def post_search(ctx: Ctx, tenant: Tenant, request: Request) -> dict[str, Any]:
+async def post_search(ctx: Ctx, caller: Caller, request: Request) -> dict[str, Any]:
     try:
         raw = orjson.loads(await request.body())
     except orjson.JSONDecodeError as exc:
         raise ApiError(422, "validation_error", f"body: not JSON ({exc})", field="body") from None
-    return await run_search(ctx, tenant, parse_request(raw))
+    return await run_search(ctx, caller, parse_request(raw))
 
 
 def _split(values: list[str] | None) -> list[str] | None:
@@ -120,18 +140,20 @@ def _split(values: list[str] | None) -> list[str] | None:
 
 @router.get(
     "/v1/search",
+    dependencies=[READ],
     response_model=SearchResponse,
     summary="The same search for curl: ?q=...&project_id=...&kinds=a,b&tiers=bm25",
     responses=error_responses(401, 422, 503),
 )
 async def get_search(
     ctx: Ctx,
-    tenant: Tenant,
+    caller: Caller,
     q: Annotated[str, Query(description="Plain words")],
     limit: int = 10,
     project_id: str | None = None,
     agent_id: str | None = None,
     session_id: str | None = None,
+    user_id: str | None = None,
     since: Annotated[str | None, Query(description="RFC 3339 or epoch ms, inclusive")] = None,
     until: Annotated[str | None, Query(description="RFC 3339 or epoch ms, exclusive")] = None,
     kinds: Annotated[list[str] | None, Query(description="Comma separated")] = None,
@@ -145,6 +167,7 @@ async def get_search(
         "project_id": project_id,
         "agent_id": agent_id,
         "session_id": session_id,
+        "user_id": user_id,
         "since": int(since) if since and since.isdigit() else since,
         "until": int(until) if until and until.isdigit() else until,
         "kinds": _split(kinds),
@@ -153,4 +176,4 @@ async def get_search(
         "tiers": _split(tiers),
     }
     body = parse_request(raw, {"query": "q"})
-    return await run_search(ctx, tenant, body)
+    return await run_search(ctx, caller, body)

@@ -30,6 +30,13 @@ class SearchRequest(BaseModel):
     project_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=_ID)
     agent_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=_ID)
     session_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=_ID)
+    user_id: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=200,
+        pattern=_ID,
+        description="Only memories written by this user (team projects)",
+    )
     since: str | int | None = Field(default=None, description="RFC 3339 or epoch ms, inclusive")
     until: str | int | None = Field(default=None, description="RFC 3339 or epoch ms, exclusive")
     kinds: list[MemoryKind] | None = Field(default=None, min_length=1)

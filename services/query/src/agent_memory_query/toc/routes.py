@@ -13,6 +13,7 @@ import orjson
 from fastapi import APIRouter, Path, Query
 from psycopg import AsyncConnection
 
+from agent_memory_common.auth import READ, WRITE
 from agent_memory_common.event import parse_ts
 from agent_memory_common.http import ApiError, error_responses
 from agent_memory_common.logs import get_logger
@@ -49,6 +50,7 @@ def _not_found(what: str, value: str, field: str) -> ApiError:
 
 @router.get(
     "/v1/toc",
+    dependencies=[READ],
     response_model=TocYears,
     summary="The years of a project's table of contents (of every project if none is given)",
     responses=error_responses(401, 422),
@@ -66,6 +68,7 @@ async def toc_years(
 
 @router.get(
     "/v1/toc/nodes/{node_id}",
+    dependencies=[READ],
     response_model=NodeAnswer,
     summary="A node: title, bullets with their grips, key phrases, salience, kind, children",
     responses=error_responses(401, 404, 422),
@@ -93,6 +96,7 @@ async def _missing_node(conn: Any, tenant: str, node_id: str, version: int | Non
 
 @router.get(
     "/v1/toc/nodes/{node_id}/children",
+    dependencies=[READ],
     response_model=TocChildren,
     summary="A node's children (latest versions, in time order); a segment's events",
     responses=error_responses(401, 404, 422),
@@ -126,6 +130,7 @@ async def toc_children(
 
 @router.get(
     "/v1/toc/at",
+    dependencies=[READ],
     response_model=TocAt,
     summary="The path year -> month -> week -> day -> segment holding an instant",
     responses=error_responses(401, 404, 422),
@@ -155,6 +160,7 @@ async def toc_at(
 
 @router.get(
     "/v1/grips/{grip_id}",
+    dependencies=[READ],
     response_model=GripAnswer,
     summary="A grip: its excerpt, the events it points at, and N events of context each side",
     responses=error_responses(401, 404, 422),
@@ -174,6 +180,7 @@ async def grip(
 
 @router.post(
     "/v1/toc/search",
+    dependencies=[READ],
     response_model=TocSearchAnswer,
     summary="Index-free term search over node titles, bullets and key phrases",
     responses=error_responses(401, 404, 422),
@@ -245,6 +252,7 @@ async def _republish(
 
 @router.post(
     "/v1/memories/{memory_id}/pin",
+    dependencies=[WRITE],
     response_model=PinAnswer,
     summary="Pin a grip or a node: +0.20 salience, in the TOC and (republished) in search",
     responses=error_responses(401, 404, 422),
@@ -255,6 +263,7 @@ async def pin(ctx: Ctx, tenant: Tenant, memory_id: NodeId) -> dict[str, Any]:
 
 @router.post(
     "/v1/memories/{memory_id}/unpin",
+    dependencies=[WRITE],
     response_model=PinAnswer,
     summary="Unpin a grip or a node",
     responses=error_responses(401, 404, 422),

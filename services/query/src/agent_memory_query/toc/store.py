@@ -111,6 +111,7 @@ async def node(
             {
                 "session_id": row["session_id"],
                 "agent_id": row["agent_id"],
+                "user_id": row.get("user_id"),
                 "event_ids": list(row["event_ids"] or []),
                 "overlap_count": row["overlap_count"],
                 "segment_version": row["source_version"],

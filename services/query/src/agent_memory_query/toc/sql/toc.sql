@@ -19,7 +19,12 @@ SELECT n.node_id, n.project_id, n.level, n.bucket, n.pinned, n.latest_version, n
        v.version, v.parent_id, v.title, v.bullets, v.keywords, v.memory_kind, v.base_salience,
        v.child_ids, v.start_ts, v.end_ts, v.session_id, v.agent_id, v.event_ids,
        v.overlap_count, v.source_version, v.summarizer, v.created_at,
-       cardinality(v.child_ids) AS child_count
+       cardinality(v.child_ids) AS child_count,
+       -- who wrote a segment (docs/team.md): the one user of its events, else NULL
+       CASE WHEN n.level = 'segment' THEN (
+           SELECT CASE WHEN count(DISTINCT e.user_id) = 1 THEN min(e.user_id) END
+           FROM events e WHERE e.tenant = n.tenant AND e.event_id = ANY(v.event_ids)
+       ) END AS user_id
 FROM toc_nodes n
 JOIN toc_node_versions v
   ON v.tenant = n.tenant AND v.node_id = n.node_id

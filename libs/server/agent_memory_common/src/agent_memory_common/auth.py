@@ -1,0 +1,337 @@
+"""Who is calling, and may they: API keys with roles, shared by the gateway and the query service.
+
+A caller is a ``Principal``: a tenant, a role (reader < writer < admin) and optional bounds (the
+projects it may touch, the agent and the user it writes as). It comes from the bearer token:
+
+- no tokens configured (``AGENT_MEMORY_TOKENS`` empty) is local mode: a request without a key is
+  the admin of tenant ``default`` (a key, when one is presented, is still honoured, so a bounded
+  key can be tried locally);
+- an ``AGENT_MEMORY_TOKENS`` pair ``token:tenant`` is a bootstrap admin key of that tenant (how a
+  team deployment issues its first keys);
+- ``amk_<key_id>_<secret>`` is an API key kept in Postgres (``api_keys``, migration 0013): only
+  sha256 of the secret is stored, and it is compared in constant time.
+
+Keys are looked up by their public ``key_id`` and the answer is cached for ``key_cache_s``
+seconds (default 5), so the ingest hot path costs one dict lookup per request; a revocation takes
+effect everywhere within that time.
+
+Every route declares the role it needs with an ``Access`` dependency (``READ``, ``WRITE``,
+``ADMIN``, ``PUBLIC``): ``dependencies=[READ]`` in the route decorator. A route without one is
+treated as admin-only by ``authorize`` (fail closed) and fails the role-matrix test
+(``tests/test_role_matrix.py``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal, get_args
+
+import psycopg
+from fastapi import Depends, FastAPI, Request
+from fastapi.dependencies.models import Dependant
+from fastapi.routing import APIRoute, iter_route_contexts
+from psycopg.rows import dict_row
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
+
+from agent_memory_common.db import load_queries
+from agent_memory_common.http import LOCAL_TENANT, ApiError
+
+Role = Literal["reader", "writer", "admin"]
+ROLES: tuple[Role, ...] = get_args(Role)
+_RANK: dict[str, int] = {"reader": 1, "writer": 2, "admin": 3}
+KEY_PREFIX = "amk_"
+_CACHE_MAX = 10_000
+_CHALLENGE = {"WWW-Authenticate": 'Bearer realm="agent-memory"'}
+
+Q = load_queries(__package__ or "agent_memory_common", "sql/keys.sql")
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """The caller: its tenant, its role, and the bounds of its key (None: unbounded)."""
+
+    tenant: str
+    role: Role
+    key_id: str | None = None  # None: local mode or a bootstrap token
+    projects: frozenset[str] | None = None
+    agent_id: str | None = None
+    user_id: str | None = None
+    expires_at: datetime | None = None
+
+    def has(self, role: Role) -> bool:
+        return _RANK[self.role] >= _RANK[role]
+
+    def require(self, role: Role) -> Principal:
+        """Self, or a 403 naming the role needed."""
+        if not self.has(role):
+            raise ApiError(
+                403, "forbidden", f"this key's role is {self.role}; this needs {role} or above"
+            )
+        return self
+
+    def require_project(self, project_id: str, field: str = "project_id") -> None:
+        """403 when the key is limited to other projects."""
+        if self.projects is not None and project_id not in self.projects:
+            raise ApiError(
+                403,
+                "forbidden",
+                f"this key may not use project {project_id!r}",
+                field=field,
+            )
+
+
+LOCAL_ADMIN = Principal(tenant=LOCAL_TENANT, role="admin")
+
+
+# ---- key material -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class NewKey:
+    key_id: str
+    secret: str  # the full bearer token, shown once
+
+    @property
+    def secret_hash(self) -> bytes:
+        parts = split_key(self.secret)
+        assert parts is not None
+        return hash_secret(parts[1])
+
+
+def hash_secret(secret: str) -> bytes:
+    return hashlib.sha256(secret.encode()).digest()
+
+
+def new_key() -> NewKey:
+    key_id = secrets.token_hex(6)
+    return NewKey(key_id, f"{KEY_PREFIX}{key_id}_{secrets.token_urlsafe(32)}")
+
+
+def split_key(token: str) -> tuple[str, str] | None:
+    """(key_id, secret) of an ``amk_`` token, or None when it is not shaped like one."""
+    if not token.startswith(KEY_PREFIX):
+        return None
+    key_id, sep, secret = token[len(KEY_PREFIX) :].partition("_")
+    if not sep or not key_id or not secret:
+        return None
+    return key_id, secret
+
+
+def parse_bootstrap_tokens(tokens: str) -> dict[str, str]:
+    """``token:tenant`` pairs of ``AGENT_MEMORY_TOKENS``."""
+    found: dict[str, str] = {}
+    for pair in tokens.split(","):
+        pair = pair.strip()
+        if not pair:
+            continue
+        token, sep, tenant = pair.rpartition(":")
+        if not sep or not token or not tenant:
+            raise ValueError("AGENT_MEMORY_TOKENS: expected 'token:tenant' pairs")
+        found[token] = tenant
+    return found
+
+
+def principal_from_row(row: dict[str, Any], secret: str, now: datetime) -> Principal | None:
+    """The key's principal if the secret matches and the key is live, else None."""
+    if not hmac.compare_digest(bytes(row["secret_hash"]), hash_secret(secret)):
+        return None
+    if row["revoked_at"] is not None:
+        return None
+    expires = row["expires_at"]
+    if expires is not None and expires <= now:
+        return None
+    return Principal(
+        tenant=row["tenant"],
+        role=row["role"],
+        key_id=row["key_id"],
+        projects=frozenset(row["projects"]) if row["projects"] is not None else None,
+        agent_id=row["agent_id"],
+        user_id=row["user_id"],
+        expires_at=expires,
+    )
+
+
+# ---- the authenticator ------------------------------------------------------------------------
+
+
+class Authenticator:
+    """Bearer token -> ``Principal``: bootstrap tokens in memory, API keys from Postgres, cached.
+
+    ``pool`` may be None for an app that runs without Postgres (then only bootstrap tokens and
+    local mode work, and an API key is a 503).
+    """
+
+    def __init__(
+        self, tokens: str, pool: AsyncConnectionPool | None, *, cache_s: float = 5.0
+    ) -> None:
+        self._bootstrap = [
+            (token.encode(), tenant) for token, tenant in parse_bootstrap_tokens(tokens).items()
+        ]
+        self.pool = pool
+        self.cache_s = cache_s
+        self._cache: dict[str, tuple[float, Principal | None]] = {}
+
+    @property
+    def local_mode(self) -> bool:
+        return not self._bootstrap
+
+    async def principal(self, authorization: str | None) -> Principal:
+        """The caller, or an ``ApiError`` 401 (503 when the key store is unreachable)."""
+        if not authorization:
+            if self.local_mode:
+                return LOCAL_ADMIN
+            raise ApiError(401, "unauthorized", "missing bearer token", headers=_CHALLENGE)
+        cached = self._cache.get(authorization)
+        if cached is not None and cached[0] > time.monotonic():
+            found = cached[1]
+        else:
+            found = await self._resolve(authorization)
+        if found is None:
+            raise ApiError(
+                401, "unauthorized", "unknown, revoked or expired key", headers=_CHALLENGE
+            )
+        if found.expires_at is not None and found.expires_at <= datetime.now(UTC):
+            raise ApiError(
+                401, "unauthorized", "unknown, revoked or expired key", headers=_CHALLENGE
+            )
+        return found
+
+    async def _resolve(self, authorization: str) -> Principal | None:
+        scheme, _, presented = authorization.partition(" ")
+        presented = presented.strip()
+        if scheme.lower() != "bearer" or not presented:
+            if self.local_mode:
+                return LOCAL_ADMIN
+            raise ApiError(401, "unauthorized", "expected 'Bearer <token>'", headers=_CHALLENGE)
+        found: Principal | None = None
+        parts = split_key(presented)
+        if parts is not None:
+            found = await self._lookup(*parts)
+        else:
+            raw = presented.encode()
+            for token, tenant in self._bootstrap:
+                if hmac.compare_digest(token, raw):
+                    found = Principal(tenant=tenant, role="admin")
+            if found is None and self.local_mode:
+                found = LOCAL_ADMIN  # local mode ignores a token that is not a key, as before
+        if len(self._cache) >= _CACHE_MAX:
+            self._cache.clear()
+        self._cache[authorization] = (time.monotonic() + self.cache_s, found)
+        return found
+
+    async def _lookup(self, key_id: str, secret: str) -> Principal | None:
+        if self.pool is None:
+            raise ApiError(503, "unavailable", "API keys are not available here")
+        try:
+            async with (
+                self.pool.connection(timeout=5) as conn,
+                conn.cursor(row_factory=dict_row) as cur,
+            ):
+                await cur.execute(Q["key_by_id"], {"key_id": key_id})
+                row = await cur.fetchone()
+        except (psycopg.Error, PoolTimeout):
+            raise ApiError(
+                503, "unavailable", "key store unavailable", headers={"Retry-After": "2"}
+            ) from None
+        if row is None:
+            hash_secret(secret)  # same work as a known key: no timing hint of which ids exist
+            return None
+        return principal_from_row(row, secret, datetime.now(UTC))
+
+    def forget(self) -> None:
+        """Drop the cache (a revocation through this process takes effect at once here)."""
+        self._cache.clear()
+
+
+# ---- route declarations --------------------------------------------------------------------
+
+
+def get_authenticator(request: Request) -> Authenticator:
+    auth = request.app.state.auth
+    assert isinstance(auth, Authenticator)
+    return auth
+
+
+async def caller(request: Request) -> Principal:
+    """The request's principal, authenticated once per request."""
+    found = getattr(request.state, "principal", None)
+    if isinstance(found, Principal):
+        return found
+    principal = await get_authenticator(request).principal(request.headers.get("authorization"))
+    request.state.principal = principal
+    return principal
+
+
+class Access:
+    """A route's declared role: ``dependencies=[READ]`` (or ``caller: Annotated[Principal,
+    READ]`` to use the principal). ``role=None`` declares a public route (health probes)."""
+
+    def __init__(self, role: Role | None) -> None:
+        self.role = role
+
+    def __repr__(self) -> str:
+        return f"Access({self.role!r})"
+
+    async def __call__(self, request: Request) -> Principal | None:
+        if self.role is None:
+            return None
+        return (await caller(request)).require(self.role)
+
+
+_PUBLIC = Access(None)
+_READER = Access("reader")
+_WRITER = Access("writer")
+_ADMIN = Access("admin")
+PUBLIC: Any = Depends(_PUBLIC)
+READ: Any = Depends(_READER)
+WRITE: Any = Depends(_WRITER)
+ADMIN: Any = Depends(_ADMIN)
+
+
+def _accesses(dependant: Dependant) -> Iterable[Access]:
+    pending = [dependant]
+    while pending:
+        current = pending.pop()
+        if isinstance(current.call, Access):
+            yield current.call
+        pending.extend(current.dependencies)
+
+
+def declared_access(route: APIRoute) -> Access | None:
+    """The strictest ``Access`` a route declares (None: it declares none)."""
+    found = list(_accesses(route.dependant))
+    if not found:
+        return None
+    return max(found, key=lambda a: 0 if a.role is None else _RANK[a.role])
+
+
+def app_routes(app: FastAPI) -> list[tuple[str, APIRoute]]:
+    """(served path, route) of every API route of an app, included routers walked through
+    (FastAPI keeps an included router as one entry of ``app.routes``)."""
+    found = []
+    for context in iter_route_contexts(app.routes):
+        route = context.original_route
+        if isinstance(route, APIRoute):
+            found.append((context.path or route.path, route))
+    return found
+
+
+_DECLARED: dict[int, bool] = {}
+
+
+async def authorize(request: Request) -> None:
+    """App-wide dependency: a route that declares no ``Access`` is admin-only (fail closed)."""
+    route = request.scope.get("route")
+    if not isinstance(route, APIRoute):
+        return
+    declared = _DECLARED.get(id(route))
+    if declared is None:
+        declared = _DECLARED[id(route)] = declared_access(route) is not None
+    if not declared:
+        (await caller(request)).require("admin")

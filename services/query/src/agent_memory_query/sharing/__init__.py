@@ -1,0 +1,1 @@
+"""Per-project sharing strategies: separate, unified, team (docs/team.md)."""
