@@ -85,6 +85,7 @@ class Stack:
     env: dict[str, str]
     gateway_url: str = ""
     query_url: str = ""
+    pruner_url: str = ""
     processes: dict[str, ManagedProcess] = field(default_factory=dict)
 
     def start(self, name: str) -> ManagedProcess:
@@ -96,6 +97,7 @@ class Stack:
             "embedder": ("agent_memory_embedder", ""),
             "bm25-indexer": ("agent_memory_bm25", ""),
             "query": ("agent_memory_query", self.query_url),
+            "pruner": ("agent_memory_pruner", self.pruner_url),
         }[name]
         ready = _http_ok(url + "/readyz") if url else None
         proc = ManagedProcess(
@@ -128,7 +130,7 @@ def _http_ok(url: str) -> Callable[[], bool]:
 
 
 def make_stack(nats: NatsServer, pg_dsn: str, workdir: Path, **extra_env: str) -> Stack:
-    gateway_port, query_port = free_port(), free_port()
+    gateway_port, query_port, pruner_port = free_port(), free_port(), free_port()
     env = {
         **os.environ,
         "AGENT_MEMORY_NATS_URL": nats.url,
@@ -136,6 +138,7 @@ def make_stack(nats: NatsServer, pg_dsn: str, workdir: Path, **extra_env: str) -
         "AGENT_MEMORY_HOME": str(workdir / "home"),
         "AGENT_MEMORY_GATEWAY__PORT": str(gateway_port),
         "AGENT_MEMORY_QUERY__PORT": str(query_port),
+        "AGENT_MEMORY_PRUNER__PORT": str(pruner_port),
         "AGENT_MEMORY_LOG_JSON": "true",
         **extra_env,
     }
@@ -146,6 +149,7 @@ def make_stack(nats: NatsServer, pg_dsn: str, workdir: Path, **extra_env: str) -
         env=env,
         gateway_url=f"http://127.0.0.1:{gateway_port}",
         query_url=f"http://127.0.0.1:{query_port}",
+        pruner_url=f"http://127.0.0.1:{pruner_port}",
     )
 
 

@@ -34,6 +34,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from agent_memory_cli import cleanup
 from agent_memory_cli.settings import Settings
 from agent_memory_common.db import prepare_database
 from agent_memory_retrieval.cleanup import RetentionGate
@@ -72,6 +73,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="also leave out entries older than the retention matrix keeps (pruned ones always)",
     )
     rebuild.set_defaults(run=_cmd_rebuild)
+    cleanup.register(admin_sub)
 
 
 @dataclass

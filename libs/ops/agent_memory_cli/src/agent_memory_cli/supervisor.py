@@ -38,6 +38,7 @@ SERVICES: tuple[ServiceDef, ...] = (
     ServiceDef("embedder", "agent_memory_embedder"),
     ServiceDef("gateway", "agent_memory_gateway", "gateway"),
     ServiceDef("query", "agent_memory_query", "query"),
+    ServiceDef("pruner", "agent_memory_pruner", "pruner"),
 )
 
 MAX_BACKOFF_S = 30.0

@@ -33,6 +33,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from pydantic import BaseModel, Field
+
 INDEXES: tuple[str, ...] = ("vector", "bm25")
 RETAINED_LEVELS: tuple[str, ...] = ("event", "segment", "grip", "day", "week", "month", "year")
 FOREVER = "forever"
@@ -171,3 +173,25 @@ class EpisodeValueRule:
         if age_days < self.min_age_days:
             return False
         return self.score(value, outcome, age_days) < self.min_score
+
+
+class EpisodeOptions(BaseModel):
+    """The episode rule's settings, under ``AGENT_MEMORY_PRUNER__EPISODE_*``: read by the pruner
+    service and by ``agent-memory admin cleanup`` alike."""
+
+    episode_min_score: float = Field(
+        default=0.05, ge=0, le=1, description="Episodes below this value score are pruned."
+    )
+    episode_half_life_days: float = Field(
+        default=90.0, gt=0, description="Age at which an episode's recency factor is 0.5."
+    )
+    episode_min_age_days: float = Field(
+        default=30.0, ge=0, description="Episodes younger than this are never pruned."
+    )
+
+    def episode_rule(self) -> EpisodeValueRule:
+        return EpisodeValueRule(
+            min_score=self.episode_min_score,
+            half_life_days=self.episode_half_life_days,
+            min_age_days=self.episode_min_age_days,
+        )

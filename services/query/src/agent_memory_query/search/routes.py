@@ -14,6 +14,7 @@ from fastapi import APIRouter, Query, Request
 
 from agent_memory_common.http import ApiError, error_responses, validation_details
 from agent_memory_query.context import Ctx, Tenant
+from agent_memory_query.retention.explain import retention_notes
 from agent_memory_query.search.brainstem.engine import SearchOutcome
 from agent_memory_query.search.brainstem.fusion import Candidate
 from agent_memory_query.search.schemas import SearchRequest, SearchResponse
@@ -63,7 +64,11 @@ async def run_search(ctx: Ctx, tenant: str, body: SearchRequest) -> dict[str, An
     if ctx.search is None:
         raise ApiError(503, "unavailable", "search is not ready", headers={"Retry-After": "2"})
     outcome = await ctx.search.brainstem.search(body.to_query(tenant))
-    return answer_json(outcome)
+    answer = answer_json(outcome)
+    found = [(c.doc, c.ranks) for c in outcome.results]
+    if notes := await retention_notes(ctx.pool, tenant, found):
+        answer["explain"]["retention"] = notes
+    return answer
 
 
 def parse_request(raw: Any, rename: dict[str, str] | None = None) -> SearchRequest:
