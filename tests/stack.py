@@ -88,7 +88,7 @@ class Stack:
     pruner_url: str = ""
     processes: dict[str, ManagedProcess] = field(default_factory=dict)
 
-    def start(self, name: str) -> ManagedProcess:
+    def start(self, name: str, timeout: float = 60.0) -> ManagedProcess:
         module, url = {
             "gateway": ("agent_memory_gateway", self.gateway_url),
             "recorder": ("agent_memory_recorder", ""),
@@ -107,7 +107,7 @@ class Stack:
             env=self.env,
             ready=ready,
         )
-        proc.start(timeout=60)
+        proc.start(timeout=timeout)
         self.processes[name] = proc
         return proc
 

@@ -34,7 +34,9 @@ def pruner(nats_server: NatsServer, pg_dsn: str, tmp_path: Path) -> Iterator[Sta
 
 def _post(stack: Stack, body: object, token: str | None = ADMIN) -> httpx.Response:
     headers = {"authorization": f"Bearer {token}"} if token else {}
-    return httpx.post(f"{stack.pruner_url}/v1/admin/cleanup", json=body, headers=headers, timeout=30)
+    return httpx.post(
+        f"{stack.pruner_url}/v1/admin/cleanup", json=body, headers=headers, timeout=30
+    )
 
 
 def test_admin_only_when_auth_is_on(pruner: Stack) -> None:
