@@ -116,6 +116,7 @@ def _cli(stack: Stack, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1500)  # eight services and the model load on two shared cores
 def test_pruning_forgets_old_detail_in_the_indexes_only(
     nats_server: NatsServer, pg_dsn: str, tmp_path: Path
 ) -> None:
@@ -213,7 +214,8 @@ def test_pruning_forgets_old_detail_in_the_indexes_only(
         ids = {h["id"] for h in _search(stack, "flamingo", ["bm25"])["results"]}
         assert not ids & wanted
         assert "event:default:new-0" in _vector_ids(stack.pg_dsn)
-        again = json.loads(_cli(stack, "cleanup", "--dry-run", "--json").stdout)
+        out = _cli(stack, "cleanup", "--dry-run", "--json").stdout
+        again = json.loads(out[out.index("{\n") :])  # after any log line
         assert again["entries"] == 0, _cells(again)
     finally:
         stack.stop()

@@ -22,7 +22,7 @@ candidate again.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
@@ -235,7 +235,7 @@ async def _prune_index(
                 if dry_run:
                     await _count(conn, source, params, levels[level], page_size)
                     continue
-                while rows := await _candidates(conn, source, params, page_size):
+                async for rows in _pages(conn, source, params, page_size):
                     await index.delete([r["doc_id"] for r in rows])
                     await _record(conn, params, rows, "retention")
                     levels[level].add(project_id, rows)
@@ -247,12 +247,30 @@ async def _prune_index(
     return report
 
 
+START = ("-infinity", "")  # (ts, key) before every row
+
+
 async def _candidates(
-    conn: AsyncConnection[Any], source: str, params: dict[str, Any], limit: int
+    conn: AsyncConnection[Any],
+    source: str,
+    params: dict[str, Any],
+    limit: int,
+    after: tuple[Any, str] = START,
 ) -> list[dict[str, Any]]:
+    """The next ``limit`` candidates after ``after`` = (ts, key) of the previous page's last."""
     cur = conn.cursor(row_factory=dict_row)
-    await cur.execute(QUERIES[f"{source}_candidates"], {**params, "limit": limit})
+    paged = {**params, "limit": limit, "after_ts": after[0], "after_key": after[1]}
+    await cur.execute(QUERIES[f"{source}_candidates"], paged)
     return list(await cur.fetchall())
+
+
+async def _pages(
+    conn: AsyncConnection[Any], source: str, params: dict[str, Any], limit: int
+) -> AsyncIterator[list[dict[str, Any]]]:
+    after: tuple[Any, str] = START
+    while rows := await _candidates(conn, source, params, limit, after):
+        yield rows
+        after = (rows[-1]["ts"], rows[-1]["key"])
 
 
 async def _count(
@@ -312,7 +330,7 @@ async def _prune_episodes(
             rows = await _candidates(conn, "episode", params, 1_000_000)
             level.add(project_id, rows)
             continue
-        while rows := await _candidates(conn, "episode", params, page_size):
+        async for rows in _pages(conn, "episode", params, page_size):
             async with conn.transaction():
                 ids = [r["doc_id"] for r in rows]
                 await conn.execute(QUERIES["episode_unmatch"], {"tenant": tenant, "ids": ids})

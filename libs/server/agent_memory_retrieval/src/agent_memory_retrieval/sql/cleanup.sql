@@ -18,15 +18,18 @@ WHERE (%(tenant)s::text IS NULL OR tenant = %(tenant)s::text)
 
 -- name: event_candidates
 -- Events with text (an empty one is never indexed), older than the cutoff, not pruned yet.
-SELECT 'event:' || e.tenant || ':' || e.event_id AS doc_id, e.ts, left(e.text, 120) AS excerpt
+-- Paged by (ts, key) after the last page's end, so a page never rescans the rows before it.
+SELECT 'event:' || e.tenant || ':' || e.event_id AS doc_id, e.ts, e.event_id AS key,
+       left(e.text, 120) AS excerpt
 FROM events AS e
 WHERE e.tenant = %(tenant)s AND e.project_id = %(project_id)s AND e.ts < %(cutoff)s
+  AND (e.ts, e.event_id) > (%(after_ts)s::timestamptz, %(after_key)s::text)
   AND btrim(e.text) <> ''
   AND NOT EXISTS (
       SELECT 1 FROM index_pruned AS p
       WHERE p.tenant = e.tenant AND p.index_name = %(index_name)s
         AND p.doc_id = 'event:' || e.tenant || ':' || e.event_id)
-ORDER BY e.ts, e.seq
+ORDER BY e.ts, e.event_id
 LIMIT %(limit)s
 
 -- name: event_count
@@ -42,13 +45,14 @@ WHERE e.tenant = %(tenant)s AND e.project_id = %(project_id)s AND e.ts < %(cutof
 -- name: node_candidates
 -- TOC nodes with content at one level. A node changed since it was pruned (a new version or a
 -- pin, which the indexers index again) is a candidate again.
-SELECT 'node:' || n.tenant || ':' || n.node_id AS doc_id, n.start_ts AS ts,
+SELECT 'node:' || n.tenant || ':' || n.node_id AS doc_id, n.start_ts AS ts, n.node_id AS key,
        left(v.title, 120) AS excerpt
 FROM toc_nodes AS n
 JOIN toc_node_versions AS v
   ON v.tenant = n.tenant AND v.node_id = n.node_id AND v.version = n.latest_version
 WHERE n.tenant = %(tenant)s AND n.project_id = %(project_id)s AND n.level = %(level)s
   AND n.start_ts < %(cutoff)s AND n.latest_version > 0 AND NOT n.is_empty
+  AND (n.start_ts, n.node_id) > (%(after_ts)s::timestamptz, %(after_key)s::text)
   AND NOT EXISTS (
       SELECT 1 FROM index_pruned AS p
       WHERE p.tenant = n.tenant AND p.index_name = %(index_name)s
@@ -68,12 +72,13 @@ WHERE n.tenant = %(tenant)s AND n.project_id = %(project_id)s AND n.level = %(le
 
 -- name: grip_candidates
 -- A grip's time is the start of the segment version that made it, as its index document's.
-SELECT 'grip:' || g.tenant || ':' || g.grip_id AS doc_id, v.start_ts AS ts,
+SELECT 'grip:' || g.tenant || ':' || g.grip_id AS doc_id, v.start_ts AS ts, g.grip_id AS key,
        left(g.excerpt, 120) AS excerpt
 FROM toc_grips AS g
 JOIN toc_node_versions AS v
   ON v.tenant = g.tenant AND v.node_id = g.node_id AND v.version = g.node_version
 WHERE g.tenant = %(tenant)s AND g.project_id = %(project_id)s AND v.start_ts < %(cutoff)s
+  AND (v.start_ts, g.grip_id) > (%(after_ts)s::timestamptz, %(after_key)s::text)
   AND NOT EXISTS (
       SELECT 1 FROM index_pruned AS p
       WHERE p.tenant = g.tenant AND p.index_name = %(index_name)s
@@ -95,8 +100,9 @@ WHERE g.tenant = %(tenant)s AND g.project_id = %(project_id)s AND v.start_ts < %
 -- name: episode_candidates
 -- Finished episodes still matched by "similar" whose value score (retention.EpisodeValueRule)
 -- is below the threshold: value x outcome weight x 0.5 ^ (age / half-life).
-SELECT doc_id, ts, excerpt, score FROM (
-    SELECT e.episode_id AS doc_id, e.completed_at AS ts, left(e.task, 120) AS excerpt,
+SELECT doc_id, ts, key, excerpt, score FROM (
+    SELECT e.episode_id AS doc_id, e.completed_at AS ts, e.episode_id AS key,
+           left(e.task, 120) AS excerpt,
            coalesce(e.value, 0.5)
            * CASE e.status WHEN 'success' THEN %(w_success)s WHEN 'partial' THEN %(w_partial)s
                            ELSE %(w_failure)s END
@@ -106,8 +112,8 @@ SELECT doc_id, ts, excerpt, score FROM (
     WHERE e.tenant = %(tenant)s AND e.project_id = %(project_id)s AND e.status <> 'running'
       AND e.completed_at IS NOT NULL AND e.completed_at < %(cutoff)s AND length(e.tsv) > 0
 ) AS scored
-WHERE score < %(min_score)s
-ORDER BY ts, doc_id
+WHERE score < %(min_score)s AND (ts, key) > (%(after_ts)s::timestamptz, %(after_key)s::text)
+ORDER BY ts, key
 LIMIT %(limit)s
 
 -- name: episode_unmatch
