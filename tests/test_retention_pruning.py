@@ -58,7 +58,14 @@ def _event(event_id: str, session: str, ts: int, text: str) -> dict[str, Any]:
 def _search(stack: Stack, query: str, tiers: list[str]) -> dict[str, Any]:
     r = httpx.post(
         f"{stack.query_url}/v1/search",
-        json={"query": query, "project_id": "ret", "tiers": tiers, "limit": 50},
+        # explore: TOC nodes are among the wanted types (a question wants events and grips)
+        json={
+            "query": query,
+            "project_id": "ret",
+            "tiers": tiers,
+            "limit": 50,
+            "intent": "explore",
+        },
         timeout=30,
     )
     assert r.status_code == 200, r.text
