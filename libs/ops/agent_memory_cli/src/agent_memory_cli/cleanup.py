@@ -19,6 +19,7 @@ import psycopg
 
 from agent_memory_cli.settings import Settings
 from agent_memory_common.db import prepare_database
+from agent_memory_common.logs import configure_logging
 from agent_memory_retrieval.cleanup import CleanupReport, CleanupScope, run_cleanup
 from agent_memory_retrieval.factory import open_text_index, open_vector_index
 from agent_memory_retrieval.retention import EpisodeOptions
@@ -81,6 +82,8 @@ def render(report: CleanupReport) -> str:
 
 def _run(_: Settings, args: argparse.Namespace) -> int:
     settings = CleanupSettings()
+    # logs go to stderr, so that --json output stays one JSON document
+    configure_logging("cleanup", settings.log_level, settings.log_json)
     try:
         prepare_database(settings.pg_dsn)
     except psycopg.OperationalError as exc:

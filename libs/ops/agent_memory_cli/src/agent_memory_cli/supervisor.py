@@ -167,6 +167,7 @@ class Supervisor:
             "\nagent-memory is running.\n"
             f"  ingest gateway : {s.gateway_url}   (POST /v1/events)\n"
             f"  query service  : {s.query_url}   (GET /v1/events, /v1/status, /docs)\n"
+            f"  pruner         : {s.pruner_url}   (POST /v1/admin/cleanup, hourly)\n"
             f"  NATS           : {self.nats_url}\n"
             f"  Postgres       : {self.pg_dsn}\n"
             f"  data and logs  : {self.home}\n"
