@@ -16,7 +16,7 @@ export HF_HUB_OFFLINE := 1
 
 MEMBERS := $(wildcard libs/*/*/pyproject.toml services/*/pyproject.toml)
 
-.PHONY: help install run test check lint format typecheck test-fast k8s-tools k8s-render chaos bench bench-ingest bench-toc bench-search bench-locomo bench-coding bench-summary clean
+.PHONY: help install run test check lint format typecheck test-fast k8s-tools k8s-render chaos bench bench-ingest bench-toc bench-search bench-locomo bench-coding bench-summary bench-lifecycle clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -98,6 +98,9 @@ bench-locomo: install ## LoCoMo recall@1/5/10 (turn, session) through the real p
 
 bench-coding: install ## coding sessions: found@k by question kind, TOC usefulness, memory-kind F1
 	$(BIN)/python -m tests.bench.bench_coding
+
+bench-lifecycle: install ## retention cleanup of 100,000 events' indexes: dry run and run, per store
+	$(BIN)/python -m tests.bench.bench_lifecycle
 
 bench-summary: install ## ROUGE of our session summaries vs LoCoMo's, beside lead-3 and TextRank
 	$(BIN)/python -m tests.bench.bench_summary

@@ -85,13 +85,15 @@ class Stack:
     env: dict[str, str]
     gateway_url: str = ""
     query_url: str = ""
+    pruner_url: str = ""
     processes: dict[str, ManagedProcess] = field(default_factory=dict)
     # where each consumer service serves /metrics, /healthz and /readyz (a free port each)
     metrics_urls: dict[str, str] = field(default_factory=dict)
 
-    def start(self, name: str, replica: int = 0) -> ManagedProcess:
+    def start(self, name: str, replica: int = 0, timeout: float = 180.0) -> ManagedProcess:
         """Start service ``name``; ``replica`` > 0 starts a further process of a consumer
-        service (named ``<name>-<replica>``) that shares its durable consumers."""
+        service (named ``<name>-<replica>``) that shares its durable consumers. ``timeout``:
+        generous by default, for a busy CI machine (the query service loads its model)."""
         module, url = {
             "gateway": ("agent_memory_gateway", self.gateway_url),
             "recorder": ("agent_memory_recorder", ""),
@@ -100,6 +102,7 @@ class Stack:
             "embedder": ("agent_memory_embedder", ""),
             "bm25-indexer": ("agent_memory_bm25", ""),
             "query": ("agent_memory_query", self.query_url),
+            "pruner": ("agent_memory_pruner", self.pruner_url),
         }[name]
         ready = _http_ok(url + "/readyz") if url else None
         key = f"{name}-{replica}" if replica else name
@@ -115,7 +118,7 @@ class Stack:
             env=env,
             ready=ready,
         )
-        proc.start(timeout=180)  # a busy CI machine: the query service loads its model
+        proc.start(timeout=timeout)
         self.processes[key] = proc
         return proc
 
@@ -138,7 +141,7 @@ def _http_ok(url: str) -> Callable[[], bool]:
 
 
 def make_stack(nats: NatsServer, pg_dsn: str, workdir: Path, **extra_env: str) -> Stack:
-    gateway_port, query_port = free_port(), free_port()
+    gateway_port, query_port, pruner_port = free_port(), free_port(), free_port()
     env = {
         **os.environ,
         "AGENT_MEMORY_NATS_URL": nats.url,
@@ -146,6 +149,7 @@ def make_stack(nats: NatsServer, pg_dsn: str, workdir: Path, **extra_env: str) -
         "AGENT_MEMORY_HOME": str(workdir / "home"),
         "AGENT_MEMORY_GATEWAY__PORT": str(gateway_port),
         "AGENT_MEMORY_QUERY__PORT": str(query_port),
+        "AGENT_MEMORY_PRUNER__PORT": str(pruner_port),
         "AGENT_MEMORY_LOG_JSON": "true",
         **extra_env,
     }
@@ -156,6 +160,7 @@ def make_stack(nats: NatsServer, pg_dsn: str, workdir: Path, **extra_env: str) -
         env=env,
         gateway_url=f"http://127.0.0.1:{gateway_port}",
         query_url=f"http://127.0.0.1:{query_port}",
+        pruner_url=f"http://127.0.0.1:{pruner_port}",
     )
 
 

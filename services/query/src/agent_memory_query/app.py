@@ -27,6 +27,7 @@ from agent_memory_query.events import routes as events
 from agent_memory_query.inputs import guard_inputs
 from agent_memory_query.keys import routes as keys
 from agent_memory_query.mcp.routes import McpEndpoint
+from agent_memory_query.retention import routes as retention
 from agent_memory_query.search import routes as search
 from agent_memory_query.search.runtime import open_search
 from agent_memory_query.settings import Settings
@@ -92,4 +93,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(toc.router)
     app.include_router(keys.router)
     app.include_router(sharing.router)
+    app.include_router(retention.router)
     return app

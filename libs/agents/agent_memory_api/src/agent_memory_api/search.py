@@ -83,12 +83,24 @@ class RankingExplain(TypedDict):
 
 
 @with_config(CLOSED)
+class RetentionNote(TypedDict):
+    """A result older than a tier still indexes (issue 15): it was found by another tier."""
+
+    id: str
+    level: str
+    not_indexed_by: list[str]
+    found_by: list[str]
+    note: str
+
+
+@with_config(CLOSED)
 class SearchExplain(TypedDict):
     tiers: dict[str, TierExplain]
     fallbacks: list[str]
     timings_ms: dict[str, float]
     plan: PlanExplain
     ranking: list[RankingExplain]
+    retention: NotRequired[list[RetentionNote]]
 
 
 @with_config(CLOSED)

@@ -7,6 +7,11 @@ pipeline would have built. Documents are upserted under their deterministic ids:
 twice, or while the indexer services run, changes nothing but what was missing or outdated.
 Search keeps answering meanwhile; with ``--fresh`` the selected index is emptied first, and
 until it is refilled search leans on the other tiers.
+
+A rebuild respects retention (``agent_memory_retrieval.cleanup.RetentionGate``): an entry the
+pruner removed from an index is never written back to that index; with ``--retention`` neither
+is one older than that index keeps for its level and project (what the next pruner run would
+remove anyway).
 """
 
 from __future__ import annotations
@@ -29,9 +34,10 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from agent_memory_cli import keys_cmd
+from agent_memory_cli import cleanup, keys_cmd
 from agent_memory_cli.settings import Settings
 from agent_memory_common.db import prepare_database
+from agent_memory_retrieval.cleanup import RetentionGate
 from agent_memory_retrieval.factory import load_embedder, open_text_index, open_vector_index
 from agent_memory_retrieval.ports import Embedder, TextIndex, VectorIndex
 from agent_memory_retrieval.settings import RetrievalSettings
@@ -62,7 +68,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     rebuild.add_argument("--page-size", type=int, default=256, help="rows per write (default 256)")
     rebuild.add_argument("--quiet", action="store_true", help="no progress bar")
+    rebuild.add_argument(
+        "--retention",
+        action="store_true",
+        help="also leave out entries older than the retention matrix keeps (pruned ones always)",
+    )
     rebuild.set_defaults(run=_cmd_rebuild)
+    cleanup.register(admin_sub)
 
 
 @dataclass
@@ -71,6 +83,7 @@ class RebuildReport:
     text_docs: int = 0
     vector_docs: int = 0
     deleted: int = 0
+    skipped: int = 0  # documents an index did not get back: pruned or beyond retention
     seconds: float = 0.0
 
 
@@ -93,12 +106,13 @@ def _cmd_rebuild(settings: Settings, args: argparse.Namespace) -> int:
             fresh=args.fresh,
             page_size=args.page_size,
             progress=not args.quiet,
+            beyond_retention=args.retention,
         )
     )
     print(
         f"rebuilt from {report.rows} rows in {report.seconds:.1f}s: "
         f"{report.text_docs} BM25 documents, {report.vector_docs} vectors, "
-        f"{report.deleted} removed"
+        f"{report.deleted} removed, {report.skipped} left out by retention"
     )
     return 0
 
@@ -112,6 +126,7 @@ async def rebuild_index(
     page_size: int = 256,
     progress: bool = True,
     embedder: Embedder | None = None,
+    beyond_retention: bool = False,
 ) -> RebuildReport:
     """Refill the selected indexes; ``embedder`` may be passed in (tests load it once)."""
     started = time.monotonic()
@@ -127,6 +142,7 @@ async def rebuild_index(
                     await index.clear()
         async with await psycopg.AsyncConnection.connect(settings.pg_dsn, autocommit=True) as conn:
             total = await count_sources(conn)
+            gate = await RetentionGate.load(conn, beyond_retention=beyond_retention)
             sources: list[PageReader] = [event_pages]
             if await toc_present(conn):
                 sources += [node_pages, grip_pages]
@@ -141,7 +157,7 @@ async def rebuild_index(
                 task = bar.add_task("rebuilding", total=total)
                 for pages in sources:
                     async for rows, changes in pages(conn, page_size):
-                        await _write(changes, text, vectors, embedder, report)
+                        await _write(conn, gate, changes, text, vectors, embedder, report)
                         report.rows += rows
                         bar.advance(task, rows)
     finally:
@@ -153,6 +169,8 @@ async def rebuild_index(
 
 
 async def _write(
+    conn: psycopg.AsyncConnection,
+    gate: RetentionGate,
     changes: DocChanges,
     text: TextIndex | None,
     vectors: VectorIndex | None,
@@ -160,15 +178,21 @@ async def _write(
     report: RebuildReport,
 ) -> None:
     docs = [d for d in changes.upserts if (d.title + d.text).strip()]
+    allowed = await gate.allowed(conn, docs)
+    text_docs, vector_docs = allowed["bm25"], allowed["vector"]
+    report.skipped += (len(docs) - len(text_docs) if text is not None else 0) + (
+        len(docs) - len(vector_docs) if vectors is not None else 0
+    )
     for index in (text, vectors):
         if index is not None and changes.deletes:
             await index.delete(changes.deletes)
     if changes.deletes:
         report.deleted += len(changes.deletes)
-    if text is not None and docs:
-        await text.upsert(docs)
-        report.text_docs += len(docs)
-    if vectors is not None and embedder is not None and docs:
-        embedded = await asyncio.to_thread(embedder.embed, [d.embedding_text() for d in docs])
-        await vectors.upsert(docs, embedded)
-        report.vector_docs += len(docs)
+    if text is not None and text_docs:
+        await text.upsert(text_docs)
+        report.text_docs += len(text_docs)
+    if vectors is not None and embedder is not None and vector_docs:
+        texts = [d.embedding_text() for d in vector_docs]
+        embedded = await asyncio.to_thread(embedder.embed, texts)
+        await vectors.upsert(vector_docs, embedded)
+        report.vector_docs += len(vector_docs)

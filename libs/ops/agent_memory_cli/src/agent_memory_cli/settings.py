@@ -19,6 +19,7 @@ class Address(BaseModel):
 class Settings(CommonSettings):
     gateway: Address = Address(port=8700)
     query: Address = Address(port=8701)
+    pruner: Address = Address(port=8704)
 
     @property
     def gateway_url(self) -> str:
@@ -27,6 +28,10 @@ class Settings(CommonSettings):
     @property
     def query_url(self) -> str:
         return f"http://{_client_host(self.query.host)}:{self.query.port}"
+
+    @property
+    def pruner_url(self) -> str:
+        return f"http://{_client_host(self.pruner.host)}:{self.pruner.port}"
 
 
 def _client_host(host: str) -> str:

@@ -38,6 +38,7 @@ SERVICES: tuple[ServiceDef, ...] = (
     ServiceDef("embedder", "agent_memory_embedder"),
     ServiceDef("gateway", "agent_memory_gateway", "gateway"),
     ServiceDef("query", "agent_memory_query", "query"),
+    ServiceDef("pruner", "agent_memory_pruner", "pruner"),
 )
 
 MAX_BACKOFF_S = 30.0
@@ -179,6 +180,7 @@ class Supervisor:
             "\nagent-memory is running.\n"
             f"  ingest gateway : {s.gateway_url}   (POST /v1/events)\n"
             f"  query service  : {s.query_url}   (GET /v1/events, /v1/status, /docs)\n"
+            f"  pruner         : {s.pruner_url}   (POST /v1/admin/cleanup, hourly)\n"
             f"  NATS           : {self.nats_url}\n"
             f"  Postgres       : {self.pg_dsn}\n"
             f"  data and logs  : {self.home}\n"

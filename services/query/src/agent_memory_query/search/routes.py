@@ -16,6 +16,7 @@ from fastapi import APIRouter, Query, Request
 from agent_memory_common.auth import READ, Principal
 from agent_memory_common.http import ApiError, error_responses, validation_details
 from agent_memory_query.context import Caller, Ctx
+from agent_memory_query.retention.explain import retention_notes
 from agent_memory_query.search.brainstem.engine import SearchOutcome
 from agent_memory_query.search.brainstem.fusion import Candidate
 from agent_memory_query.search.metrics import observe_search
@@ -82,6 +83,9 @@ async def run_search(ctx: Ctx, principal: Principal, body: SearchRequest) -> dic
     outcome = await ctx.search.brainstem.search(asked.to_query(principal.tenant))
     observe_search(str(outcome.intent), outcome.explain, time.perf_counter() - started)
     answer = answer_json(outcome)
+    found = [(c.doc, c.ranks) for c in outcome.results]
+    if notes := await retention_notes(ctx.pool, principal.tenant, found):
+        answer["explain"]["retention"] = notes
     async with ctx.pool.connection() as conn:
         answer["results"] = await attribute(
             conn, principal, answer["results"], user_id=body.user_id, limit=body.limit

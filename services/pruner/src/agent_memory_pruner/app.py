@@ -1,0 +1,115 @@
+"""Composition root of the pruner: the indexes, the schedule, and the on-demand route.
+
+``POST /v1/admin/cleanup {"dry_run": true, "project_id"?}`` answers per index and level how many
+entries would go (dry run) or went, with a few examples, for the caller's tenant; admins only
+when authentication is on (``admin.py``). The scheduled run covers every tenant.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Annotated
+
+import psycopg
+from fastapi import Depends, FastAPI, Header
+from pydantic import BaseModel, ConfigDict, Field
+
+from agent_memory_common.browser import CrossOriginGuard
+from agent_memory_common.db import prepare_database
+from agent_memory_common.http import (
+    ApiError,
+    JSONBytesResponse,
+    error_responses,
+    install_error_handlers,
+    reject_unknown_query_parameters,
+)
+from agent_memory_pruner.admin import AdminCheck
+from agent_memory_pruner.pruner import Pruner
+from agent_memory_pruner.settings import Settings
+from agent_memory_retrieval.cleanup import CleanupReport, CleanupScope
+
+_ID = r"^[^\x00-\x1f\x7f]+$"
+
+
+class CleanupRequest(BaseModel):
+    """The body of ``POST /v1/admin/cleanup``; unknown fields are refused."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    dry_run: bool = Field(
+        default=False, description="Only count what would go; without it, entries are removed."
+    )
+    project_id: str | None = Field(
+        default=None, min_length=1, max_length=200, pattern=_ID, description="One project only."
+    )
+
+
+class Health(BaseModel):
+    status: str
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or Settings()
+    pruner = Pruner(settings)
+    admin = AdminCheck(settings.tokens, settings.pruner.admin_tokens)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        await asyncio.to_thread(prepare_database, settings.pg_dsn)
+        await pruner.open()
+        stop = asyncio.Event()
+        scheduled = asyncio.create_task(pruner.schedule(stop))
+        try:
+            yield
+        finally:
+            stop.set()
+            await scheduled
+            await pruner.close()
+
+    app = FastAPI(
+        title="agent-memory pruner",
+        dependencies=[Depends(reject_unknown_query_parameters)],
+        version="0.1.0",
+        lifespan=lifespan,
+        default_response_class=JSONBytesResponse,
+    )
+    install_error_handlers(app)
+    app.add_middleware(CrossOriginGuard, allowed_origins=settings.allowed_origins)
+
+    @app.exception_handler(psycopg.OperationalError)
+    async def _pg_down(_: object, exc: psycopg.OperationalError) -> JSONBytesResponse:
+        err = ApiError(503, "unavailable", "Postgres unavailable", headers={"Retry-After": "2"})
+        return JSONBytesResponse(err.body(), status_code=503, headers=err.headers)
+
+    @app.post(
+        "/v1/admin/cleanup",
+        response_model=CleanupReport,
+        summary="Apply the retention matrix now (or, dry_run, say what would go)",
+        responses=error_responses(401, 403, 422, 503),
+    )
+    async def cleanup(
+        body: CleanupRequest,
+        authorization: Annotated[str | None, Header()] = None,
+    ) -> CleanupReport:
+        tenant = admin.admin_tenant(authorization)
+        scope = CleanupScope(tenant=tenant, project_id=body.project_id)
+        return await pruner.run(scope, dry_run=body.dry_run)
+
+    @app.get("/healthz", summary="The process is alive", response_model=Health)
+    async def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.get(
+        "/readyz",
+        summary="The indexes are open",
+        response_model=Health,
+        responses=error_responses(503),
+    )
+    async def readyz() -> dict[str, str]:
+        if pruner.text is None or pruner.vectors is None:
+            raise ApiError(503, "unavailable", "starting", headers={"Retry-After": "1"})
+        return {"status": "ready"}
+
+    return app

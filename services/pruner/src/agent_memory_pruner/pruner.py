@@ -1,0 +1,90 @@
+"""The pruner's work: one cleanup at a time, on the schedule or on demand.
+
+The indexes are opened once (a Tantivy writer is taken per write and released after its commit,
+so the bm25-indexer and the pruner take turns on the folder). Each run uses its own autocommit
+connection: every page of deletions is recorded in its own commit (``cleanup.run_cleanup``), so
+a kill -9 loses at most one page's record, which the next run redoes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from datetime import datetime
+
+import psycopg
+
+from agent_memory_common.logs import get_logger
+from agent_memory_pruner.settings import Settings
+from agent_memory_retrieval.cleanup import CleanupReport, CleanupScope, ExtraStep, run_cleanup
+from agent_memory_retrieval.factory import open_text_index, open_vector_index
+from agent_memory_retrieval.ports import TextIndex, VectorIndex
+
+log = get_logger(__name__)
+
+# EXTENSION POINT (topics, issue 14): topic pruning. The topics engineer prunes topics below the
+# importance threshold on the topics service's own timer; to report them in the same cleanup
+# (dry run included), append an ``ExtraStep`` here: ``async (conn, scope, dry_run, now) ->
+# IndexReport`` with ``index="topics"``. Nothing prunes topics in this branch.
+EXTRA_STEPS: list[ExtraStep] = []
+
+
+class Pruner:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.text: TextIndex | None = None
+        self.vectors: VectorIndex | None = None
+        self._lock = asyncio.Lock()
+
+    async def open(self) -> None:
+        self.text = await open_text_index(self.settings, writer=True)
+        self.vectors = await open_vector_index(self.settings)
+
+    async def close(self) -> None:
+        for index in (self.text, self.vectors):
+            if index is not None:
+                await index.close()
+
+    async def run(
+        self, scope: CleanupScope, *, dry_run: bool, now: datetime | None = None
+    ) -> CleanupReport:
+        """One cleanup; concurrent requests wait their turn (a run is not interleaved)."""
+        async with (
+            self._lock,
+            await psycopg.AsyncConnection.connect(self.settings.pg_dsn, autocommit=True) as conn,
+        ):
+            report = await run_cleanup(
+                conn,
+                text=self.text,
+                vectors=self.vectors,
+                scope=scope,
+                dry_run=dry_run,
+                now=now,
+                episodes=self.settings.pruner.episode_rule(),
+                extra_steps=EXTRA_STEPS,
+                page_size=self.settings.pruner.page_size,
+            )
+        log.info(
+            "pruner.cleanup",
+            dry_run=dry_run,
+            tenant=scope.tenant,
+            project_id=scope.project_id,
+            entries=report.entries,
+            seconds=report.seconds,
+        )
+        return report
+
+    async def schedule(self, stop: asyncio.Event) -> None:
+        """Every tenant, every ``interval_s`` (first after ``first_run_after_s``), until stopped."""
+        options = self.settings.pruner
+        delay = options.first_run_after_s
+        while not stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), timeout=delay)
+            if stop.is_set():
+                return
+            delay = options.interval_s
+            try:
+                await self.run(CleanupScope(), dry_run=False)
+            except (psycopg.Error, OSError) as exc:  # Postgres away: try at the next tick
+                log.warning("pruner.scheduled_run_failed", error=str(exc))

@@ -1,0 +1,31 @@
+"""Pruner settings: ``AGENT_MEMORY_PRUNER__*`` plus the retrieval ones (which engines to prune)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from agent_memory_retrieval.retention import EpisodeOptions
+from agent_memory_retrieval.settings import RetrievalSettings
+
+
+class PrunerOptions(EpisodeOptions):
+    host: str = "127.0.0.1"
+    port: int = Field(default=8704, ge=1, le=65535)
+    interval_s: float = Field(
+        default=3600.0, gt=0, description="Seconds between scheduled runs (default hourly)."
+    )
+    first_run_after_s: float = Field(
+        default=60.0, ge=0, description="Delay of the first scheduled run after start."
+    )
+    page_size: int = Field(default=1000, ge=1, le=100_000, description="Entries per delete.")
+    admin_tokens: str = Field(
+        default="",
+        description=(
+            "With AGENT_MEMORY_TOKENS set: the tokens (comma separated) allowed to call "
+            "POST /v1/admin/cleanup; other tokens get 403. Local mode: everyone is admin."
+        ),
+    )
+
+
+class Settings(RetrievalSettings):
+    pruner: PrunerOptions = PrunerOptions()

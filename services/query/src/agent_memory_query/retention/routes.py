@@ -1,0 +1,67 @@
+"""``GET/PUT /v1/projects/{project_id}/retention``: how long each index keeps each level.
+
+The pruner service applies it (hourly, or ``POST /v1/admin/cleanup`` on the pruner); events and
+TOC nodes are kept whatever it says. Durations are ``<n>d``, ``<n>w``, ``<n>y`` or ``forever``;
+anything else is a 422 naming the cell (``vector.segment``).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+from fastapi import APIRouter, Path
+
+from agent_memory_common.http import ApiError, error_responses
+from agent_memory_query.context import Ctx, Tenant
+from agent_memory_query.retention import store
+from agent_memory_query.retention.schemas import RetentionAnswer, RetentionUpdate
+from agent_memory_retrieval.retention import DEFAULT_MATRIX, RetentionPolicy, check_overrides
+
+router = APIRouter(tags=["retention"])
+_ID = r"^[^\x00-\x1f\x7f]+$"
+ProjectId = Annotated[str, Path(min_length=1, max_length=200, pattern=_ID)]
+
+
+def _answer(
+    project_id: str, overrides: dict[str, dict[str, str]], updated_at: datetime | None
+) -> RetentionAnswer:
+    return RetentionAnswer(
+        project_id=project_id,
+        matrix=RetentionPolicy(overrides=overrides).matrix,
+        overrides=overrides,
+        defaults={index: dict(cells) for index, cells in DEFAULT_MATRIX.items()},
+        updated_at=updated_at,
+    )
+
+
+@router.get(
+    "/v1/projects/{project_id}/retention",
+    response_model=RetentionAnswer,
+    summary="The retention matrix in effect for a project (defaults and its overrides)",
+    responses=error_responses(401, 422),
+)
+async def get_retention(ctx: Ctx, tenant: Tenant, project_id: ProjectId) -> RetentionAnswer:
+    async with ctx.pool.connection() as conn:
+        overrides, updated_at = await store.get(conn, tenant, project_id)
+    return _answer(project_id, overrides, updated_at)
+
+
+@router.put(
+    "/v1/projects/{project_id}/retention",
+    response_model=RetentionAnswer,
+    summary="Set a project's retention overrides (replacing its earlier ones)",
+    responses=error_responses(401, 422),
+)
+async def put_retention(
+    ctx: Ctx, tenant: Tenant, project_id: ProjectId, body: RetentionUpdate
+) -> RetentionAnswer:
+    raw = {k: v for k, v in body.model_dump().items() if v is not None}
+    try:
+        overrides = check_overrides(raw)
+    except ValueError as exc:
+        field = str(exc).partition(":")[0]
+        raise ApiError(422, "validation_error", str(exc), field=field) from None
+    async with ctx.pool.connection() as conn:
+        saved, updated_at = await store.put(conn, tenant, project_id, overrides)
+    return _answer(project_id, saved, updated_at)

@@ -1,0 +1,232 @@
+"""Retention end to end (issue 15, items 1, 2 and 5): the whole pipeline and the pruner, each a
+real process on a real nats-server and Postgres.
+
+A session 40 days old and one 2 days old go through gateway -> recorder -> segmenter ->
+summarizer -> both indexers. Then: the dry run and the run report the same entries per index and
+level; after the run, vector-only search no longer finds the old segment or its events while TOC
+search, ``/v1/events`` and the TOC tier still do (with an explain note); ``admin rebuild-index``
+does not bring them back, and a second dry run finds nothing left to prune.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psycopg
+import pytest
+
+from agent_memory_embedded.servers import NatsServer
+from tests.helpers import eventually
+from tests.stack import Stack, make_stack
+
+DAY_MS = 86_400_000
+OLD = "Decision: the flamingo cache is invalidated by a version stamp in every key."
+OLD_MORE = "The flamingo cache keys carry the schema version so a deploy drops them all."
+NEW = "The pelican rollout checklist starts with a canary in one region."
+
+
+def _events() -> list[dict[str, Any]]:
+    now = int(time.time() * 1000)
+    old, new = now - 40 * DAY_MS, now - 2 * DAY_MS
+    events = []
+    for i, text in enumerate((OLD, OLD_MORE, OLD)):
+        events.append(_event(f"old-{i}", "s-old", old + i * 1000, text))
+    for i, text in enumerate((NEW, NEW, NEW)):
+        events.append(_event(f"new-{i}", "s-new", new + i * 1000, text))
+    return events
+
+
+def _event(event_id: str, session: str, ts: int, text: str) -> dict[str, Any]:
+    return {
+        "event_id": event_id,
+        "ts": ts,
+        "project_id": "ret",
+        "agent_id": "claude-code",
+        "session_id": session,
+        "role": "user",
+        "type": "message",
+        "text": text,
+    }
+
+
+def _search(stack: Stack, query: str, tiers: list[str]) -> dict[str, Any]:
+    r = httpx.post(
+        f"{stack.query_url}/v1/search",
+        # explore: TOC nodes are among the wanted types (a question wants events and grips)
+        json={
+            "query": query,
+            "project_id": "ret",
+            "tiers": tiers,
+            "limit": 50,
+            "intent": "explore",
+        },
+        timeout=30,
+    )
+    assert r.status_code == 200, r.text
+    answer: dict[str, Any] = r.json()
+    return answer
+
+
+def _cleanup(stack: Stack, dry_run: bool) -> dict[str, Any]:
+    r = httpx.post(
+        f"{stack.pruner_url}/v1/admin/cleanup",
+        json={"dry_run": dry_run, "project_id": "ret"},
+        timeout=120,
+    )
+    assert r.status_code == 200, r.text
+    report: dict[str, Any] = r.json()
+    return report
+
+
+def _cells(report: dict[str, Any]) -> dict[tuple[str, str], int]:
+    return {
+        (i["index"], lv["level"]): lv["entries"]
+        for i in report["indexes"]
+        for lv in i["levels"]
+        if lv["entries"]
+    }
+
+
+def _segment_id(dsn: str, session: str) -> str | None:
+    with psycopg.connect(dsn) as conn:
+        row = conn.execute(
+            "SELECT n.node_id FROM toc_nodes n JOIN toc_node_versions v ON v.tenant = n.tenant "
+            "AND v.node_id = n.node_id AND v.version = n.latest_version "
+            "WHERE n.level = 'segment' AND v.session_id = %s AND NOT n.is_empty",
+            (session,),
+        ).fetchone()
+    return str(row[0]) if row else None
+
+
+def _vector_ids(dsn: str) -> set[str]:
+    with psycopg.connect(dsn) as conn:
+        return {str(r[0]) for r in conn.execute("SELECT id FROM vector_docs")}
+
+
+def _cli(stack: Stack, *args: str) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "agent_memory_cli", "admin", *args],
+        env=stack.env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1500)  # eight services and the model load on two shared cores
+def test_pruning_forgets_old_detail_in_the_indexes_only(
+    nats_server: NatsServer, pg_dsn: str, tmp_path: Path
+) -> None:
+    stack = make_stack(
+        nats_server,
+        pg_dsn,
+        tmp_path,
+        AGENT_MEMORY_SEGMENTER__IDLE_FLUSH_S="1",
+        AGENT_MEMORY_SEGMENTER__IDLE_CHECK_INTERVAL_S="1",
+        AGENT_MEMORY_PRUNER__FIRST_RUN_AFTER_S="3600",  # only on demand in this test
+    )
+    try:
+        # the readers first, one at a time: on a loaded machine eight starts at once time out
+        for name in ("query", "pruner", "gateway", "recorder"):
+            stack.start(name, timeout=300)
+        for name in ("segmenter", "summarizer", "bm25-indexer", "embedder"):
+            stack.start(name, timeout=300)
+        r = httpx.post(f"{stack.gateway_url}/v1/events", json={"events": _events()}, timeout=30)
+        assert r.status_code == 202, r.text
+
+        old_seg = eventually(
+            lambda: _segment_id(stack.pg_dsn, "s-old"), timeout=240, what="old segment"
+        )
+        eventually(lambda: _segment_id(stack.pg_dsn, "s-new"), timeout=240, what="new segment")
+        seg_doc = f"node:default:{old_seg}"
+        old_events = {f"event:default:old-{i}" for i in range(3)}
+        wanted = {seg_doc, *old_events}
+        recent = {f"event:default:new-{i}" for i in range(3)}
+        eventually(
+            lambda: wanted | recent <= _vector_ids(stack.pg_dsn),
+            timeout=300,
+            what="old and recent entries embedded",
+        )
+
+        def vector_finds_segment() -> bool:
+            ids = {
+                h["id"]
+                for h in _search(stack, "flamingo cache version stamp", ["vector"])["results"]
+            }
+            return seg_doc in ids
+
+        eventually(vector_finds_segment, timeout=300, what="vector search finds the old segment")
+        eventually(
+            lambda: seg_doc in {h["id"] for h in _search(stack, "flamingo", ["bm25"])["results"]},
+            timeout=120,
+            what="bm25 finds the old segment",
+        )
+
+        # the dry run and the run agree, cell by cell
+        dry = _cleanup(stack, dry_run=True)
+        assert dry["dry_run"] is True
+        cells = _cells(dry)
+        assert cells[("vector", "segment")] == 1 and cells[("bm25", "segment")] == 1
+        assert cells[("vector", "event")] == 3 and cells[("bm25", "event")] == 3
+        assert all(lv not in ("day", "week", "month", "year") for _, lv in cells)
+        examples = [
+            ex["id"]
+            for i in dry["indexes"]
+            if i["index"] == "vector"
+            for lv in i["levels"]
+            for ex in lv["examples"]
+        ]
+        assert seg_doc in examples
+        assert seg_doc in _vector_ids(stack.pg_dsn)  # a dry run removes nothing
+        done = _cleanup(stack, dry_run=False)
+        assert done["dry_run"] is False
+        assert _cells(done) == cells
+        assert all(i["status"] == "ok" for i in done["indexes"])
+
+        # vector-only (and bm25) search forgets the old segment and its events ...
+        assert not wanted & _vector_ids(stack.pg_dsn)
+        for tier, query in (("vector", "flamingo cache version stamp"), ("bm25", "flamingo")):
+            ids = {h["id"] for h in _search(stack, query, [tier])["results"]}
+            assert not ids & wanted, (tier, ids)
+        # ... the recent session keeps its entries and is still found
+        assert recent <= _vector_ids(stack.pg_dsn)
+        new_ids = {h["id"] for h in _search(stack, "pelican rollout canary", ["vector"])["results"]}
+        assert new_ids and not new_ids & wanted, new_ids
+        # ... while TOC search, the TOC tier and /v1/events still find it
+        toc = httpx.post(
+            f"{stack.query_url}/v1/toc/search",
+            json={"query": "flamingo", "project_id": "ret"},
+            timeout=30,
+        )
+        assert toc.status_code == 200, toc.text
+        assert old_seg in json.dumps(toc.json())
+        by_toc = _search(stack, "flamingo cache", ["toc"])
+        assert seg_doc in {h["id"] for h in by_toc["results"]}
+        notes = {n["id"]: n for n in by_toc["explain"].get("retention", [])}
+        assert set(notes[seg_doc]["not_indexed_by"]) == {"vector", "bm25"}
+        assert notes[seg_doc]["found_by"] == ["toc"]
+        one = httpx.get(f"{stack.query_url}/v1/events/old-0", timeout=30)
+        assert one.status_code == 200 and "flamingo" in one.json()["text"]
+
+        # a rebuild keeps it pruned, and nothing is left for the next run
+        rebuilt = _cli(stack, "rebuild-index", "--quiet")
+        assert "left out by retention" in rebuilt.stdout
+        assert not wanted & _vector_ids(stack.pg_dsn)
+        ids = {h["id"] for h in _search(stack, "flamingo", ["bm25"])["results"]}
+        assert not ids & wanted
+        assert "event:default:new-0" in _vector_ids(stack.pg_dsn)
+        out = _cli(stack, "cleanup", "--dry-run", "--json").stdout
+        again = json.loads(out[out.index("{\n") :])  # after any log line
+        assert again["entries"] == 0, _cells(again)
+    finally:
+        stack.stop()
