@@ -3,16 +3,31 @@ bad bodies answered with a 422 naming the field."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import psycopg
 import pytest
 
+from agent_memory_common.db import prepare_database
+from agent_memory_common.keys import create_key
 from agent_memory_embedded.servers import NatsServer
 from tests.stack import Stack, make_stack
 
-ADMIN, MEMBER = "admin-token-1", "member-token-2"
+ADMIN = "admin-token-1"  # a bootstrap token: an admin of tenant acme
+
+
+def writer_key(dsn: str) -> str:
+    """An API key of tenant acme with the writer role: below admin."""
+
+    async def make() -> str:
+        async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
+            return str((await create_key(conn, tenant="acme", role="writer"))["secret"])
+
+    prepare_database(dsn)
+    return asyncio.run(make())
 
 
 @pytest.fixture
@@ -21,8 +36,7 @@ def pruner(nats_server: NatsServer, pg_dsn: str, tmp_path: Path) -> Iterator[Sta
         nats_server,
         pg_dsn,
         tmp_path,
-        AGENT_MEMORY_TOKENS=f"{ADMIN}:acme,{MEMBER}:acme",
-        AGENT_MEMORY_PRUNER__ADMIN_TOKENS=ADMIN,
+        AGENT_MEMORY_TOKENS=f"{ADMIN}:acme",
         AGENT_MEMORY_PRUNER__FIRST_RUN_AFTER_S="3600",
     )
     try:
@@ -42,7 +56,7 @@ def _post(stack: Stack, body: object, token: str | None = ADMIN) -> httpx.Respon
 def test_admin_only_when_auth_is_on(pruner: Stack) -> None:
     assert _post(pruner, {"dry_run": True}, token=None).status_code == 401
     assert _post(pruner, {"dry_run": True}, token="nobody").status_code == 401
-    refused = _post(pruner, {"dry_run": True}, token=MEMBER)
+    refused = _post(pruner, {"dry_run": True}, token=writer_key(pruner.pg_dsn))
     assert refused.status_code == 403, refused.text
     ok = _post(pruner, {"dry_run": True})
     assert ok.status_code == 200, ok.text

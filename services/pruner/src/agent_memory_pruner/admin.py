@@ -1,31 +1,31 @@
-"""Who may run a cleanup: the "is this caller allowed admin" check, kept tiny and in one place.
+"""Who may run a cleanup: an admin, by the same keys and roles as every other route.
 
-Today authentication is the ``AGENT_MEMORY_TOKENS`` list of ``token:tenant`` pairs, without
-roles. In local mode (no tokens) every caller is the admin of the ``default`` tenant; with
-tokens, a caller is admin when its token is also listed in ``AGENT_MEMORY_PRUNER__ADMIN_TOKENS``
-(401 for no or an unknown token, 403 for a known one that is not admin). A cleanup is always
-confined to the caller's tenant. When API keys with roles arrive, this is the one function to
-switch to them.
+The caller's bearer token becomes a ``Principal`` through ``agent_memory_common.auth`` (local
+mode: the admin of ``default``; an ``AGENT_MEMORY_TOKENS`` pair: a bootstrap admin; an API key:
+its role and projects). A cleanup needs the admin role (401 without a known key, 403 below
+admin), is confined to the caller's tenant, and a key bound to projects may clean only those.
 """
 
 from __future__ import annotations
 
-import hmac
-
-from agent_memory_common.http import ApiError, TenantResolver
+from agent_memory_common.auth import Authenticator
+from agent_memory_common.http import ApiError
 
 
 class AdminCheck:
-    def __init__(self, tokens: str, admin_tokens: str) -> None:
-        self._resolver = TenantResolver(tokens)
-        self._admins = [t.strip() for t in admin_tokens.split(",") if t.strip()]
+    def __init__(self, auth: Authenticator) -> None:
+        self.auth = auth
 
-    def admin_tenant(self, authorization: str | None) -> str:
+    async def admin_tenant(self, authorization: str | None, project_id: str | None) -> str:
         """The tenant the caller administers, or an ``ApiError`` (401, 403)."""
-        tenant = self._resolver.tenant_for(authorization)
-        if self._resolver.local_mode:
-            return tenant
-        presented = (authorization or "").partition(" ")[2].strip().encode()
-        if any(hmac.compare_digest(t.encode(), presented) for t in self._admins):
-            return tenant
-        raise ApiError(403, "forbidden", "cleanup is for admins: this token is not an admin token")
+        principal = (await self.auth.principal(authorization)).require("admin")
+        if project_id is not None:
+            principal.require_project(project_id)
+        elif principal.projects is not None:
+            raise ApiError(
+                403,
+                "forbidden",
+                "this key is bound to projects: name one (project_id)",
+                field="project_id",
+            )
+        return principal.tenant

@@ -16,8 +16,9 @@ import psycopg
 from fastapi import Depends, FastAPI, Header
 from pydantic import BaseModel, ConfigDict, Field
 
+from agent_memory_common.auth import Authenticator
 from agent_memory_common.browser import CrossOriginGuard
-from agent_memory_common.db import prepare_database
+from agent_memory_common.db import make_pool, prepare_database
 from agent_memory_common.http import (
     ApiError,
     JSONBytesResponse,
@@ -25,6 +26,7 @@ from agent_memory_common.http import (
     install_error_handlers,
     reject_unknown_query_parameters,
 )
+from agent_memory_common.metrics import HttpMetrics
 from agent_memory_pruner.admin import AdminCheck
 from agent_memory_pruner.pruner import Pruner
 from agent_memory_pruner.settings import Settings
@@ -53,12 +55,15 @@ class Health(BaseModel):
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
     pruner = Pruner(settings)
-    admin = AdminCheck(settings.tokens, settings.pruner.admin_tokens)
+    auth = Authenticator(settings.tokens, None, cache_s=settings.key_cache_s)
+    admin = AdminCheck(auth)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await asyncio.to_thread(prepare_database, settings.pg_dsn)
         await pruner.open()
+        auth.pool = make_pool(settings.pg_dsn, max_size=2)  # API keys are looked up here
+        await auth.pool.open()
         stop = asyncio.Event()
         scheduled = asyncio.create_task(pruner.schedule(stop))
         try:
@@ -67,6 +72,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             stop.set()
             await scheduled
             await pruner.close()
+            await auth.pool.close()
 
     app = FastAPI(
         title="agent-memory pruner",
@@ -77,6 +83,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     install_error_handlers(app)
     app.add_middleware(CrossOriginGuard, allowed_origins=settings.allowed_origins)
+    app.add_middleware(HttpMetrics, service="pruner")  # outermost: counts every answer; /metrics
 
     @app.exception_handler(psycopg.OperationalError)
     async def _pg_down(_: object, exc: psycopg.OperationalError) -> JSONBytesResponse:
@@ -93,7 +100,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         body: CleanupRequest,
         authorization: Annotated[str | None, Header()] = None,
     ) -> CleanupReport:
-        tenant = admin.admin_tenant(authorization)
+        tenant = await admin.admin_tenant(authorization, body.project_id)
         scope = CleanupScope(tenant=tenant, project_id=body.project_id)
         return await pruner.run(scope, dry_run=body.dry_run)
 

@@ -18,13 +18,6 @@ class PrunerOptions(EpisodeOptions):
         default=60.0, ge=0, description="Delay of the first scheduled run after start."
     )
     page_size: int = Field(default=1000, ge=1, le=100_000, description="Entries per delete.")
-    admin_tokens: str = Field(
-        default="",
-        description=(
-            "With AGENT_MEMORY_TOKENS set: the tokens (comma separated) allowed to call "
-            "POST /v1/admin/cleanup; other tokens get 403. Local mode: everyone is admin."
-        ),
-    )
 
 
 class Settings(RetrievalSettings):

@@ -12,6 +12,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path
 
+from agent_memory_common.auth import ADMIN, READ
 from agent_memory_common.http import ApiError, error_responses
 from agent_memory_query.context import Ctx, Tenant
 from agent_memory_query.retention import store
@@ -39,7 +40,8 @@ def _answer(
     "/v1/projects/{project_id}/retention",
     response_model=RetentionAnswer,
     summary="The retention matrix in effect for a project (defaults and its overrides)",
-    responses=error_responses(401, 422),
+    responses=error_responses(401, 403, 422),
+    dependencies=[READ],
 )
 async def get_retention(ctx: Ctx, tenant: Tenant, project_id: ProjectId) -> RetentionAnswer:
     async with ctx.pool.connection() as conn:
@@ -51,7 +53,8 @@ async def get_retention(ctx: Ctx, tenant: Tenant, project_id: ProjectId) -> Rete
     "/v1/projects/{project_id}/retention",
     response_model=RetentionAnswer,
     summary="Set a project's retention overrides (replacing its earlier ones)",
-    responses=error_responses(401, 422),
+    responses=error_responses(401, 403, 422),
+    dependencies=[ADMIN],
 )
 async def put_retention(
     ctx: Ctx, tenant: Tenant, project_id: ProjectId, body: RetentionUpdate
