@@ -15,6 +15,7 @@ from datetime import datetime
 import psycopg
 
 from agent_memory_common.logs import get_logger
+from agent_memory_common.metrics import LIFECYCLE_RUNS
 from agent_memory_pruner.settings import Settings
 from agent_memory_retrieval.cleanup import CleanupReport, CleanupScope, ExtraStep, run_cleanup
 from agent_memory_retrieval.factory import open_text_index, open_vector_index
@@ -49,21 +50,29 @@ class Pruner:
         self, scope: CleanupScope, *, dry_run: bool, now: datetime | None = None
     ) -> CleanupReport:
         """One cleanup; concurrent requests wait their turn (a run is not interleaved)."""
-        async with (
-            self._lock,
-            await psycopg.AsyncConnection.connect(self.settings.pg_dsn, autocommit=True) as conn,
-        ):
-            report = await run_cleanup(
-                conn,
-                text=self.text,
-                vectors=self.vectors,
-                scope=scope,
-                dry_run=dry_run,
-                now=now,
-                episodes=self.settings.pruner.episode_rule(),
-                extra_steps=EXTRA_STEPS,
-                page_size=self.settings.pruner.page_size,
-            )
+        kind = "cleanup_dry_run" if dry_run else "cleanup"
+        try:
+            async with (
+                self._lock,
+                await psycopg.AsyncConnection.connect(
+                    self.settings.pg_dsn, autocommit=True
+                ) as conn,
+            ):
+                report = await run_cleanup(
+                    conn,
+                    text=self.text,
+                    vectors=self.vectors,
+                    scope=scope,
+                    dry_run=dry_run,
+                    now=now,
+                    episodes=self.settings.pruner.episode_rule(),
+                    extra_steps=EXTRA_STEPS,
+                    page_size=self.settings.pruner.page_size,
+                )
+        except Exception:
+            LIFECYCLE_RUNS.labels(kind, "failed").inc()
+            raise
+        LIFECYCLE_RUNS.labels(kind, "done").inc()
         log.info(
             "pruner.cleanup",
             dry_run=dry_run,
