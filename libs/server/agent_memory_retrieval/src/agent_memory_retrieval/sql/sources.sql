@@ -18,7 +18,11 @@ SELECT count(*) FROM toc_grips
 
 -- name: events_page
 SELECT seq, tenant, event_id, ts, project_id, agent_id, session_id, user_id, role, type, text,
-       metadata, received_at
+       metadata, received_at,
+       EXISTS (
+           SELECT 1 FROM erased_events x
+           WHERE x.tenant = events.tenant AND x.event_id = events.event_id
+       ) AS erased
 FROM events
 WHERE seq > %(after)s
 ORDER BY seq
@@ -35,6 +39,9 @@ CROSS JOIN LATERAL (
     FROM events AS q
     WHERE q.tenant = e.tenant AND q.session_id = e.session_id AND e.session_id <> ''
       AND q.project_id = e.project_id AND (q.ts, q.seq) < (e.ts, e.seq)
+      AND NOT EXISTS (
+          SELECT 1 FROM erased_events x WHERE x.tenant = q.tenant AND x.event_id = q.event_id
+      )
     ORDER BY q.ts DESC, q.seq DESC
     LIMIT 1
 ) AS p
@@ -80,3 +87,27 @@ LIMIT %(limit)s
 SELECT e.tenant, e.event_id, e.text, e.metadata
 FROM unnest(%(tenants)s::text[], %(event_ids)s::text[]) AS k (tenant, event_id)
 JOIN events AS e ON e.tenant = k.tenant AND e.event_id = k.event_id
+
+-- name: erasure_neighbours
+-- The events right after an erased one in its session (not erased themselves): their index
+-- documents carry the previous turn as context, which was erased text.
+SELECT DISTINCT n.seq, n.tenant, n.event_id, n.ts, n.project_id, n.agent_id, n.session_id,
+       n.user_id, n.role, n.type, n.text, n.metadata, n.received_at
+FROM erased_events x
+CROSS JOIN LATERAL (
+    SELECT e.*
+    FROM events e
+    WHERE e.tenant = x.tenant AND e.session_id = x.session_id AND e.project_id = x.project_id
+      AND e.ts >= x.ts
+      AND NOT EXISTS (
+          SELECT 1 FROM erased_events y WHERE y.tenant = e.tenant AND y.event_id = e.event_id
+      )
+    ORDER BY e.ts, e.seq
+    LIMIT 1
+) AS n
+WHERE x.erasure_id = %(erasure_id)s
+
+-- name: erased_among
+SELECT k.tenant, k.event_id
+FROM unnest(%(tenants)s::text[], %(event_ids)s::text[]) AS k (tenant, event_id)
+JOIN erased_events x ON x.tenant = k.tenant AND x.event_id = k.event_id
