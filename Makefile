@@ -16,7 +16,7 @@ export HF_HUB_OFFLINE := 1
 
 MEMBERS := $(wildcard libs/*/*/pyproject.toml services/*/pyproject.toml)
 
-.PHONY: help install run test check lint format typecheck test-fast chaos bench bench-ingest bench-toc bench-search bench-locomo bench-coding bench-summary clean
+.PHONY: help install run test check lint format typecheck test-fast chaos bench bench-ingest bench-toc bench-search bench-locomo bench-coding bench-summary bench-erasure clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -82,6 +82,9 @@ bench-locomo: install ## LoCoMo recall@1/5/10 (turn, session) through the real p
 
 bench-coding: install ## coding sessions: found@k by question kind, TOC usefulness, memory-kind F1
 	$(BIN)/python -m tests.bench.bench_coding
+
+bench-erasure: install ## erasure of one session and of a 100,000-event project: wall time, per store
+	$(BIN)/python -m tests.bench.bench_erasure
 
 bench-summary: install ## ROUGE of our session summaries vs LoCoMo's, beside lead-3 and TextRank
 	$(BIN)/python -m tests.bench.bench_summary

@@ -47,6 +47,19 @@ from agent_memory_common.streams import ConsumerSpec
 from agent_memory_common.subjects import ERASURE_WILDCARD, STREAM_ERASURE
 
 
+# The participants of this repository and what each erases (docs/asyncapi.json, docs/erasure.md).
+DOCUMENTED_PARTICIPANTS = {
+    "recorder": "the events",
+    "segmenter": "the segments (sessions re-segmented without the erased events; retractions "
+    "and new versions published) and the old segment versions",
+    "summarizer": "the TOC node versions made from erased events (rollups included) and their "
+    "grips, once the new versions exist",
+    "embedder": "the vector entries of the erased events and grips (neighbours re-embedded)",
+    "bm25-indexer": "the BM25 documents of the erased events and grips (neighbours re-indexed)",
+    "query": "the episodes (with their actions) and playbook lessons of the scope",
+}
+
+
 @dataclass
 class ErasureResult:
     """What one participant erased (counts per store) and the messages its erasure causes
