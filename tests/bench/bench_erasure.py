@@ -204,7 +204,7 @@ def bench(args: argparse.Namespace, stack: Stack) -> None:
         ("bm25-indexer", "agent_memory_bm25"),
     ):
         stack.run(name, module)
-    stack.run("query", "agent_memory_query", ready=http_ok(stack.query_url + "/readyz"))
+    stack.run("query", "agent_memory_query", ready=lambda: http_ok(stack.query_url + "/readyz"))
     asyncio.run(nudge(stack.nats.url, nudges))
     built_s = wait_built(stack.dsn, len(nudges), args.build_timeout)
     stats = {

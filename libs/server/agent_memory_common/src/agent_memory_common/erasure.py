@@ -46,7 +46,6 @@ from agent_memory_common.natslink import NatsLink
 from agent_memory_common.streams import ConsumerSpec
 from agent_memory_common.subjects import ERASURE_WILDCARD, STREAM_ERASURE
 
-
 # The participants of this repository and what each erases (docs/asyncapi.json, docs/erasure.md).
 DOCUMENTED_PARTICIPANTS = {
     "recorder": "the events",
@@ -74,13 +73,14 @@ Eraser = Callable[[AsyncConnection, ErasureRequest], Awaitable[ErasureResult]]
 
 def participant_spec(name: str) -> ConsumerSpec:
     """The participant's durable on the ERASURE stream: one request per batch (each is a
-    transaction of its own), and time enough for a whole project."""
+    transaction of its own). The default ack wait: a participant killed with a request in hand
+    gets it again 30 s later; one still busy after 30 s (a large project) gets a second copy,
+    which waits on the first one's locks and then finds nothing left to erase."""
     return ConsumerSpec(
         durable=f"erasure-{name}",
         stream=STREAM_ERASURE,
         filter_subject=ERASURE_WILDCARD,
         batch_size=1,
-        ack_wait_s=300.0,
     )
 
 
