@@ -29,6 +29,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from agent_memory_cli import erase
 from agent_memory_cli.settings import Settings
 from agent_memory_common.db import prepare_database
 from agent_memory_retrieval.factory import load_embedder, open_text_index, open_vector_index
@@ -61,6 +62,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     rebuild.add_argument("--page-size", type=int, default=256, help="rows per write (default 256)")
     rebuild.add_argument("--quiet", action="store_true", help="no progress bar")
     rebuild.set_defaults(run=_cmd_rebuild)
+    erase.register_admin(admin_sub)  # admin redact --since: through the erasure path
 
 
 @dataclass

@@ -31,6 +31,7 @@ def _scope(args: argparse.Namespace) -> dict[str, Any] | None:
         "user_id": args.user,
         "event_ids": args.event or None,
         "project": True if args.whole_project else None,
+        "redactable_since": getattr(args, "since", None),
     }
     chosen = {k: v for k, v in given.items() if v}
     return chosen if len(chosen) == 1 else None
@@ -86,7 +87,10 @@ def _work(http: httpx.Client, args: argparse.Namespace) -> int:
         return 0
     scope = _scope(args)
     if not args.project or scope is None:
-        print("give --project and exactly one of --session, --agent, --user, --event, --all")
+        print(
+            "give --project and exactly one of --session, --agent, --user, --event, --all,"
+            " --redactable-since"
+        )
         return REFUSED
     body = {"project_id": args.project, "scope": scope}
     if not args.yes:
@@ -131,6 +135,12 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--user", help="erase everything of this user")
     parser.add_argument("--event", action="append", help="erase this event (repeatable)")
     parser.add_argument("--all", dest="whole_project", action="store_true", help="the project")
+    parser.add_argument(
+        "--redactable-since",
+        dest="since",
+        metavar="TIME",
+        help="the events since TIME holding a secret the current redactor finds",
+    )
     parser.add_argument("--yes", action="store_true", help="erase (without it: a dry run)")
     parser.add_argument("--wait", type=float, default=120.0, help="seconds to wait for verified")
     parser.add_argument("--list", action="store_true", help="the audit log of erasures")
@@ -138,3 +148,30 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--json", action="store_true", help="the raw JSON of the API")
     parser.add_argument("--token", help="bearer token (default: AGENT_MEMORY_TOKEN)")
     parser.set_defaults(run=_run)
+
+
+def register_admin(admin_sub: Any) -> None:
+    """``agent-memory admin redact --since T --project P [--yes]`` (issue 16): the stored events
+    since T that hold a secret the current redactor finds are erased, with everything derived
+    from them, through the erasure path (not rewritten in place: docs/erasure.md says why)."""
+    redact = admin_sub.add_parser(
+        "redact",
+        help="erase stored events holding a secret the current redactor finds (dry run first)",
+        description=register_admin.__doc__,
+    )
+    redact.add_argument("--since", required=True, help="RFC 3339 time: events since then")
+    redact.add_argument("--project", required=True, help="the project")
+    redact.add_argument("--yes", action="store_true", help="erase (without it: a dry run)")
+    redact.add_argument("--wait", type=float, default=120.0, help="seconds to wait for verified")
+    redact.add_argument("--json", action="store_true", help="the raw JSON of the API")
+    redact.add_argument("--token", help="bearer token (default: AGENT_MEMORY_TOKEN)")
+    redact.set_defaults(
+        run=_run,
+        session=None,
+        agent=None,
+        user=None,
+        event=None,
+        whole_project=False,
+        list=False,
+        status=None,
+    )

@@ -23,19 +23,25 @@ class ErasureScope(BaseModel):
     agent_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=_ID)
     user_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=_ID)
     project: Literal[True] | None = Field(default=None, description="Everything of the project.")
+    redactable_since: datetime | None = Field(
+        default=None,
+        description="The events since this time whose stored text holds a secret the current "
+        "redactor finds (issue 16's `admin redact --since`: see docs/erasure.md).",
+    )
 
     @model_validator(mode="after")
     def _exactly_one(self) -> ErasureScope:
         given = [k for k, v in self.model_dump().items() if v is not None]
         if len(given) != 1:
             raise ValueError(
-                "scope takes exactly one of event_ids, session_id, agent_id, user_id, project"
+                "scope takes exactly one of event_ids, session_id, agent_id, user_id, project,"
+                " redactable_since"
                 f" (got {', '.join(given) or 'none'})"
             )
         return self
 
     def wire(self) -> dict[str, Any]:
-        return {k: v for k, v in self.model_dump().items() if v is not None}
+        return {k: v for k, v in self.model_dump(mode="json").items() if v is not None}
 
 
 class ErasureCreate(BaseModel):

@@ -14,6 +14,7 @@ from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 
 from agent_memory_common.db import load_queries
+from agent_memory_common.redaction import default_redactor
 
 Q = load_queries(__package__ or "", "sql/erasures.sql")
 NEEDLES_PER_ERASURE = 25
@@ -43,6 +44,33 @@ async def _rows(conn: AsyncConnection, name: str, params: dict[str, Any]) -> lis
         return await cur.fetchall()
 
 
+async def redactable_ids(
+    conn: AsyncConnection, tenant: str, project_id: str, since: str, page: int = 2000
+) -> list[str]:
+    """Events since ``since`` whose text the current redactor changes: they hold a secret that
+    was not caught when they were recorded (a rule added since)."""
+    redactor, after = default_redactor(), 0
+    found: list[str] = []
+    params = {"tenant": tenant, "project_id": project_id, "since": since, "limit": page}
+    while True:
+        rows = await _rows(conn, "events_since_page", {**params, "after": after})
+        if not rows:
+            return found
+        after = int(rows[-1]["seq"])
+        found += [r["event_id"] for r in rows if redactor.redact(r["text"])[0] != r["text"]]
+
+
+async def resolved(
+    conn: AsyncConnection, tenant: str, project_id: str, scope: dict[str, Any]
+) -> dict[str, Any]:
+    """The parameters of a scope; ``redactable_since`` becomes the event ids it selects now."""
+    params = scope_params(tenant, project_id, scope)
+    if scope.get("redactable_since"):
+        since = scope["redactable_since"]
+        params["event_ids"] = await redactable_ids(conn, tenant, project_id, since)
+    return params
+
+
 async def create(
     conn: AsyncConnection,
     erasure_id: str,
@@ -52,7 +80,7 @@ async def create(
     requested_by: str,
 ) -> int:
     """The audit row, the tombstones, the grips to drop and the needles; returns the events."""
-    params = {**scope_params(tenant, project_id, scope), "erasure_id": erasure_id}
+    params = {**await resolved(conn, tenant, project_id, scope), "erasure_id": erasure_id}
     await conn.execute(
         Q["insert_erasure"],
         {**params, "scope": orjson.dumps(scope).decode(), "requested_by": requested_by},
@@ -66,7 +94,7 @@ async def create(
 async def preview(
     conn: AsyncConnection, tenant: str, project_id: str, scope: dict[str, Any]
 ) -> tuple[dict[str, int], list[str]]:
-    params = scope_params(tenant, project_id, scope)
+    params = await resolved(conn, tenant, project_id, scope)
     ev = (await _rows(conn, "preview_events", params))[0]
     derived = (await _rows(conn, "preview_derived", params))[0]
     counts = {

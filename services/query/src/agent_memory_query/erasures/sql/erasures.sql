@@ -260,3 +260,10 @@ WHERE b.tenant = %(tenant)s AND b.project_id = %(project_id)s
 -- name: erase_playbook_submissions
 DELETE FROM playbook_submissions
 WHERE tenant = %(tenant)s AND project_id = %(project_id)s AND %(project)s
+
+-- name: events_since_page
+SELECT seq, event_id, text FROM events
+WHERE tenant = %(tenant)s AND project_id = %(project_id)s AND ts >= %(since)s
+  AND seq > %(after)s
+ORDER BY seq
+LIMIT %(limit)s
