@@ -65,18 +65,32 @@ WHERE g.tenant = %(tenant)s AND g.project_id = %(project_id)s
 ON CONFLICT DO NOTHING
 
 -- name: snapshot_needles
--- A few phrases of the erased text for the verifier (deleted once verified).
+-- A few phrases of the erased text for the verifier (deleted once verified): only phrases no
+-- remaining event of the project says too, or the verifier would find the text the erasure
+-- rightly left (the same sentence in another session) and never be satisfied.
 INSERT INTO erasure_needles (erasure_id, needle)
-SELECT DISTINCT %(erasure_id)s, n.needle
+SELECT %(erasure_id)s, c.needle
 FROM (
-    SELECT lower(left(btrim(regexp_replace(e.text, '\s+', ' ', 'g')), 48)) AS needle
-    FROM erased_events x
-    JOIN events e ON e.tenant = x.tenant AND e.event_id = x.event_id
-    WHERE x.erasure_id = %(erasure_id)s AND char_length(e.text) >= 24
-    ORDER BY char_length(e.text) DESC
-    LIMIT %(limit)s
-) AS n
-WHERE char_length(n.needle) >= 16
+    SELECT DISTINCT n.needle
+    FROM (
+        SELECT lower(left(btrim(regexp_replace(e.text, '\s+', ' ', 'g')), 48)) AS needle
+        FROM erased_events x
+        JOIN events e ON e.tenant = x.tenant AND e.event_id = x.event_id
+        WHERE x.erasure_id = %(erasure_id)s AND char_length(e.text) >= 24
+        ORDER BY char_length(e.text) DESC
+        LIMIT %(limit)s * 4
+    ) AS n
+    WHERE char_length(n.needle) >= 16
+) AS c
+WHERE NOT EXISTS (
+    SELECT 1 FROM events r
+    WHERE r.tenant = %(tenant)s AND r.project_id = %(project_id)s
+      AND strpos(lower(r.text), c.needle) > 0
+      AND NOT EXISTS (
+          SELECT 1 FROM erased_events y WHERE y.tenant = r.tenant AND y.event_id = r.event_id
+      )
+)
+LIMIT %(limit)s
 ON CONFLICT DO NOTHING
 
 -- name: insert_erasure
