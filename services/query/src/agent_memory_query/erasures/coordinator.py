@@ -27,9 +27,11 @@ from agent_memory_query.context import QueryContext
 from agent_memory_query.erasures import store
 from agent_memory_query.erasures.streams import Target, purge
 from agent_memory_retrieval.docs import SearchFilter
+from agent_memory_retrieval.ports import IndexUnavailableError
 
 log = get_logger(__name__)
 PARTICIPANT = "query"
+TEXT_INDEXER = "bm25-indexer"
 SEARCH_LIMIT = 25
 
 
@@ -140,7 +142,12 @@ class ErasureCoordinator:
             found = await store.check_postgres(conn, erasure_id, tenant, project_id, row["scope"])
             ids = await store.erased_ids(conn, erasure_id)
             needles = await store.needles(conn, erasure_id)
-        found["bm25_documents"] = await self._search_text(tenant, project_id, ids, needles)
+            text_indexed = TEXT_INDEXER in await store.participants(conn)
+        if text_indexed:  # no bm25-indexer ever ran: no text index to hold anything
+            try:
+                found["bm25_documents"] = await self._search_text(tenant, project_id, ids, needles)
+            except IndexUnavailableError:  # cannot look: not verified (yet)
+                found["bm25_unavailable"] = 1
         # the streams once more: whatever is found is purged now and counted as a finding
         again = await purge(ctx.link.require_js(), await self._target(row))
         found["streams"] = sum(again.values())
