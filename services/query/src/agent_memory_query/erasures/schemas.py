@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 _ID = r"^[^\x00-\x1f\x7f]+$"
 MAX_EVENT_IDS = 10_000
+EventId = Annotated[str, Field(min_length=1, max_length=300, pattern=_ID)]
 
 
 class ErasureScope(BaseModel):
@@ -16,7 +17,7 @@ class ErasureScope(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    event_ids: list[str] | None = Field(
+    event_ids: list[EventId] | None = Field(
         default=None, min_length=1, max_length=MAX_EVENT_IDS, description="These events."
     )
     session_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=_ID)
