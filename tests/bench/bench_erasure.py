@@ -123,8 +123,9 @@ def wait_built(dsn: str, sessions: int, timeout: float) -> float:
     deadline = started + timeout
     while time.perf_counter() < deadline:
         open_ = _one(dsn, "SELECT count(*) FROM segments WHERE status = 'open'")
+        segmented = _one(dsn, "SELECT count(DISTINCT session_id) FROM segments")
         closed, done = settled(dsn)
-        if closed and closed == done and not open_:
+        if segmented == sessions and closed == done and not open_:
             return time.perf_counter() - started
         time.sleep(1)
     raise RuntimeError(f"pipeline not settled in {timeout}s: {settled(dsn)}")
