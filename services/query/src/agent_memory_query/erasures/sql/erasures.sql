@@ -85,7 +85,7 @@ FROM (
 WHERE NOT EXISTS (
     SELECT 1 FROM events r
     WHERE r.tenant = %(tenant)s AND r.project_id = %(project_id)s
-      AND strpos(lower(r.text), c.needle) > 0
+      AND strpos(lower(regexp_replace(r.text, '\s+', ' ', 'g')), c.needle) > 0
       AND NOT EXISTS (
           SELECT 1 FROM erased_events y WHERE y.tenant = r.tenant AND y.event_id = r.event_id
       )
