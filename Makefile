@@ -16,7 +16,7 @@ export HF_HUB_OFFLINE := 1
 
 MEMBERS := $(wildcard libs/*/*/pyproject.toml services/*/pyproject.toml)
 
-.PHONY: help install run test check lint format typecheck test-fast k8s-tools k8s-render chaos bench bench-ingest bench-toc bench-search bench-locomo bench-coding bench-summary bench-lifecycle clean
+.PHONY: help install run test check lint format typecheck test-fast k8s-tools k8s-render chaos bench bench-ingest bench-toc bench-search bench-locomo bench-coding bench-summary bench-lifecycle bench-erasure clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -101,6 +101,9 @@ bench-coding: install ## coding sessions: found@k by question kind, TOC usefulne
 
 bench-lifecycle: install ## retention cleanup of 100,000 events' indexes: dry run and run, per store
 	$(BIN)/python -m tests.bench.bench_lifecycle
+
+bench-erasure: install ## erasure of one session and of a 100,000-event project: wall time, per store
+	$(BIN)/python -m tests.bench.bench_erasure
 
 bench-summary: install ## ROUGE of our session summaries vs LoCoMo's, beside lead-3 and TextRank
 	$(BIN)/python -m tests.bench.bench_summary

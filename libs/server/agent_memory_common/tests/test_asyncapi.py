@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from agent_memory_common.asyncapi import document
+from agent_memory_common.erasure import DOCUMENTED_PARTICIPANTS
 from agent_memory_common.streams import PIPELINE_CONSUMERS
 
 COMMITTED = Path(__file__).resolve().parents[4] / "docs" / "asyncapi.json"
@@ -22,9 +23,10 @@ def test_every_durable_consumer_and_subject_family_is_described() -> None:
     received = {
         op["channel"]["$ref"] for op in doc["operations"].values() if op["action"] == "receive"
     }
-    assert len(received) == len(PIPELINE_CONSUMERS)
+    assert len(received) == len(PIPELINE_CONSUMERS) + len(DOCUMENTED_PARTICIPANTS)
     addresses = {channel["address"] for channel in doc["channels"].values()}
     for family in ("events", "recorded", "segments", "toc"):
         assert f"mem.{family}.{{tenant}}.{{project}}" in addresses
         assert f"mem.{family}.>" in addresses
     assert "mem.dlq.{consumer}" in addresses
+    assert "mem.erasure.{tenant}.{project}" in addresses

@@ -10,6 +10,7 @@ from psycopg_pool import AsyncConnectionPool
 from agent_memory_bm25.handler import IndexHandler
 from agent_memory_bm25.settings import Settings
 from agent_memory_common.consumer import ConsumerRunner
+from agent_memory_common.erasure import participant_runner, register_participant
 from agent_memory_common.logs import get_logger
 from agent_memory_common.natslink import NatsLink
 from agent_memory_common.service import consumer_service
@@ -34,6 +35,7 @@ def consumers(
         ConsumerRunner(
             link, pool, replace(BM25_INDEXER_TOC, batch_size=options.toc_batch_size), handler.toc
         ),
+        participant_runner(link, pool, "bm25-indexer", handler.erase),
     ]
 
 
@@ -43,6 +45,7 @@ async def run(settings: Settings, stop: asyncio.Event | None = None) -> None:
         async with consumer_service(
             settings, "bm25-indexer", pool_size=settings.bm25.pool_size, stop=stop
         ) as svc:
+            await register_participant(svc.pool, "bm25-indexer")
             runners = consumers(svc.link, svc.pool, settings, index)
             log.info("bm25.started", consumers=[BM25_INDEXER.durable, BM25_INDEXER_TOC.durable])
             await asyncio.gather(*(r.run(svc.stop) for r in runners))

@@ -8,6 +8,7 @@ from dataclasses import replace
 from psycopg_pool import AsyncConnectionPool
 
 from agent_memory_common.consumer import ConsumerRunner
+from agent_memory_common.erasure import participant_runner, register_participant
 from agent_memory_common.logs import get_logger
 from agent_memory_common.natslink import NatsLink
 from agent_memory_common.service import consumer_service
@@ -38,6 +39,7 @@ def consumers(
         ConsumerRunner(
             link, pool, replace(EMBEDDER_TOC, batch_size=options.toc_batch_size), handler.toc
         ),
+        participant_runner(link, pool, "embedder", handler.erase),
     ]
 
 
@@ -48,6 +50,7 @@ async def run(settings: Settings, stop: asyncio.Event | None = None) -> None:
     ) as svc:
         index = await open_vector_index(settings, pool=svc.pool)
         try:
+            await register_participant(svc.pool, "embedder")
             runners = consumers(svc.link, svc.pool, settings, embedder, index)
             log.info("embedder.started", consumers=[EMBEDDER.durable, EMBEDDER_TOC.durable])
             await asyncio.gather(*(r.run(svc.stop) for r in runners))

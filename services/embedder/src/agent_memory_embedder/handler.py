@@ -20,6 +20,7 @@ log = get_logger(__name__)
 
 class EmbedHandler(IndexFeed):
     reads_segment_text = False  # a segment is embedded by its summary, an event with its context
+    erasure_store = "vector_entries"
 
     def __init__(self, embedder: Embedder, index: VectorIndex) -> None:
         self._embedder = embedder

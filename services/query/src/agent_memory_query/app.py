@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 
@@ -23,6 +24,8 @@ from agent_memory_common.natslink import NatsLink
 from agent_memory_query import status
 from agent_memory_query.context import QueryContext
 from agent_memory_query.episodes import routes as episodes
+from agent_memory_query.erasures import routes as erasures
+from agent_memory_query.erasures.coordinator import ErasureCoordinator
 from agent_memory_query.events import routes as events
 from agent_memory_query.inputs import guard_inputs
 from agent_memory_query.keys import routes as keys
@@ -55,10 +58,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             auth=auth,
             search=search,
         )
+        stop = asyncio.Event()
+        coordinator = asyncio.create_task(ErasureCoordinator(app.state.ctx).run(stop))
         try:
             async with mcp.running():
                 yield
         finally:
+            stop.set()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(coordinator, 10)
             await search.close()
             await link.close()
             await pool.close()
@@ -94,4 +102,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(keys.router)
     app.include_router(sharing.router)
     app.include_router(retention.router)
+    app.include_router(erasures.router)
     return app

@@ -54,11 +54,23 @@ class SearchOptions(BaseModel):
     )
 
 
+class ErasureOptions(BaseModel):
+    """``AGENT_MEMORY_QUERY__ERASURE__*``: the coordinator of erasures (docs/erasure.md)."""
+
+    check_interval_s: float = Field(
+        default=0.5, gt=0, description="How often open erasures are advanced and verified."
+    )
+    republish_s: float = Field(
+        default=30.0, gt=0, description="Publish a request again while a participant is silent."
+    )
+
+
 class QueryOptions(BaseModel):
     host: str = "127.0.0.1"
     port: int = Field(default=8701, ge=1, le=65535)
     pool_size: int = Field(default=4, ge=1)
     search: SearchOptions = SearchOptions()
+    erasure: ErasureOptions = ErasureOptions()
 
 
 class Settings(RetrievalSettings):

@@ -8,11 +8,12 @@ from dataclasses import replace
 from psycopg_pool import AsyncConnectionPool
 
 from agent_memory_common.consumer import ConsumerRunner
+from agent_memory_common.erasure import erasure_runner
 from agent_memory_common.logs import get_logger
 from agent_memory_common.natslink import NatsLink
 from agent_memory_common.service import consumer_service
 from agent_memory_common.streams import RECORDER
-from agent_memory_recorder.handler import record
+from agent_memory_recorder.handler import erase, record
 from agent_memory_recorder.settings import RecorderOptions, Settings
 
 log = get_logger(__name__)
@@ -30,5 +31,6 @@ async def run(settings: Settings, stop: asyncio.Event | None = None) -> None:
         settings, "recorder", pool_size=settings.recorder.pool_size, stop=stop
     ) as svc:
         runner = consumer(svc.link, svc.pool, settings.recorder)
+        eraser = await erasure_runner(svc.link, svc.pool, "recorder", erase)
         log.info("recorder.started", consumer=RECORDER.durable)
-        await runner.run(svc.stop)
+        await asyncio.gather(runner.run(svc.stop), eraser.run(svc.stop))

@@ -22,9 +22,11 @@ from nats.aio.msg import Msg
 from psycopg import AsyncConnection
 
 from agent_memory_common.consumer import Publication
+from agent_memory_common.erasure import ErasureResult
 from agent_memory_common.event import EVENT_TYPES, ROLES, Event
+from agent_memory_common.messages import ErasureRequest
 from agent_memory_common.subjects import msg_id, recorded_subject
-from agent_memory_recorder.store import Row, insert_rows
+from agent_memory_recorder.store import Row, erase_events, insert_rows
 
 _WIRE_KEYS = frozenset(Event.model_fields)
 _ROLES = frozenset(ROLES)
@@ -115,8 +117,14 @@ def _subject(tenant: str, project_id: str) -> str:
 
 async def record(conn: AsyncConnection, msgs: Sequence[Msg]) -> list[Publication]:
     rows = [decode(m.data) for m in msgs]
-    await insert_rows(conn, rows)
+    refused = await insert_rows(conn, rows)
     return [
         Publication(subject=_subject(r[0], r[3]), payload=m.data, msg_id=msg_id(r[0], r[1]))
         for r, m in zip(rows, msgs, strict=True)
+        if not refused or (r[0], r[1]) not in refused
     ]
+
+
+async def erase(conn: AsyncConnection, request: ErasureRequest) -> ErasureResult:
+    """The recorder's part of an erasure: the events themselves."""
+    return ErasureResult({"events": await erase_events(conn, request.erasure_id)})

@@ -9,12 +9,13 @@ from dataclasses import replace
 from psycopg_pool import AsyncConnectionPool
 
 from agent_memory_common.consumer import TRANSIENT, ConsumerRunner, Publication
+from agent_memory_common.erasure import erasure_runner
 from agent_memory_common.logs import get_logger
 from agent_memory_common.natslink import NatsLink
 from agent_memory_common.service import consumer_service
 from agent_memory_common.streams import SEGMENTER
 from agent_memory_segmenter import store
-from agent_memory_segmenter.handler import make_handler
+from agent_memory_segmenter.handler import make_eraser, make_handler
 from agent_memory_segmenter.settings import SegmenterOptions, Settings
 
 log = get_logger(__name__)
@@ -30,10 +31,14 @@ async def run(settings: Settings, stop: asyncio.Event | None = None) -> None:
         settings, "segmenter", pool_size=options.pool_size, stop=stop
     ) as svc:
         runner = consumer(svc.link, svc.pool, options)
+        eraser = await erasure_runner(
+            svc.link, svc.pool, "segmenter", make_eraser(options.thresholds)
+        )
         thresholds = str(options.thresholds)
         log.info("segmenter.started", consumer=SEGMENTER.durable, thresholds=thresholds)
         async with asyncio.TaskGroup() as tasks:
             tasks.create_task(runner.run(svc.stop))
+            tasks.create_task(eraser.run(svc.stop))
             tasks.create_task(_idle_loop(svc.link, svc.pool, options, svc.stop))
 
 

@@ -19,11 +19,18 @@ from nats.aio.msg import Msg
 from psycopg import AsyncConnection
 
 from agent_memory_common.consumer import Handler, Publication
+from agent_memory_common.erasure import Eraser, ErasureResult, erased_sessions
 from agent_memory_common.event import Event
 from agent_memory_common.logs import get_logger
-from agent_memory_common.messages import RecordedMessage
+from agent_memory_common.messages import ErasureRequest, RecordedMessage
 from agent_memory_segmenter.logic import SessionKey, Thresholds
-from agent_memory_segmenter.store import caused_publications, lock_session, resegment
+from agent_memory_segmenter.store import (
+    caused_publications,
+    erase_session,
+    erasure_cause,
+    lock_session,
+    resegment,
+)
 
 log = get_logger(__name__)
 
@@ -63,3 +70,27 @@ def make_handler(thresholds: Thresholds) -> Handler:
         return list(publications.values())
 
     return handle
+
+
+def make_eraser(thresholds: Thresholds) -> Eraser:
+    """The segmenter's part of an erasure: every session that lost events is segmented again
+    without them (segments retracted or re-published), and the old versions go."""
+
+    async def erase(conn: AsyncConnection, request: ErasureRequest) -> ErasureResult:
+        changed = removed = 0
+        keys = [
+            SessionKey(request.tenant, project_id, session_id)
+            for project_id, session_id in await erased_sessions(conn, request.erasure_id)
+        ]
+        for key in sorted(keys, key=lambda k: (k.lock_key, k.tenant, k.project_id, k.session_id)):
+            await lock_session(conn, key)
+            c, r = await erase_session(conn, key, thresholds, request.erasure_id)
+            changed += c
+            removed += r
+        publications = await caused_publications(
+            conn, request.tenant, [erasure_cause(request.erasure_id)]
+        )
+        counts = {"segments_rewritten": changed, "segment_versions_removed": removed}
+        return ErasureResult(counts, publications)
+
+    return erase

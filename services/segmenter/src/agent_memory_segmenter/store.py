@@ -124,7 +124,8 @@ async def resegment(
                 QUERIES["events_by_id"], {"tenant": key.tenant, "event_ids": carried_ids}
             )
             found = {r[0]: _event_info(r) for r in await cur.fetchall()}
-            carried = [found[i] for i in carried_ids]
+            # an erased event (tombstoned) is no longer carried over
+            carried = [found[i] for i in carried_ids if i in found]
     plans = segment(
         [_event_info(r) for r in rows], thresholds, start_ordinal=start_ordinal, carried=carried
     )
@@ -281,3 +282,32 @@ async def outbox_due(conn: AsyncConnection, grace_s: float, limit: int) -> list[
         OutboxItem(tenant, seg_id, version, publication(SegmentMessage.model_validate(body)))
         for tenant, seg_id, version, body in await cur.fetchall()
     ]
+
+
+# --- erasure ---------------------------------------------------------------------------------
+
+
+async def erase_session(
+    conn: AsyncConnection,
+    key: SessionKey,
+    thresholds: Thresholds,
+    erasure_id: str,
+) -> tuple[int, int]:
+    """Recompute a session without its erased events, then drop the published versions that
+    named them. Returns (segments changed, versions removed). The caller holds the lock.
+
+    The new versions are caused by ``erasure:<id>`` (``caused_publications`` finds them again
+    on a redelivery): a segment that lost some events gets a new version without them, one
+    that lost all of them is retracted, and the summarizer rewrites the tree from those.
+    """
+    writes = await resegment(
+        conn, key, thresholds, since=None, cause_event_ids=[erasure_cause(erasure_id)]
+    )
+    cur = await conn.execute(QUERIES["erase_versions"], _params(key, erasure_id=erasure_id))
+    removed = cur.rowcount
+    await conn.execute(QUERIES["erase_outbox"], {"tenant": key.tenant})
+    return len(writes), removed
+
+
+def erasure_cause(erasure_id: str) -> str:
+    return f"erasure:{erasure_id}"

@@ -8,10 +8,12 @@ from dataclasses import replace
 from psycopg_pool import AsyncConnectionPool
 
 from agent_memory_common.consumer import ConsumerRunner
+from agent_memory_common.erasure import erasure_runner
 from agent_memory_common.logs import get_logger
 from agent_memory_common.natslink import NatsLink
 from agent_memory_common.service import consumer_service
 from agent_memory_common.streams import SUMMARIZER
+from agent_memory_summarizer.erasure import erase
 from agent_memory_summarizer.handler import SummarizeHandler
 from agent_memory_summarizer.llm import LlmSummarizer
 from agent_memory_summarizer.settings import Settings, SummarizerOptions
@@ -31,7 +33,10 @@ async def run(settings: Settings, stop: asyncio.Event | None = None) -> None:
                 consumer=SUMMARIZER.durable,
                 summarizer=llm.name if llm else "extractive",
             )
-            await consumer(svc.link, svc.pool, options, llm).run(svc.stop)
+            eraser = await erasure_runner(svc.link, svc.pool, "summarizer", erase)
+            await asyncio.gather(
+                consumer(svc.link, svc.pool, options, llm).run(svc.stop), eraser.run(svc.stop)
+            )
     finally:
         if llm is not None:
             await llm.close()

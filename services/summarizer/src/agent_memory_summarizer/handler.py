@@ -20,6 +20,7 @@ from nats.aio.msg import Msg
 from psycopg import AsyncConnection
 
 from agent_memory_common.consumer import Publication
+from agent_memory_common.erasure import tombstoned
 from agent_memory_common.logs import get_logger
 from agent_memory_common.messages import SegmentMessage
 from agent_memory_summarizer import store
@@ -45,9 +46,14 @@ class SummarizeHandler:
     async def __call__(self, conn: AsyncConnection, msgs: Sequence[Msg]) -> list[Publication]:
         segments = [SegmentMessage.from_wire(m.data) for m in msgs]
         prepared: list[tuple[Summary | None, datetime | None] | None] = []
-        for seg in segments:
+        skipped: set[int] = set()
+        for i, seg in enumerate(segments):
             known = await store.source_version(conn, seg.tenant, segment_node_id(seg.segment_id))
-            if known is not None and known >= seg.version:
+            if await tombstoned(conn, seg.tenant, seg.event_ids):
+                # a version from before an erasure (redelivered or replayed): never summarized
+                skipped.add(i)
+                prepared.append(None)
+            elif known is not None and known >= seg.version:
                 prepared.append(None)  # redelivered or stale: republished in step 3
             else:
                 prepared.append(await self.prepare(conn, seg))
@@ -58,7 +64,9 @@ class SummarizeHandler:
         for tenant, project_id in projects:
             await store.lock_project(conn, tenant, project_id)
         publications: list[Publication] = []
-        for seg, prep in zip(segments, prepared, strict=True):
+        for i, (seg, prep) in enumerate(zip(segments, prepared, strict=True)):
+            if i in skipped:
+                continue
             # no summary: a redelivery (apply_segment republishes) or a retraction
             summary, first_ts = prep if prep is not None else (None, None)
             publications.extend(await apply_segment(conn, seg, summary, first_ts))

@@ -68,6 +68,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "agent_memory_cli.toc",
     "agent_memory_cli.importer",
     "agent_memory_cli.portable",
+    "agent_memory_cli.erase",
 )
 
 

@@ -34,7 +34,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from agent_memory_cli import cleanup, keys_cmd
+from agent_memory_cli import cleanup, erase, keys_cmd
 from agent_memory_cli.settings import Settings
 from agent_memory_common.db import prepare_database
 from agent_memory_retrieval.cleanup import RetentionGate
@@ -75,6 +75,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     rebuild.set_defaults(run=_cmd_rebuild)
     cleanup.register(admin_sub)
+    erase.register_admin(admin_sub)  # admin redact --since: through the erasure path
 
 
 @dataclass

@@ -17,10 +17,13 @@ from faststream.nats import JStream, NatsBroker
 from faststream.specification import AsyncAPI
 
 from agent_memory_common.consumer import declare_consumer
+from agent_memory_common.erasure import DOCUMENTED_PARTICIPANTS, participant_spec
 from agent_memory_common.event import Event
+from agent_memory_common.messages import ErasureRequest
 from agent_memory_common.streams import PIPELINE_CONSUMERS
 from agent_memory_common.subjects import (
     STREAM_DLQ,
+    STREAM_ERASURE,
     STREAM_EVENTS,
     STREAM_RECORDED,
     STREAM_SEGMENTS,
@@ -81,6 +84,14 @@ PUBLISHED = (
         bytes,
     ),
     (
+        "mem.erasure.{tenant}.{project}",
+        STREAM_ERASURE,
+        "query:mem.erasure",
+        "Published by the query service when it accepts POST /v1/erasures, after the audit "
+        "row and the tombstones are committed; Nats-Msg-Id = <tenant>/<erasure_id>. Ids only.",
+        ErasureRequest,
+    ),
+    (
         "mem.dlq.{consumer}",
         STREAM_DLQ,
         "consumers:mem.dlq",
@@ -104,6 +115,19 @@ def pipeline_broker() -> NatsBroker:
 
         @subscriber
         async def handle() -> None:  # the services register ConsumerRunner.process
+            """Documentation only."""
+
+    for name, part in DOCUMENTED_PARTICIPANTS.items():
+        spec = participant_spec(name)
+        about = (
+            f"Durable pull consumer `{spec.durable}` on stream `{spec.stream}`, one request per "
+            f"batch, explicit ack after the commit. Erases {part} and writes its report "
+            "(erasure_reports) in the same transaction; idempotent."
+        )
+        subscriber = declare_consumer(broker, spec, description=about)
+
+        @subscriber
+        async def erase() -> None:
             """Documentation only."""
 
     for address, stream, title, description, schema in PUBLISHED:

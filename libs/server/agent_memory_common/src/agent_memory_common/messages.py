@@ -9,6 +9,7 @@ subject (stream)                       model             producer -> consumers
 ``mem.segments.<t>.<p>`` (SEGMENTS)    SegmentMessage    segmenter -> summarizer
 ``mem.toc.<t>.<p>`` (TOC)              TocNodeMessage    summarizer, query (pin) ->
                                                          embedder-toc, bm25-indexer-toc
+``mem.erasure.<t>.<p>`` (ERASURE)      ErasureRequest    query -> every service owning data
 ``mem.dlq.<consumer>`` (DEADLETTER)    the poison bytes  any consumer -> an operator
 =====================================  ================  =====================================
 
@@ -188,3 +189,24 @@ def toc_node_message(
         summarizer=row["summarizer"],
         grips=[g for gid in cited if (g := grips.get(gid)) is not None],
     )
+
+
+class ErasureRequest(WireModel):
+    """An erasure on ``mem.erasure.<tenant>.<project>``, Nats-Msg-Id ``<tenant>/<erasure_id>``.
+
+    Ids only: the erased event ids are the tombstones (``erased_events``) the query service
+    wrote before publishing, so a participant reads them by ``erasure_id`` even after another
+    participant deleted the events (see ``agent_memory_common.erasure``)."""
+
+    erasure_id: str = Field(min_length=1)
+    tenant: str = Field(min_length=1)
+    project_id: str = Field(min_length=1)
+    scope: dict[str, Any]
+
+    @property
+    def msg_id(self) -> str:
+        return f"{self.tenant}/{self.erasure_id}"
+
+    @property
+    def whole_project(self) -> bool:
+        return bool(self.scope.get("project"))

@@ -56,6 +56,7 @@ from nats.js.errors import NoStreamResponseError
 from agent_memory_common.errors import TransientError
 from agent_memory_common.subjects import (
     STREAM_DLQ,
+    STREAM_ERASURE,
     STREAM_EVENTS,
     STREAM_RECORDED,
     STREAM_SEGMENTS,
@@ -193,6 +194,7 @@ _STREAM_OF_PREFIX = {
     "mem.segments.": STREAM_SEGMENTS,
     "mem.toc.": STREAM_TOC,
     "mem.dlq.": STREAM_DLQ,
+    "mem.erasure.": STREAM_ERASURE,
 }
 
 

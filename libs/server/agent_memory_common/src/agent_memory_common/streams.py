@@ -18,10 +18,12 @@ from nats.js.errors import NotFoundError
 from agent_memory_common.settings import CommonSettings
 from agent_memory_common.subjects import (
     DLQ_WILDCARD,
+    ERASURE_WILDCARD,
     EVENTS_WILDCARD,
     RECORDED_WILDCARD,
     SEGMENTS_WILDCARD,
     STREAM_DLQ,
+    STREAM_ERASURE,
     STREAM_EVENTS,
     STREAM_RECORDED,
     STREAM_SEGMENTS,
@@ -56,6 +58,8 @@ def stream_configs(settings: CommonSettings) -> list[StreamConfig]:
         stream(STREAM_SEGMENTS, SEGMENTS_WILDCARD, 30),
         stream(STREAM_TOC, TOC_WILDCARD, 30),
         stream(STREAM_DLQ, DLQ_WILDCARD, 90),
+        # erasure requests hold ids only; kept as long as any pipeline message they purge
+        stream(STREAM_ERASURE, ERASURE_WILDCARD, 30),
     ]
 
 

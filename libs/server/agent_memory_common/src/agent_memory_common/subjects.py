@@ -6,6 +6,7 @@
 | ``mem.recorded.<tenant>.<project>``      | recorder  | later stages (segmenter, ...)    |
 | ``mem.segments.<tenant>.<project>``      | segmenter | summarizer                       |
 | ``mem.toc.<tenant>.<project>``           | summarizer| search indexers                  |
+| ``mem.erasure.<tenant>.<project>``     | query     | every service that owns data     |
 | ``mem.dlq.<consumer>``                   | any runner| an operator                      |
 """
 
@@ -19,12 +20,14 @@ STREAM_RECORDED = "RECORDED"
 STREAM_DLQ = "DEADLETTER"
 STREAM_SEGMENTS = "SEGMENTS"
 STREAM_TOC = "TOC"
+STREAM_ERASURE = "ERASURE"
 
 EVENTS_WILDCARD = "mem.events.>"
 RECORDED_WILDCARD = "mem.recorded.>"
 DLQ_WILDCARD = "mem.dlq.>"
 SEGMENTS_WILDCARD = "mem.segments.>"
 TOC_WILDCARD = "mem.toc.>"
+ERASURE_WILDCARD = "mem.erasure.>"
 
 _SAFE_TOKEN = re.compile(r"^[A-Za-z0-9_\-]{1,64}$")
 
@@ -56,6 +59,11 @@ def segment_subject(tenant: str, project_id: str) -> str:
 def toc_subject(tenant: str, project_id: str) -> str:
     """Each new TOC node version; message id ``<tenant>/<node_id>/v<version>``."""
     return f"mem.toc.{subject_token(tenant)}.{subject_token(project_id)}"
+
+
+def erasure_subject(tenant: str, project_id: str) -> str:
+    """Erasure requests; message id ``<tenant>/<erasure_id>``."""
+    return f"mem.erasure.{subject_token(tenant)}.{subject_token(project_id)}"
 
 
 def dlq_subject(consumer: str) -> str:

@@ -250,7 +250,8 @@ async def event_pages(
         if not rows:
             return
         after = int(rows[-1]["seq"])
-        events = [Event.from_row(r) for r in rows]
+        # an erased event (tombstoned, not deleted yet) is never indexed again
+        events = [Event.from_row(r) for r in rows if not r.pop("erased", False)]
         contexts = await previous_turns(conn, events)
         docs = [event_doc(e, c) for e, c in zip(events, contexts, strict=True)]
         yield len(rows), DocChanges(upserts=docs)
@@ -359,7 +360,7 @@ async def recorded_changes(
     it (a writer whose index ignores ``context``). Raises ``pydantic.ValidationError`` for a
     message that is no event (poison).
     """
-    events = [RecordedMessage.from_wire(data) for data in payloads]
+    events = await _not_erased([RecordedMessage.from_wire(data) for data in payloads], conn)
     contexts = await previous_turns(conn, events) if context else [""] * len(events)
     docs = [event_doc(e, c) for e, c in zip(events, contexts, strict=True)]
     return DocChanges(upserts=[d for d in docs if d.text.strip()])
@@ -386,3 +387,36 @@ async def toc_changes(
     for message, key in zip(decoded, keys, strict=True):
         changes.extend(node_changes(message, stale=message.version < latest.get(key, 0)))
     return await with_segment_text(conn, changes) if context else changes
+
+
+async def erasure_changes(
+    conn: AsyncConnection, tenant: str, erasure_id: str, grip_ids: Sequence[str]
+) -> DocChanges:
+    """An erasure as index changes: the documents of the erased events and of the grips that
+    cited them go; the events right after an erased one are indexed again, since their
+    context (the previous turn) was erased text. TOC nodes need nothing here: the summarizer
+    publishes their new versions (empty ones leave the indexes)."""
+    cur = await conn.execute(
+        "SELECT event_id FROM erased_events WHERE erasure_id = %s", (erasure_id,)
+    )
+    deletes = [event_doc_id(tenant, r[0]) for r in await cur.fetchall()]
+    deletes += [grip_doc_id(tenant, g) for g in grip_ids]
+    dcur = conn.cursor(row_factory=dict_row)
+    await dcur.execute(QUERIES["erasure_neighbours"], {"erasure_id": erasure_id})
+    events = [Event.from_row(r) for r in await dcur.fetchall()]
+    contexts = await previous_turns(conn, events)
+    docs = [event_doc(e, c) for e, c in zip(events, contexts, strict=True)]
+    return DocChanges(upserts=[d for d in docs if d.text.strip()], deletes=deletes)
+
+
+async def _not_erased(events: list[Event], conn: AsyncConnection) -> list[Event]:
+    """Leave out erased events: a message from before an erasure (redelivered, replayed) must
+    not bring its document back."""
+    if not events:
+        return events
+    cur = await conn.execute(
+        QUERIES["erased_among"],
+        {"tenants": [e.tenant for e in events], "event_ids": [e.event_id for e in events]},
+    )
+    erased = {(r[0], r[1]) for r in await cur.fetchall()}
+    return [e for e in events if (e.tenant, e.event_id) not in erased] if erased else events

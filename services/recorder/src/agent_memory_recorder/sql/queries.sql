@@ -18,7 +18,20 @@ INSERT INTO events (
     tenant, event_id, ts, project_id, agent_id, session_id, user_id,
     role, type, text, metadata, received_at
 )
-SELECT tenant, event_id, ts, project_id, agent_id, session_id, user_id,
-       role, type, text, metadata, received_at
-FROM incoming
+SELECT i.tenant, i.event_id, i.ts, i.project_id, i.agent_id, i.session_id, i.user_id,
+       i.role, i.type, i.text, i.metadata, i.received_at
+FROM incoming i
+WHERE NOT EXISTS (
+    SELECT 1 FROM erased_events x WHERE x.tenant = i.tenant AND x.event_id = i.event_id
+)
 ON CONFLICT (tenant, event_id) DO NOTHING
+
+-- name: refused_in_incoming
+-- Erased event ids in this batch: refused, and not announced (docs/erasure.md).
+SELECT i.tenant, i.event_id FROM incoming i
+JOIN erased_events x ON x.tenant = i.tenant AND x.event_id = i.event_id
+
+-- name: erase_events
+DELETE FROM events e
+USING erased_events x
+WHERE x.erasure_id = %(erasure_id)s AND e.tenant = x.tenant AND e.event_id = x.event_id

@@ -20,20 +20,30 @@ ORDER BY s.ordinal DESC
 LIMIT 1
 
 -- name: session_events
+-- Erased events (tombstoned) are left out even before the recorder deleted them.
 SELECT event_id, ts, type, char_length(text) AS chars, agent_id
 FROM events
 WHERE tenant = %(tenant)s AND session_id = %(session_id)s AND project_id = %(project_id)s
+  AND NOT EXISTS (
+      SELECT 1 FROM erased_events x WHERE x.tenant = events.tenant AND x.event_id = events.event_id
+  )
 
 -- name: session_events_from
 SELECT event_id, ts, type, char_length(text) AS chars, agent_id
 FROM events
 WHERE tenant = %(tenant)s AND session_id = %(session_id)s AND project_id = %(project_id)s
   AND (ts, event_id COLLATE "C") >= (%(ts)s, %(event_id)s COLLATE "C")
+  AND NOT EXISTS (
+      SELECT 1 FROM erased_events x WHERE x.tenant = events.tenant AND x.event_id = events.event_id
+  )
 
 -- name: events_by_id
 SELECT event_id, ts, type, char_length(text) AS chars, agent_id
 FROM events
 WHERE tenant = %(tenant)s AND event_id = ANY(%(event_ids)s::text[])
+  AND NOT EXISTS (
+      SELECT 1 FROM erased_events x WHERE x.tenant = events.tenant AND x.event_id = events.event_id
+  )
 
 -- name: session_segments_from
 SELECT ordinal, version, status, close_reason, event_ids, overlap_count, agent_id,
@@ -134,3 +144,24 @@ WHERE o.created_at < now() - make_interval(secs => %(grace_s)s)
 ORDER BY o.created_at
 LIMIT %(limit)s
 FOR UPDATE OF o SKIP LOCKED
+
+-- name: erase_versions
+-- Published versions of the session's segments that named an erased event: the new versions
+-- (retractions or the segments without them) stay, these go.
+DELETE FROM segment_versions v
+USING segments s
+WHERE s.tenant = %(tenant)s AND s.project_id = %(project_id)s AND s.session_id = %(session_id)s
+  AND v.tenant = s.tenant AND v.segment_id = s.segment_id
+  AND EXISTS (
+      SELECT 1 FROM jsonb_array_elements_text(v.payload -> 'event_ids') AS u (event_id)
+      JOIN erased_events x ON x.tenant = v.tenant AND x.event_id = u.event_id
+      WHERE x.erasure_id = %(erasure_id)s
+  )
+
+-- name: erase_outbox
+DELETE FROM segment_outbox o
+WHERE o.tenant = %(tenant)s
+  AND NOT EXISTS (
+      SELECT 1 FROM segment_versions v
+      WHERE v.tenant = o.tenant AND v.segment_id = o.segment_id AND v.version = o.version
+  )

@@ -105,3 +105,43 @@ INSERT INTO summarizer_llm_usage (tenant, project_id, day, tokens)
 VALUES (%(tenant)s, %(project_id)s, %(day)s, %(tokens)s)
 ON CONFLICT (tenant, project_id, day) DO UPDATE
 SET tokens = summarizer_llm_usage.tokens + EXCLUDED.tokens
+
+-- name: erased_segment_versions
+-- Segment node versions that summarized an erased event.
+SELECT v.node_id, v.version
+FROM toc_node_versions v
+WHERE v.tenant = %(tenant)s AND v.project_id = %(project_id)s AND v.level = 'segment'
+  AND EXISTS (
+      SELECT 1 FROM unnest(v.event_ids) AS u (event_id)
+      JOIN erased_events x ON x.tenant = v.tenant AND x.event_id = u.event_id
+      WHERE x.erasure_id = %(erasure_id)s
+  )
+
+-- name: rollups_of_versions
+-- Rollup versions made from any of the given child versions (and so maybe from their text).
+SELECT v.node_id, v.version
+FROM toc_node_versions v
+WHERE v.tenant = %(tenant)s AND v.project_id = %(project_id)s AND v.level <> 'segment'
+  AND EXISTS (
+      SELECT 1 FROM unnest(v.child_ids, v.child_versions) AS c (node_id, version)
+      JOIN unnest(%(node_ids)s::text[], %(versions)s::int[]) AS d (node_id, version)
+        ON d.node_id = c.node_id AND d.version = c.version
+  )
+
+-- name: project_latest
+SELECT node_id, latest_version FROM toc_nodes
+WHERE tenant = %(tenant)s AND project_id = %(project_id)s
+
+-- name: delete_versions
+DELETE FROM toc_node_versions v
+USING unnest(%(node_ids)s::text[], %(versions)s::int[]) AS d (node_id, version)
+WHERE v.tenant = %(tenant)s AND v.node_id = d.node_id AND v.version = d.version
+
+-- name: delete_erased_grips
+DELETE FROM toc_grips g
+WHERE g.tenant = %(tenant)s AND g.project_id = %(project_id)s
+  AND EXISTS (
+      SELECT 1 FROM unnest(g.event_ids) AS u (event_id)
+      JOIN erased_events x ON x.tenant = g.tenant AND x.event_id = u.event_id
+      WHERE x.erasure_id = %(erasure_id)s
+  )

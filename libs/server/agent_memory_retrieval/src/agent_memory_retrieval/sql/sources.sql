@@ -18,7 +18,11 @@ SELECT count(*) FROM toc_grips
 
 -- name: events_page
 SELECT seq, tenant, event_id, ts, project_id, agent_id, session_id, user_id, role, type, text,
-       metadata, received_at
+       metadata, received_at,
+       EXISTS (
+           SELECT 1 FROM erased_events x
+           WHERE x.tenant = events.tenant AND x.event_id = events.event_id
+       ) AS erased
 FROM events
 WHERE seq > %(after)s
 ORDER BY seq
@@ -35,6 +39,9 @@ CROSS JOIN LATERAL (
     FROM events AS q
     WHERE q.tenant = e.tenant AND q.session_id = e.session_id AND e.session_id <> ''
       AND q.project_id = e.project_id AND (q.ts, q.seq) < (e.ts, e.seq)
+      AND NOT EXISTS (
+          SELECT 1 FROM erased_events x WHERE x.tenant = q.tenant AND x.event_id = q.event_id
+      )
     ORDER BY q.ts DESC, q.seq DESC
     LIMIT 1
 ) AS p
@@ -80,3 +87,39 @@ LIMIT %(limit)s
 SELECT e.tenant, e.event_id, e.text, e.metadata
 FROM unnest(%(tenants)s::text[], %(event_ids)s::text[]) AS k (tenant, event_id)
 JOIN events AS e ON e.tenant = k.tenant AND e.event_id = k.event_id
+
+-- name: erasure_neighbours
+-- The events that followed an erased one in its session (not erased themselves): their index
+-- documents carry the previous turn as context, which was erased text. One pass over each
+-- touched session: a remaining event whose gap to the remaining event before it holds an
+-- erased event's time (a whole erased session leaves nothing to scan).
+WITH sessions AS (
+    SELECT DISTINCT tenant, project_id, session_id
+    FROM erased_events WHERE erasure_id = %(erasure_id)s
+),
+remaining AS (
+    SELECT e.seq, e.tenant, e.event_id, e.ts, e.project_id, e.agent_id, e.session_id,
+           e.user_id, e.role, e.type, e.text, e.metadata, e.received_at,
+           lag(e.ts) OVER (PARTITION BY e.tenant, e.project_id, e.session_id
+                           ORDER BY e.ts, e.seq) AS prev_ts
+    FROM events e
+    JOIN sessions s
+      ON e.tenant = s.tenant AND e.project_id = s.project_id AND e.session_id = s.session_id
+    WHERE NOT EXISTS (
+        SELECT 1 FROM erased_events y WHERE y.tenant = e.tenant AND y.event_id = e.event_id
+    )
+)
+SELECT r.seq, r.tenant, r.event_id, r.ts, r.project_id, r.agent_id, r.session_id, r.user_id,
+       r.role, r.type, r.text, r.metadata, r.received_at
+FROM remaining r
+WHERE EXISTS (
+    SELECT 1 FROM erased_events x
+    WHERE x.erasure_id = %(erasure_id)s AND x.tenant = r.tenant
+      AND x.project_id = r.project_id AND x.session_id = r.session_id
+      AND x.ts <= r.ts AND (r.prev_ts IS NULL OR x.ts >= r.prev_ts)
+)
+
+-- name: erased_among
+SELECT k.tenant, k.event_id
+FROM unnest(%(tenants)s::text[], %(event_ids)s::text[]) AS k (tenant, event_id)
+JOIN erased_events x ON x.tenant = k.tenant AND x.event_id = k.event_id
