@@ -45,6 +45,21 @@ class SearchOptions(BaseModel):
     outside_period: float = Field(
         default=0.67, gt=0, le=1, description="Weight of a moment around the period, not in it."
     )
+    superseded_factor: float = Field(
+        default=0.5, gt=0, le=1, description="Weight of a moment a newer decision superseded."
+    )
+    resolution_factor: float = Field(
+        default=1.3, ge=1, description="A fix question: weight of a moment stating a cause or fix."
+    )
+    attempt_factor: float = Field(
+        default=0.75, gt=0, le=1, description="A fix question: weight of a failed attempt."
+    )
+    no_match_below: float = Field(
+        default=0.0,
+        ge=-1,
+        le=1,
+        description="No results (no_match) when the best cosine of the query is below this.",
+    )
     tier_timeout_s: float = Field(default=2.0, gt=0, description="Time limit of one tier.")
     health_timeout_s: float = Field(default=0.25, gt=0, description="Time limit of healthy().")
     health_ttl_s: float = Field(default=2.0, ge=0, description="How long a health check holds.")
