@@ -54,6 +54,9 @@ class SearchOptions(BaseModel):
     attempt_factor: float = Field(
         default=0.75, gt=0, le=1, description="A fix question: weight of a failed attempt."
     )
+    fix_vector_weight: float | None = Field(
+        default=None, ge=0, description="A fix question: the vector tier's RRF weight (None: 0.3)."
+    )
     no_match_below: float = Field(
         default=0.0,
         ge=-1,

@@ -11,12 +11,13 @@ import asyncio
 import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from psycopg_pool import AsyncConnectionPool
 
 from agent_memory_common.logs import get_logger
+from agent_memory_query.search import period, supersession_store
 from agent_memory_query.search import store as search_store
-from agent_memory_query.search import supersession_store
 from agent_memory_query.search.brainstem.engine import Brainstem, EngineOptions
 from agent_memory_query.search.brainstem.ranking import RankingPolicy
 from agent_memory_query.search.brainstem.supersede import Links
@@ -46,6 +47,7 @@ def engine_options(opts: SearchOptions) -> EngineOptions:
         superseded_factor=opts.superseded_factor,
         resolution_factor=opts.resolution_factor,
         attempt_factor=opts.attempt_factor,
+        fix_vector_weight=opts.fix_vector_weight,
         no_match_below=opts.no_match_below,
         tier_timeout_s=opts.tier_timeout_s,
         health_timeout_s=opts.health_timeout_s,
@@ -123,6 +125,12 @@ async def open_search(settings: Settings, pool: AsyncConnectionPool) -> SearchRu
         async with pool.connection() as conn:
             return await supersession_store.links_of(conn, tenant, event_ids)
 
+    async def browse(
+        tenant: str, project_id: str | None, since: datetime, until: datetime, limit: int
+    ) -> list[Hit]:
+        async with pool.connection() as conn:
+            return await period.period_nodes(conn, tenant, project_id, since, until, limit)
+
     access = search_store.AccessRecorder(pool, interval_s=opts.access_flush_s)
     access.start()
     brainstem = Brainstem(
@@ -134,6 +142,7 @@ async def open_search(settings: Settings, pool: AsyncConnectionPool) -> SearchRu
         access_lookup=lookup,
         access_record=access.record,
         supersession_lookup=links,
+        period_browse=browse,
         options=engine_options(opts),
         embedder_missing_reason=(
             "embedder loading"

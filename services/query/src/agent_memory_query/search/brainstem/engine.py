@@ -66,6 +66,8 @@ class QueryVector:
 TierSearch = Callable[[str, SearchFilter, int], Awaitable[list[Hit]]]
 AccessLookup = Callable[[str, Sequence[str]], Awaitable[dict[str, int]]]
 AccessRecord = Callable[[str, Sequence[str]], None]
+# (tenant, project, since, until, limit) -> the period's TOC nodes, coarsest first
+PeriodBrowse = Callable[[str, str | None, datetime, datetime, int], Awaitable[list[Hit]]]
 
 
 @dataclass(frozen=True)
@@ -104,6 +106,9 @@ class EngineOptions:
     # A fix question: the cause and the fix over the failed attempts (``arcs``).
     resolution_factor: float = 1.3
     attempt_factor: float = 0.75
+    # ...and the vector tier's RRF weight for it: a fix asked in other words than the
+    # session's ("what leaked?") shares few words with it; None: the intent's weight.
+    fix_vector_weight: float | None = None
     # No results, and ``no_match``, when the query's best cosine with anything in scope is
     # below this: nothing relevant is stored, and the nearest items would be junk. Calibrated
     # on bench-coding and LoCoMo (docs/search.md); 0 or less: never.
@@ -182,6 +187,7 @@ class Brainstem:
         options: EngineOptions | None = None,
         embedder_missing_reason: str = "embedder not loaded",
         supersession_lookup: SupersessionLookup | None = None,
+        period_browse: PeriodBrowse | None = None,
     ) -> None:
         self.text_index = text_index
         self.vector_index = vector_index
@@ -193,6 +199,7 @@ class Brainstem:
         self.options = options or EngineOptions()
         self.embedder_missing_reason = embedder_missing_reason
         self.supersession_lookup = supersession_lookup
+        self.period_browse = period_browse
         self._health: dict[str, tuple[float, TierState]] = {}
 
     def set_embedder(self, embedder: Embedder | None, reason: str = "embedder not loaded") -> None:
@@ -348,6 +355,9 @@ class Brainstem:
         states = await self.tier_states(allowed)
         timings["health"] = _ms(t0)
         plan = make_plan(intent, q.limit, states, q.tiers, self.options.candidates)
+        fix_question = intent in MOMENT_INTENTS and is_fix_question(parsed.rest)
+        if fix_question and self.options.fix_vector_weight is not None:
+            plan = replace(plan, weights={**plan.weights, "vector": self.options.fix_vector_weight})
 
         vector_of = QueryVector(lambda: self._embed(text))
         first = asyncio.create_task(self._execute(q, plan, text, time_range, timings, vector_of))
@@ -431,7 +441,7 @@ class Brainstem:
             )
 
         ranked_head, ranked_extra = rank(head), rank(extra)
-        if intent in MOMENT_INTENTS and is_fix_question(parsed.rest):
+        if fix_question:
             opts = self.options
             ranked_head, ranked_extra = (
                 prefer_resolution(
@@ -450,6 +460,8 @@ class Brainstem:
                 ranked_head = attach(ranked_head, found, demote=demote, head=q.limit)
                 ranked_extra = attach(ranked_extra, found, demote=demote, head=0)
         ranked = ranked_head + ranked_extra  # the window's moments first, then the rest of time
+        if intent == "time-boxed" and not text.strip() and not relaxed:
+            ranked = await self._period_first(q, time_range, ranked, notes)
         moved = 0
         if self._spreads(plan, q):
             views = [outcome] if beyond is None else [outcome, beyond]
@@ -479,6 +491,41 @@ class Brainstem:
             no_match=no_match,
             match_score=None if match_score is None else round(match_score, 4),
         )
+
+    async def _period_first(
+        self,
+        q: SearchQuery,
+        period: TimeRange | None,
+        ranked: list[Candidate],
+        notes: list[str],
+    ) -> list[Candidate]:
+        """ "What did we do <period>": the period's TOC nodes (its own calendar node, then its
+        days and segments; ``search.period``) before anything the tiers found."""
+        if (
+            self.period_browse is None
+            or period is None
+            or period.since is None
+            or period.until is None
+            or q.kinds is not None
+            or q.session_id is not None
+        ):
+            return ranked
+        try:
+            hits = await self.period_browse(
+                q.tenant, q.project_id, period.since, period.until, q.limit
+            )
+        except Exception as exc:  # the tiers' answer stands
+            notes.append(f"period overview unavailable ({type(exc).__name__})")
+            return ranked
+        if not hits:
+            return ranked
+        overview = [
+            Candidate(id=h.id, doc=h.doc, fused=1.0, score=1.0, factors={"period": 1.0})
+            for h in hits
+        ]
+        shown = {c.id for c in overview}
+        notes.append(f"the period's {len(overview)} TOC node(s) first, then the tiers' results")
+        return overview + [c for c in ranked if c.id not in shown]
 
     def _spreads(self, plan: Plan, q: SearchQuery) -> bool:
         """Only a moment answer longer than its head is spread across sessions."""

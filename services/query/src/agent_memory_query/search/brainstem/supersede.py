@@ -63,6 +63,21 @@ def _ref(event_id: str, ts: datetime, text: str, link: Link) -> dict[str, Any]:
     }
 
 
+def refs_for(event_ids: Sequence[str], links: Sequence[Link]) -> dict[str, list[dict[str, Any]]]:
+    """``supersedes`` / ``superseded_by`` of an item citing ``event_ids`` (a TOC bullet),
+    only the keys that have links."""
+    wanted = set(event_ids)
+    out: dict[str, list[dict[str, Any]]] = {}
+    for link in links:
+        if link.newer_event_id in wanted:
+            ref = _ref(link.older_event_id, link.older_ts, link.older_text, link)
+            out.setdefault("supersedes", []).append(ref)
+        if link.older_event_id in wanted:
+            ref = _ref(link.newer_event_id, link.newer_ts, link.newer_text, link)
+            out.setdefault("superseded_by", []).append(ref)
+    return out
+
+
 def attach(
     ranked: Sequence[Candidate], found: Links, *, demote: float, head: int
 ) -> list[Candidate]:
