@@ -13,9 +13,10 @@ words of those sentences. A later statement supersedes an earlier one of the sam
 - both are rule kinds, and
 - they share at least ``MIN_SHARED`` subject words (two proved too few: "refund" and
   "captured" link a refund rule to an event contract), and
-- the shared words cover at least ``MIN_OVERLAP`` of the smaller subject, or the newer one says
-  it changes something (``CHANGE_CUE``: "replace", "switch from", "instead of", "retire",
-  "from now on"...) and its changed words name the older one (``MIN_OVERLAP_CUED``);
+- the newer one says it changes something (``CHANGE_CUE``: "replace", "switch from",
+  "instead of", "retire", "from now on"...) and the shared words cover ``MIN_OVERLAP_CUED``
+  of the smaller subject; or, without a cue, both are decisions and the shared words cover
+  ``MIN_OVERLAP`` of it;
 - inside one session, only with a change cue (a decision and its elaboration in the same
   conversation are not a reversal); and never for the same subject words again (a repetition).
 
@@ -42,8 +43,13 @@ from agent_memory_summarizer.salience import classify_sentence, is_question
 from agent_memory_summarizer.text import split_sentences, strip_code, tokens
 
 RULE_KINDS: tuple[str, ...] = ("decision", "constraint", "preference")
+# Without a change cue, only a decision replaces a decision: conversation is full of
+# preferences and "always" sentences (read as constraints) that share words ("I love hiking"
+# ... "I love being outdoors", "X is always a blast"); on LoCoMo, with preferences allowed they
+# made 32 links (10 demoting an evidence turn), with constraints 9 (2).
+UNCUED_KINDS = frozenset({"decision"})
 MIN_SHARED = 3
-MIN_OVERLAP = 0.5
+MIN_OVERLAP = 0.6
 MIN_OVERLAP_CUED = 0.2
 MAX_PREDECESSORS = 2
 MAX_TEXT = 600
@@ -148,8 +154,11 @@ def match(newer: Statement, older: Statement) -> float:
     if shared < MIN_SHARED or not a or not b:
         return 0.0
     overlap = shared / min(len(a), len(b))
-    if overlap >= MIN_OVERLAP or (newer.cue and overlap >= MIN_OVERLAP_CUED):
-        return round(overlap + (0.25 if newer.cue else 0.0), 4)
+    if newer.cue and overlap >= MIN_OVERLAP_CUED:
+        return round(overlap + 0.25, 4)
+    uncued = newer.kind == older.kind and newer.kind in UNCUED_KINDS
+    if uncued and overlap >= MIN_OVERLAP:
+        return round(overlap, 4)
     return 0.0
 
 

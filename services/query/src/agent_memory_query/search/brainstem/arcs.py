@@ -29,9 +29,11 @@ RESOLUTION = re.compile(
     re.IGNORECASE,
 )
 ATTEMPT = re.compile(
-    r"(^|[.!?]\s+|\n)\s*(still\b|not\s+that\b|no\s+luck|didn'?t\s+help|did\s+not\s+help|"
-    r"same\s+(error|failure)|that\s+did\s+not|that\s+didn'?t)|"
-    r"^\s*exit\s+(code\s+|status\s+)?[1-9]|\nexit\s+(code\s+|status\s+)?[1-9]|"
+    # "Still at 99.7.", "Still failing", "Not that." - but not chat's "Still, I love it"
+    r"(^|[.!?]\s+|\n)\s*(still\s+(at|fails?|failing|broken|the\s+same|red|hangs?|spinning|"
+    r"slow|there|happening|\d)\b|not\s+that\s*[.:;]|no\s+luck\b|didn'?t\s+help\b|"
+    r"did\s+not\s+help\b|same\s+(error|failure)\b)|"
+    r"(^|\n)\s*exit\s+(code\s+|status\s+)?[1-9]|"
     r"\b(failed|error)\b.{0,40}\bexit\s+(code|status)\s+[1-9]",
     re.IGNORECASE,
 )
