@@ -96,3 +96,21 @@ def test_the_cause_and_the_fix_outrank_the_failed_attempts() -> None:
         attempt=0.75,
     )
     assert [c.doc.event_ids[0] for c in ranked] == ["b", "a"]
+
+
+def test_match_score_is_the_best_cosine_and_absent_without_the_vector_tier() -> None:
+    from agent_memory_query.search.brainstem.engine import _Execution, _TierRun, best_cosine
+    from agent_memory_retrieval.docs import Hit
+
+    def run(
+        scores: list[float], error: str | None = None, skipped: str | None = None
+    ) -> _Execution:
+        hits = [Hit(id=str(i), score=s, doc=doc(str(i))) for i, s in enumerate(scores)]
+        tier = _TierRun("vector", hits=hits, error=error, skipped=skipped)
+        return _Execution([], {"vector": tier}, [], [])
+
+    assert best_cosine([run([0.41, 0.62]), run([0.55])]) == 0.62
+    assert best_cosine([run([])]) == -1.0  # the tier ran and found nothing in scope
+    assert best_cosine([run([0.9], error="down")]) is None
+    assert best_cosine([run([], skipped="no query words")]) is None
+    assert best_cosine([_Execution([], {}, [], [])]) is None
