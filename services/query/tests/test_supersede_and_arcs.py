@@ -110,7 +110,7 @@ def test_match_score_is_the_best_cosine_and_absent_without_the_vector_tier() -> 
         return _Execution([], {"vector": tier}, [], [])
 
     assert best_cosine([run([0.41, 0.62]), run([0.55])]) == 0.62
-    assert best_cosine([run([])]) == -1.0  # the tier ran and found nothing in scope
+    assert best_cosine([run([])]) is None  # nothing embedded in scope (yet): no evidence
     assert best_cosine([run([0.9], error="down")]) is None
     assert best_cosine([run([], skipped="no query words")]) is None
     assert best_cosine([_Execution([], {}, [], [])]) is None

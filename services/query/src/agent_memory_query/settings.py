@@ -58,10 +58,10 @@ class SearchOptions(BaseModel):
         default=None, ge=0, description="A fix question: the vector tier's RRF weight (None: 0.3)."
     )
     no_match_below: float = Field(
-        default=0.0,
+        default=0.25,
         ge=-1,
         le=1,
-        description="No results (no_match) when the best cosine of the query is below this.",
+        description="No results (no_match) when the query's best cosine is below this (0: never).",
     )
     tier_timeout_s: float = Field(default=2.0, gt=0, description="Time limit of one tier.")
     health_timeout_s: float = Field(default=0.25, gt=0, description="Time limit of healthy().")

@@ -37,8 +37,7 @@ def result_json(cand: Candidate) -> dict[str, Any]:
         "salience": round(float(doc.salience), 4),
         "memory_kind": doc.kind,
         "event_ids": list(doc.event_ids),
-        "supersedes": cand.links.get("supersedes", []),
-        "superseded_by": cand.links.get("superseded_by", []),
+        **cand.links,  # supersedes / superseded_by, only when linked
     }
 
 
