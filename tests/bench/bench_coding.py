@@ -30,6 +30,8 @@ A measurement, not a test: a missed target prints MISS and the exit code stays 0
 from __future__ import annotations
 
 import argparse
+import json
+import random
 import shutil
 import statistics
 import sys
@@ -51,7 +53,13 @@ from tests.bench.coding.kinds import GOLD_KINDS
 from tests.bench.kinds_baseline import classify_baseline
 from tests.bench.metrics import PRF, found_at, kind_scores, ranked_ids, title_noise
 from tests.bench.report import stop_on_sigterm, table
-from tests.bench.stack import Product, ingest, wait_for_vectors, wait_until_indexed
+from tests.bench.stack import (
+    Product,
+    ingest,
+    shared_data,
+    wait_for_vectors,
+    wait_until_indexed,
+)
 
 KS = (1, 5, 10)
 KIND_ORDER = (
@@ -182,6 +190,8 @@ class Answers:
     superseded: int = 0
     misses: list[tuple[str, str, str]] = field(default_factory=list)
     latency_ms: list[float] = field(default_factory=list)
+    match_scores: list[float] = field(default_factory=list)  # best cosine of each question
+    no_match: int = 0  # answerable questions answered no_match (false alarms)
 
 
 def first_rank(ranked: Sequence[str], ids: Sequence[str]) -> int:
@@ -204,6 +214,9 @@ def ask(url: str, questions: Sequence[dict[str, Any]], limit: int) -> Answers:
             if r.status_code != 200:
                 raise RuntimeError(f"search failed for {q['question']!r}: {r.status_code} {r.text}")
             answer = r.json()
+            if answer.get("match_score") is not None:
+                out.match_scores.append(float(answer["match_score"]))
+            out.no_match += bool(answer.get("no_match"))
             ranked = ranked_ids(answer)
             out.overall.add(ranked, q["event_ids"])
             out.by_kind[q["kind"]].add(ranked, q["event_ids"])
@@ -216,6 +229,64 @@ def ask(url: str, questions: Sequence[dict[str, Any]], limit: int) -> Answers:
                 shown = str(top.get("title") or top.get("text") or "")[:90].replace("\n", " ")
                 out.misses.append((q["kind"], q["question"], shown))
     return out
+
+
+# Questions with no answer in the corpus, for ``no_match``: coding questions on subjects the
+# two projects never touch, and LoCoMo's everyday questions asked of the coding projects.
+UNANSWERABLE = (
+    "What did we decide about Kubernetes autoscaling?",
+    "How do we rotate the Stripe API keys?",
+    "Which GraphQL library do we use?",
+    "What is our policy on feature flags?",
+    "How did we fix the memory leak in the websocket server?",
+    "What did we decide about the mobile app's offline mode?",
+    "Which CSS framework does the frontend use?",
+    "How do we deploy to Kubernetes?",
+    "What did we decide about Kafka partitions?",
+    "How did we fix the Safari login redirect loop?",
+    "What is the SLA for the search API?",
+    "Who owns the iOS release?",
+)
+PROJECTS = ("payments-api", "termdeck")
+
+
+def negatives(locomo_questions: int = 60) -> list[str]:
+    """``UNANSWERABLE`` plus a fixed sample of LoCoMo's questions (when its data is here)."""
+    out = list(UNANSWERABLE)
+    path = shared_data("locomo/locomo10.json")
+    if path.exists():
+        data = json.loads(path.read_text())
+        pool = [qa["question"] for s in data for qa in s["qa"] if qa["category"] != 5]
+        out += random.Random(13).sample(pool, min(locomo_questions, len(pool)))
+    return out
+
+
+@dataclass
+class Negatives:
+    asked: int = 0
+    no_match: int = 0
+    match_scores: list[float] = field(default_factory=list)
+
+
+def ask_negatives(url: str, questions: Sequence[str]) -> Negatives:
+    out = Negatives()
+    with httpx.Client(timeout=60) as client:
+        for i, question in enumerate(questions):
+            body = {"query": question, "limit": 10, "project_id": PROJECTS[i % 2]}
+            answer = client.post(f"{url}/v1/search", json=body).json()
+            out.asked += 1
+            out.no_match += bool(answer.get("no_match"))
+            if answer.get("match_score") is not None:
+                out.match_scores.append(float(answer["match_score"]))
+    return out
+
+
+def quantiles(values: Sequence[float]) -> str:
+    if not values:
+        return "-"
+    xs = sorted(values)
+    pick = [xs[min(int(q * len(xs)), len(xs) - 1)] for q in (0.0, 0.05, 0.5, 0.95)]
+    return "min {:.3f} p5 {:.3f} p50 {:.3f} p95 {:.3f} max {:.3f}".format(*pick, xs[-1])
 
 
 def found_table(answers: Answers) -> str:
@@ -252,6 +323,18 @@ class TocReport:
     reasons: Counter[str]
     noisy_examples: list[tuple[str, str, str]]
     tool_bullets: list[str]
+
+
+def supersession_links(pg_dsn: str) -> list[tuple[str, str, str]]:
+    """(source, newer text, older text) of every link the summarizer made."""
+    with psycopg.connect(pg_dsn) as conn:
+        rows = conn.execute(
+            "SELECT l.source, n.text, o.text FROM memory_supersessions l"
+            " JOIN events n ON n.tenant = l.tenant AND n.event_id = l.newer_event_id"
+            " JOIN events o ON o.tenant = l.tenant AND o.event_id = l.older_event_id"
+            " ORDER BY n.ts"
+        ).fetchall()
+    return [(str(a), str(b), str(c)) for a, b, c in rows]
 
 
 def measure_toc(pg_dsn: str) -> TocReport:
@@ -375,6 +458,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     product = Product(workdir, dict(item.split("=", 1) for item in args.set))
     failed = True
     answers = Answers()
+    unanswerable = Negatives()
+    links: list[tuple[str, str, str]] = []
     toc: TocReport | None = None
     try:
         t0 = time.monotonic()
@@ -386,6 +471,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"  drained, segments closed and indexed {indexed_s:.0f} s after the last post")
         wait_for_vectors(product)
         answers = ask(product.query_url, questions, args.limit)
+        unanswerable = ask_negatives(product.query_url, negatives())
+        links = supersession_links(product.pg_dsn)
         toc = measure_toc(product.pg_dsn)
         failed = False
     except KeyboardInterrupt:
@@ -406,6 +493,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{answers.superseded}; search p50 "
         f"{statistics.median(answers.latency_ms):.0f} ms"
     )
+    print(
+        f"  no_match: {answers.no_match} of {answers.overall.n} answerable questions (false"
+        f" alarms), {unanswerable.no_match} of {unanswerable.asked} unanswerable ones"
+    )
+    print(f"  best cosine, answerable:   {quantiles(answers.match_scores)}")
+    print(f"  best cosine, unanswerable: {quantiles(unanswerable.match_scores)}")
+    print(f"  supersession links ({len(links)}):")
+    for source, newer, older in links:
+        print(f"    [{source}] {newer[:60]!r} replaces {older[:60]!r}")
     if answers.misses:
         print("  not found in the first 5 (kind, question, first result):")
         for kind, question, shown in answers.misses:

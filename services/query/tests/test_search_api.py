@@ -221,6 +221,25 @@ ITEMS = [
     Item(
         "globex", "leak-g", "alpha", ago(5), "The key rotation schedule for alpha is every 7 days."
     ),
+    # a decision reversed two months later (supersession, detected by the summarizer)
+    Item(
+        "acme",
+        "broker-old",
+        "broker",
+        at("2026-01-12T10:00"),
+        "We go with RabbitMQ for the payment events: the ops team already runs it, and we"
+        " publish to a topic exchange.",
+        kind="decision",
+    ),
+    Item(
+        "acme",
+        "broker-new",
+        "broker",
+        at("2026-03-02T10:00"),
+        "We replace RabbitMQ with NATS JetStream for the payment events: replay and"
+        " de-duplication by message id.",
+        kind="decision",
+    ),
 ]
 BY_ID = {i.doc_id: i for i in ITEMS}
 
@@ -249,6 +268,8 @@ TOC_SEGMENTS = {
     "sg_alpha": ("acme", ["leak-a"]),
     "sg_beta": ("acme", ["leak-b"]),
     "sg_globex": ("globex", ["leak-g"]),
+    "sg_broker_old": ("acme", ["broker-old"]),
+    "sg_broker_new": ("acme", ["broker-new"]),
 }
 
 
@@ -491,6 +512,47 @@ def test_explicit_since_until_and_time_boxed_browsing(search_stack: Stack) -> No
     )
     assert ids(narrowed) == [event_doc_id("acme", "wk-last-2")]
     assert narrowed["time_range"]["source"] == "request"
+
+
+def test_a_reversed_decision_answers_with_the_new_one_and_its_history(
+    search_stack: Stack,
+) -> None:
+    answer = search(
+        search_stack.query_url,
+        query="Which message broker do we use for the payment events?",
+        project_id="broker",
+    )
+    first, *rest = answer["results"]
+    assert first["event_ids"] == ["broker-new"]
+    assert [r["event_id"] for r in first["supersedes"]] == ["broker-old"]
+    assert first["supersedes"][0]["source"] == "detected"
+    assert "RabbitMQ" in first["supersedes"][0]["text"]
+    old = next(r for r in rest if r["event_ids"] == ["broker-old"])
+    assert [r["event_id"] for r in old["superseded_by"]] == ["broker-new"]
+    factors = {r["id"]: r["factors"] for r in answer["explain"]["ranking"]}
+    assert factors[old["id"]]["superseded"] == 0.5
+
+
+def test_toc_bullets_carry_the_supersession_links(search_stack: Stack) -> None:
+    r = httpx.get(
+        f"{search_stack.query_url}/v1/toc/nodes/segment:sg_broker_new", headers=ACME, timeout=30
+    )
+    assert r.status_code == 200, r.text
+    linked = [b for b in r.json()["bullets"] if b.get("supersedes")]
+    assert linked and linked[0]["supersedes"][0]["event_id"] == "broker-old"
+
+
+def test_what_did_we_do_on_a_day_answers_with_the_days_toc_nodes(search_stack: Stack) -> None:
+    # limit 1: only the day node; the raw events after it would count as returned (the usage
+    # penalty) and move the close ranks that the fallback tests below assert
+    answer = search(
+        search_stack.query_url, query="what did we do on 2026-03-14?", project_id="ops", limit=1
+    )
+    assert answer["intent"] == "time-boxed"
+    first = answer["results"][0]
+    assert (first["type"], first["level"]) == ("toc_node", "day")
+    assert set(first["event_ids"]) <= {"ops-1", "ops-2", "ops-3", "ops-4"}
+    assert any("TOC node(s) first" in note for note in answer["explain"]["fallbacks"])
 
 
 def test_a_question_about_a_day_finds_what_was_told_of_it_the_next_day(

@@ -45,6 +45,24 @@ class SearchOptions(BaseModel):
     outside_period: float = Field(
         default=0.67, gt=0, le=1, description="Weight of a moment around the period, not in it."
     )
+    superseded_factor: float = Field(
+        default=0.5, gt=0, le=1, description="Weight of a moment a newer decision superseded."
+    )
+    resolution_factor: float = Field(
+        default=1.3, ge=1, description="A fix question: weight of a moment stating a cause or fix."
+    )
+    attempt_factor: float = Field(
+        default=0.75, gt=0, le=1, description="A fix question: weight of a failed attempt."
+    )
+    fix_vector_weight: float | None = Field(
+        default=None, ge=0, description="A fix question: the vector tier's RRF weight (None: 0.3)."
+    )
+    no_match_below: float = Field(
+        default=0.25,
+        ge=-1,
+        le=1,
+        description="No results (no_match) when the query's best cosine is below this (0: never).",
+    )
     tier_timeout_s: float = Field(default=2.0, gt=0, description="Time limit of one tier.")
     health_timeout_s: float = Field(default=0.25, gt=0, description="Time limit of healthy().")
     health_ttl_s: float = Field(default=2.0, ge=0, description="How long a health check holds.")

@@ -29,6 +29,7 @@ from agent_memory_summarizer.extractive import summarize_segment
 from agent_memory_summarizer.llm import LlmSummarizer, build_prompt, estimate_tokens
 from agent_memory_summarizer.model import SourceEvent, Summary
 from agent_memory_summarizer.settings import LlmOptions
+from agent_memory_summarizer.supersession_store import record_segment
 from agent_memory_summarizer.toc import apply_segment
 
 log = get_logger(__name__)
@@ -70,6 +71,8 @@ class SummarizeHandler:
             # no summary: a redelivery (apply_segment republishes) or a retraction
             summary, first_ts = prep if prep is not None else (None, None)
             publications.extend(await apply_segment(conn, seg, summary, first_ts))
+            if prep is not None and seg.event_ids:  # under the project lock: one view of it
+                await record_segment(conn, seg.tenant, seg.project_id, seg.own_event_ids)
         return publications
 
     async def prepare(

@@ -13,6 +13,19 @@ Intent = Literal["explore", "answer", "locate", "time-boxed"]
 
 
 @with_config(CLOSED)
+class SupersessionRef(TypedDict):
+    """The other side of a supersession link: a newer decision, constraint or preference on
+    the same subject replaced an older one (detected by the summarizer, or ``explicit``: an
+    event whose ``metadata.supersedes`` named it, ``note`` saying why)."""
+
+    event_id: str
+    ts: Timestamp
+    text: str
+    source: Literal["detected", "explicit"]
+    note: str | None
+
+
+@with_config(CLOSED)
 class SearchResult(TypedDict):
     id: str
     type: str
@@ -28,6 +41,9 @@ class SearchResult(TypedDict):
     salience: float
     memory_kind: str
     event_ids: list[str]
+    # what this result replaced (its history) / what replaced it (it is history itself)
+    supersedes: NotRequired[list[SupersessionRef]]
+    superseded_by: NotRequired[list[SupersessionRef]]
 
 
 @with_config(CLOSED)
@@ -108,4 +124,8 @@ class SearchResponse(TypedDict):
     intent: Intent
     time_range: SearchTimeRange | None
     results: list[SearchResult]
+    # True: nothing relevant is stored (the query's best cosine is below the calibrated
+    # threshold, AGENT_MEMORY_QUERY__SEARCH__NO_MATCH_BELOW), so no results are returned
+    no_match: NotRequired[bool]
+    match_score: NotRequired[float | None]
     explain: SearchExplain

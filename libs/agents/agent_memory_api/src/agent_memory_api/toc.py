@@ -9,6 +9,7 @@ from typing_extensions import TypedDict
 
 from agent_memory_api.common import CLOSED, Timestamp
 from agent_memory_api.events import EventType, Role
+from agent_memory_api.search import SupersessionRef
 
 Level = Literal["year", "month", "week", "day", "segment"]
 
@@ -62,6 +63,9 @@ class Bullet(TypedDict):
     salience: float
     source_node_id: str | None
     grips: list[Grip]
+    # the decisions this bullet's events replaced / that replaced them (supersession)
+    supersedes: NotRequired[list[SupersessionRef]]
+    superseded_by: NotRequired[list[SupersessionRef]]
 
 
 @with_config(CLOSED)

@@ -262,7 +262,9 @@ def build_server(client: AgentMemoryClient, defaults: ServerDefaults | None = No
     @server.tool(
         description=(
             "Record a note or a decision in memory so that future sessions (of any agent on this "
-            "project) can find it. pinned=true marks it as always worth recalling."
+            "project) can find it. pinned=true marks it as always worth recalling. "
+            "supersedes=[event ids]: this note replaces those earlier decisions (search then "
+            "shows them as history, linked to this one)."
         )
     )
     async def memory_note(
@@ -271,6 +273,10 @@ def build_server(client: AgentMemoryClient, defaults: ServerDefaults | None = No
         pinned: bool = False,
         tags: list[str] | None = None,
         project_id: Annotated[str | None, Field(description="Default: the current one")] = None,
+        supersedes: Annotated[
+            list[Annotated[str, Field(min_length=1, max_length=512)]] | None,
+            Field(max_length=20, description="Event ids of the decisions this one replaces"),
+        ] = None,
         ctx: Context | None = None,
     ) -> dict[str, Any]:
         pid = project(project_id)
@@ -279,6 +285,8 @@ def build_server(client: AgentMemoryClient, defaults: ServerDefaults | None = No
         metadata: dict[str, Any] = {"note_kind": kind, "pinned": pinned, "source": "mcp"}
         if tags:
             metadata["tags"] = tags
+        if supersedes:
+            metadata["supersedes"] = list(dict.fromkeys(supersedes))
         with _as_caller(ctx):
             try:
                 event_id = await client.record(
@@ -292,7 +300,15 @@ def build_server(client: AgentMemoryClient, defaults: ServerDefaults | None = No
                 )
             except Exception as exc:
                 raise _fail("memory_note", exc) from exc
-        return {"event_id": event_id, "project_id": pid, "kind": kind, "pinned": pinned}
+        out: dict[str, Any] = {
+            "event_id": event_id,
+            "project_id": pid,
+            "kind": kind,
+            "pinned": pinned,
+        }
+        if supersedes:
+            out["supersedes"] = metadata["supersedes"]
+        return out
 
     return server
 

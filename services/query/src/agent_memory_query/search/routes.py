@@ -42,6 +42,7 @@ def result_json(cand: Candidate) -> dict[str, Any]:
         "salience": round(float(doc.salience), 4),
         "memory_kind": doc.kind,
         "event_ids": list(doc.event_ids),
+        **cand.links,  # supersedes / superseded_by, only when linked
     }
 
 
@@ -60,6 +61,8 @@ def answer_json(outcome: SearchOutcome) -> dict[str, Any]:
         "intent": outcome.intent,
         "time_range": outcome.time_range,
         "results": [result_json(c) for c in outcome.results],
+        "no_match": outcome.no_match,
+        "match_score": outcome.match_score,
         "explain": explain,
     }
 

@@ -11,13 +11,16 @@ import asyncio
 import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from psycopg_pool import AsyncConnectionPool
 
 from agent_memory_common.logs import get_logger
+from agent_memory_query.search import period, supersession_store
 from agent_memory_query.search import store as search_store
 from agent_memory_query.search.brainstem.engine import Brainstem, EngineOptions
 from agent_memory_query.search.brainstem.ranking import RankingPolicy
+from agent_memory_query.search.brainstem.supersede import Links
 from agent_memory_query.settings import SearchOptions, Settings
 from agent_memory_retrieval.docs import Hit, SearchFilter
 from agent_memory_retrieval.factory import load_embedder, open_text_index, open_vector_index
@@ -41,6 +44,11 @@ def engine_options(opts: SearchOptions) -> EngineOptions:
         min_similarity=opts.min_similarity,
         moment_lead_days=opts.moment_lead_days,
         moment_lag_days=opts.moment_lag_days,
+        superseded_factor=opts.superseded_factor,
+        resolution_factor=opts.resolution_factor,
+        attempt_factor=opts.attempt_factor,
+        fix_vector_weight=opts.fix_vector_weight,
+        no_match_below=opts.no_match_below,
         tier_timeout_s=opts.tier_timeout_s,
         health_timeout_s=opts.health_timeout_s,
         health_ttl_s=opts.health_ttl_s,
@@ -113,6 +121,16 @@ async def open_search(settings: Settings, pool: AsyncConnectionPool) -> SearchRu
             finally:
                 await conn.set_autocommit(False)
 
+    async def links(tenant: str, event_ids: Sequence[str]) -> Links:
+        async with pool.connection() as conn:
+            return await supersession_store.links_of(conn, tenant, event_ids)
+
+    async def browse(
+        tenant: str, project_id: str | None, since: datetime, until: datetime, limit: int
+    ) -> list[Hit]:
+        async with pool.connection() as conn:
+            return await period.period_nodes(conn, tenant, project_id, since, until, limit)
+
     access = search_store.AccessRecorder(pool, interval_s=opts.access_flush_s)
     access.start()
     brainstem = Brainstem(
@@ -123,6 +141,8 @@ async def open_search(settings: Settings, pool: AsyncConnectionPool) -> SearchRu
         scan_search=scan,
         access_lookup=lookup,
         access_record=access.record,
+        supersession_lookup=links,
+        period_browse=browse,
         options=engine_options(opts),
         embedder_missing_reason=(
             "embedder loading"

@@ -15,6 +15,8 @@ from psycopg.rows import dict_row
 
 from agent_memory_common.db import load_queries
 from agent_memory_common.memory import pinned_salience
+from agent_memory_query.search import supersession_store
+from agent_memory_query.search.brainstem.supersede import refs_for
 
 Q = load_queries(__package__ or "", "sql/toc.sql")
 
@@ -84,6 +86,8 @@ async def node(
     bullets = list(row["bullets"])
     cited = list(dict.fromkeys(g for b in bullets for g in b["grip_ids"]))
     grips = await grips_by_id(conn, tenant, cited)
+    cited_events = [e for g in grips.values() for e in g["event_ids"]]
+    links = (await supersession_store.links_of(conn, tenant, cited_events)).links
     out = summary_json(row)
     out.update(
         {
@@ -97,6 +101,11 @@ async def node(
                     "salience": b["salience"],
                     "source_node_id": b.get("source_node_id"),
                     "grips": [grip_json(grips[g]) for g in b["grip_ids"] if g in grips],
+                    # a decision this bullet states replaced, or was replaced by, another
+                    **refs_for(
+                        [e for g in b["grip_ids"] for e in grips.get(g, {}).get("event_ids", [])],
+                        links,
+                    ),
                 }
                 for b in bullets
             ],

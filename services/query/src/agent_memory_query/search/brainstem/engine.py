@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from agent_memory_common.logs import get_logger
+from agent_memory_query.search.brainstem.arcs import is_fix_question, prefer_resolution
 from agent_memory_query.search.brainstem.fusion import Candidate, lift, rrf
 from agent_memory_query.search.brainstem.intent import (
     GENERIC_WORDS,
@@ -38,6 +39,7 @@ from agent_memory_query.search.brainstem.ranking import (
     words_of,
 )
 from agent_memory_query.search.brainstem.spread import SpreadOptions, spread
+from agent_memory_query.search.brainstem.supersede import SupersessionLookup, attach
 from agent_memory_query.search.brainstem.timeparse import TimeRange, parse_time
 from agent_memory_retrieval.docs import Hit, SearchFilter
 from agent_memory_retrieval.ports import Embedder, TextIndex, VectorIndex
@@ -64,6 +66,8 @@ class QueryVector:
 TierSearch = Callable[[str, SearchFilter, int], Awaitable[list[Hit]]]
 AccessLookup = Callable[[str, Sequence[str]], Awaitable[dict[str, int]]]
 AccessRecord = Callable[[str, Sequence[str]], None]
+# (tenant, project, since, until, limit) -> the period's TOC nodes, coarsest first
+PeriodBrowse = Callable[[str, str | None, datetime, datetime, int], Awaitable[list[Hit]]]
 
 
 @dataclass(frozen=True)
@@ -97,6 +101,20 @@ class EngineOptions:
     moment_lead_days: float = 7.0
     moment_lag_days: float = 14.0
     tier_timeout_s: float = 2.0
+    # A superseded decision stays findable as history, below what replaced it (``supersede``).
+    superseded_factor: float = 0.5
+    # A fix question: the cause and the fix over the failed attempts (``arcs``).
+    resolution_factor: float = 1.3
+    attempt_factor: float = 0.75
+    # ...and the vector tier's RRF weight for it: a fix asked in other words than the
+    # session's ("what leaked?") shares few words with it; None: the intent's weight.
+    fix_vector_weight: float | None = None
+    # No results, and ``no_match``, when the query's best cosine with anything in scope is
+    # below this: nothing relevant is stored, and the nearest items would be junk. On
+    # bench-coding the 62 answerable questions that embed score 0.295 to 0.916, the 72
+    # unanswerable ones 0.087 to 0.422; 0.25 refuses 61 of those and none of these
+    # (docs/search.md). 0 or less: never.
+    no_match_below: float = 0.25
     health_timeout_s: float = 0.25
     health_ttl_s: float = 2.0
 
@@ -123,6 +141,8 @@ class SearchOutcome:
     time_range: dict[str, Any] | None
     results: list[Candidate]
     explain: dict[str, Any]
+    no_match: bool = False
+    match_score: float | None = None  # the best cosine of the query; None: no vector tier
 
 
 @dataclass
@@ -168,6 +188,8 @@ class Brainstem:
         access_record: AccessRecord | None = None,
         options: EngineOptions | None = None,
         embedder_missing_reason: str = "embedder not loaded",
+        supersession_lookup: SupersessionLookup | None = None,
+        period_browse: PeriodBrowse | None = None,
     ) -> None:
         self.text_index = text_index
         self.vector_index = vector_index
@@ -178,6 +200,8 @@ class Brainstem:
         self.access_record = access_record
         self.options = options or EngineOptions()
         self.embedder_missing_reason = embedder_missing_reason
+        self.supersession_lookup = supersession_lookup
+        self.period_browse = period_browse
         self._health: dict[str, tuple[float, TierState]] = {}
 
     def set_embedder(self, embedder: Embedder | None, reason: str = "embedder not loaded") -> None:
@@ -333,6 +357,9 @@ class Brainstem:
         states = await self.tier_states(allowed)
         timings["health"] = _ms(t0)
         plan = make_plan(intent, q.limit, states, q.tiers, self.options.candidates)
+        fix_question = intent in MOMENT_INTENTS and is_fix_question(parsed.rest)
+        if fix_question and self.options.fix_vector_weight is not None:
+            plan = replace(plan, weights={**plan.weights, "vector": self.options.fix_vector_weight})
 
         vector_of = QueryVector(lambda: self._embed(text))
         first = asyncio.create_task(self._execute(q, plan, text, time_range, timings, vector_of))
@@ -363,6 +390,14 @@ class Brainstem:
             beyond = await wide
             timings["beyond_period"] = round(sum(beyond_timings.values()), 2)
         notes = outcome.notes
+        match_score = best_cosine([outcome] if beyond is None else [outcome, beyond])
+        threshold = self.options.no_match_below
+        no_match = match_score is not None and threshold > 0 and match_score < threshold
+        if no_match:
+            notes.append(
+                f"no_match: the best cosine {match_score:.3f} is below {threshold:g}"
+                " -> nothing relevant stored, no results"
+            )
         if relaxed and query_range is not None:
             notes.insert(
                 0,
@@ -407,7 +442,28 @@ class Brainstem:
                 query_words=query_words,
             )
 
-        ranked = rank(head) + rank(extra)  # the window's moments first, then the rest of time
+        ranked_head, ranked_extra = rank(head), rank(extra)
+        if fix_question:
+            opts = self.options
+            ranked_head, ranked_extra = (
+                prefer_resolution(
+                    part, resolution=opts.resolution_factor, attempt=opts.attempt_factor
+                )
+                for part in (ranked_head, ranked_extra)
+            )
+        if self.supersession_lookup is not None and (ranked_head or ranked_extra):
+            ids = [e for c in ranked_head + ranked_extra for e in (c.doc.event_ids or ())]
+            try:
+                found = await self.supersession_lookup(q.tenant, ids)
+            except Exception as exc:  # links are a refinement: the search goes on without them
+                notes.append(f"supersession links unavailable ({type(exc).__name__})")
+            else:
+                demote = self.options.superseded_factor
+                ranked_head = attach(ranked_head, found, demote=demote, head=q.limit)
+                ranked_extra = attach(ranked_extra, found, demote=demote, head=0)
+        ranked = ranked_head + ranked_extra  # the window's moments first, then the rest of time
+        if intent == "time-boxed" and not text.strip() and not relaxed:
+            ranked = await self._period_first(q, time_range, ranked, notes)
         moved = 0
         if self._spreads(plan, q):
             views = [outcome] if beyond is None else [outcome, beyond]
@@ -419,6 +475,8 @@ class Brainstem:
             )
             ranked, moved = spreading.results, spreading.moved
         kept, dropped = novelty_gate(ranked, q.limit, self.options.policy.novelty_jaccard)
+        if no_match:
+            kept = []
         timings["rank"] = _ms(t0)
         if self.access_record is not None and kept:
             self.access_record(q.tenant, [c.id for c in kept])
@@ -432,7 +490,44 @@ class Brainstem:
             time_range=_range_json(time_range, query_range, explicit, relaxed, period),
             results=kept,
             explain=explain,
+            no_match=no_match,
+            match_score=None if match_score is None else round(match_score, 4),
         )
+
+    async def _period_first(
+        self,
+        q: SearchQuery,
+        period: TimeRange | None,
+        ranked: list[Candidate],
+        notes: list[str],
+    ) -> list[Candidate]:
+        """ "What did we do <period>": the period's TOC nodes (its own calendar node, then its
+        days and segments; ``search.period``) before anything the tiers found."""
+        if (
+            self.period_browse is None
+            or period is None
+            or period.since is None
+            or period.until is None
+            or q.kinds is not None
+            or q.session_id is not None
+        ):
+            return ranked
+        try:
+            hits = await self.period_browse(
+                q.tenant, q.project_id, period.since, period.until, q.limit
+            )
+        except Exception as exc:  # the tiers' answer stands
+            notes.append(f"period overview unavailable ({type(exc).__name__})")
+            return ranked
+        if not hits:
+            return ranked
+        overview = [
+            Candidate(id=h.id, doc=h.doc, fused=1.0, score=1.0, factors={"period": 1.0})
+            for h in hits
+        ]
+        shown = {c.id for c in overview}
+        notes.append(f"the period's {len(overview)} TOC node(s) first, then the tiers' results")
+        return overview + [c for c in ranked if c.id not in shown]
 
     def _spreads(self, plan: Plan, q: SearchQuery) -> bool:
         """Only a moment answer longer than its head is spread across sessions."""
@@ -591,6 +686,16 @@ class Brainstem:
                 "near_duplicates_dropped": dropped,
             },
         }
+
+
+def best_cosine(executions: Sequence[_Execution]) -> float | None:
+    """The best vector score of the runs (pgvector and Qdrant give cosine similarity)."""
+    runs = [ex.runs["vector"] for ex in executions if "vector" in ex.runs]
+    used = [r for r in runs if r.error is None and r.skipped is None]
+    scores = [h.score for r in used for h in r.hits]
+    # no vector tier, or nothing in its index for this scope (yet: the embedder may lag
+    # behind BM25): no evidence either way, never a no_match
+    return max(scores) if scores else None
 
 
 def _iso(ts: datetime | None) -> str | None:

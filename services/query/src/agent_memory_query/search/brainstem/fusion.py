@@ -35,6 +35,8 @@ class Candidate:
     fused: float = 0.0  # normalised RRF: 1.0 = first in every list, all weights counted
     score: float = 0.0  # after the ranking policy
     factors: dict[str, float] = field(default_factory=dict)
+    # "supersedes" / "superseded_by" -> the linked moments (``supersede.attach``)
+    links: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
 
 def rrf(

@@ -1,0 +1,70 @@
+"""Problem/fix questions want the end of the arc: the cause and the fix, not the dead ends.
+
+A debugging session runs: symptom, failed attempts ("still 99.7", "not that", a red test run),
+then the cause and the fix ("Cause: ...", "Fixed: ..."). All of it shares the question's
+words, and the attempts are many, so on words alone they crowd out the answer (issue 13: for
+a question about a type-checker warning the top five were failed attempts and the real cause
+ranked seventh). For a question about a fix or a cause (``is_fix_question``), a moment that
+states a cause or a fix weighs ``resolution`` and one that reports a failed attempt or a
+failing run weighs ``attempt``; other questions are left alone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from agent_memory_query.search.brainstem.fusion import Candidate
+
+FIX_QUESTION = re.compile(
+    r"\b(fix(ed|es|ing)?|solv(e|ed|ing)|resolv(e|ed|ing)|cur(e|ed|es)|repair(ed|s)?|"
+    r"sort(ed)?\s+out|work\s?around|root\s+cause|caus(e|ed|es)|what\s+was\s+wrong|"
+    r"went\s+wrong|leak(ed|s|ing)?|why\s+(did|was|were|does|do|is|are|would)\b)",
+    re.IGNORECASE,
+)
+RESOLUTION = re.compile(
+    r"(^|[.!?:;]\s+|\n)\s*(fixed\b|the\s+fix\b|fix:|cause:|the\s+cause\b|root\s+cause\b|"
+    r"found\s+the\s+(cause|bug|problem)\b|solved\b|resolved\b|that\s+fixed\b|the\s+culprit\b)|"
+    r"\b(works|passes|green)\s+again\b",
+    re.IGNORECASE,
+)
+ATTEMPT = re.compile(
+    # "Still at 99.7.", "Still failing", "Not that." - but not chat's "Still, I love it"
+    r"(^|[.!?]\s+|\n)\s*(still\s+(at|fails?|failing|broken|the\s+same|red|hangs?|spinning|"
+    r"slow|there|happening|\d)\b|not\s+that\s*[.:;]|no\s+luck\b|didn'?t\s+help\b|"
+    r"did\s+not\s+help\b|same\s+(error|failure)\b)|"
+    r"(^|\n)\s*exit\s+(code\s+|status\s+)?[1-9]|"
+    r"\b(failed|error)\b.{0,40}\bexit\s+(code|status)\s+[1-9]",
+    re.IGNORECASE,
+)
+
+
+def is_fix_question(query: str) -> bool:
+    return bool(FIX_QUESTION.search(query))
+
+
+def arc_factor(text: str, *, resolution: float, attempt: float) -> float | None:
+    """The factor of one moment's text in a fix question; None when it is neither."""
+    if RESOLUTION.search(text):
+        return resolution
+    if ATTEMPT.search(text):
+        return attempt
+    return None
+
+
+def prefer_resolution(
+    candidates: Iterable[Candidate], *, resolution: float, attempt: float
+) -> list[Candidate]:
+    """Weigh each moment by where it sits in its arc (``explain.ranking``: ``arc``); sorted."""
+    out = list(candidates)
+    for cand in out:
+        if getattr(cand.doc, "type", "event") not in ("event", "grip"):
+            continue
+        factor = arc_factor(
+            getattr(cand.doc, "text", "") or "", resolution=resolution, attempt=attempt
+        )
+        if factor is not None:
+            cand.factors["arc"] = factor
+            cand.score *= factor
+    out.sort(key=lambda c: -c.score)
+    return out

@@ -1,0 +1,126 @@
+"""Supersession in the answer: the current decision first, the one it replaced as history.
+
+The summarizer links a newer decision, constraint or preference to the older one it replaces
+(``memory_supersessions``, by event id; see the summarizer's ``supersession`` module). Search
+reads the links of its candidates and
+
+- attaches them both ways: ``supersedes`` on the newer moment (its predecessor, with its
+  words, so "what did we decide about X" answers with the current decision and what it
+  replaced), ``superseded_by`` on the older one;
+- demotes a moment that was superseded (factor ``demote``, shown in ``explain.ranking`` as
+  ``superseded``): it stays findable, as history, below what replaced it;
+- brings the successor in when only the superseded moment was found (a question in the old
+  decision's words: "do we still publish to RabbitMQ?"): it takes the place the older one had
+  (factor ``successor``), and the older one follows it.
+
+Only moments (events and grips) are demoted; an overview (a TOC node) cites many events and
+is never history as a whole, but it carries the links of the events it cites.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from agent_memory_query.search.brainstem.fusion import Candidate
+
+MOMENTS = frozenset({"event", "grip"})
+SHOWN_CHARS = 400
+
+
+@dataclass(frozen=True)
+class Link:
+    older_event_id: str
+    newer_event_id: str
+    source: str
+    score: float
+    note: str | None
+    older_ts: datetime
+    older_text: str
+    newer_ts: datetime
+    newer_text: str
+
+
+@dataclass(frozen=True)
+class Links:
+    links: list[Link]
+    successors: Mapping[str, Any]  # newer event id -> its index document
+
+
+SupersessionLookup = Callable[[str, Sequence[str]], Awaitable[Links]]
+
+
+def _ref(event_id: str, ts: datetime, text: str, link: Link) -> dict[str, Any]:
+    return {
+        "event_id": event_id,
+        "ts": ts,
+        "text": text[:SHOWN_CHARS],
+        "source": link.source,
+        "note": link.note,
+    }
+
+
+def refs_for(event_ids: Sequence[str], links: Sequence[Link]) -> dict[str, list[dict[str, Any]]]:
+    """``supersedes`` / ``superseded_by`` of an item citing ``event_ids`` (a TOC bullet),
+    only the keys that have links."""
+    wanted = set(event_ids)
+    out: dict[str, list[dict[str, Any]]] = {}
+    for link in links:
+        if link.newer_event_id in wanted:
+            ref = _ref(link.older_event_id, link.older_ts, link.older_text, link)
+            out.setdefault("supersedes", []).append(ref)
+        if link.older_event_id in wanted:
+            ref = _ref(link.newer_event_id, link.newer_ts, link.newer_text, link)
+            out.setdefault("superseded_by", []).append(ref)
+    return out
+
+
+def attach(
+    ranked: Sequence[Candidate], found: Links, *, demote: float, head: int
+) -> list[Candidate]:
+    """Links on every candidate, superseded moments demoted, missing successors brought in
+    for the superseded moments among the first ``head``; returns the list re-sorted."""
+    by_older: dict[str, list[Link]] = defaultdict(list)
+    by_newer: dict[str, list[Link]] = defaultdict(list)
+    for link in found.links:
+        by_older[link.older_event_id].append(link)
+        by_newer[link.newer_event_id].append(link)
+    present = {e for c in ranked for e in (getattr(c.doc, "event_ids", ()) or ())}
+    out = list(ranked)
+    added: list[Candidate] = []
+    for position, cand in enumerate(ranked):
+        event_ids = tuple(getattr(cand.doc, "event_ids", ()) or ())
+        older = [(e, link) for e in event_ids for link in by_older.get(e, ())]
+        newer = [(e, link) for e in event_ids for link in by_newer.get(e, ())]
+        if older:
+            cand.links["superseded_by"] = [
+                _ref(link.newer_event_id, link.newer_ts, link.newer_text, link) for _, link in older
+            ]
+        if newer:
+            cand.links["supersedes"] = [
+                _ref(link.older_event_id, link.older_ts, link.older_text, link) for _, link in newer
+            ]
+        if not older or newer or getattr(cand.doc, "type", "event") not in MOMENTS:
+            continue
+        before = cand.score
+        cand.factors["superseded"] = demote
+        cand.score *= demote
+        if position >= head:
+            continue
+        for _, link in older:
+            doc = found.successors.get(link.newer_event_id)
+            if doc is None or link.newer_event_id in present:
+                continue
+            present.add(link.newer_event_id)
+            successor = Candidate(id=doc.id, doc=doc, fused=cand.fused, score=before)
+            successor.factors = {"successor": 1.0}
+            successor.links["supersedes"] = [
+                _ref(link.older_event_id, link.older_ts, link.older_text, link)
+            ]
+            added.append(successor)
+    out.extend(added)
+    out.sort(key=lambda c: -c.score)  # stable: ties keep the policy's order
+    return out

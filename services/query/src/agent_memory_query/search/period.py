@@ -1,0 +1,78 @@
+"""A "what did we do" question answers from the table of contents of its period.
+
+"What did we do on 2026-07-14?" or "what did we do last week?" carries no words to rank by
+once its period is parsed out; searching the tiers then returns the newest raw events of the
+period (issue 13: eight events from the last four minutes of the day, never the day's
+summary). The TOC already says what happened: the period's own calendar node(s) first (a week
+for a week, its days, ...), then the segments inside it, each a summary of one piece of work,
+in time order. ``levels_for`` picks the levels from the period's length.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from psycopg import AsyncConnection
+from psycopg.rows import dict_row
+
+from agent_memory_common.db import load_queries
+from agent_memory_common.memory import pinned_salience
+from agent_memory_retrieval.docs import Hit, IndexDoc, node_doc_id
+
+QUERIES = load_queries(__package__ or "", "sql/period.sql")
+
+
+def levels_for(since: datetime, until: datetime) -> tuple[str, ...]:
+    """The calendar levels that summarise a period of this length, coarsest first, then its
+    segments: a day -> its day node; a week -> the week, then its days; a month -> ..."""
+    span = until - since
+    if span <= timedelta(days=2):
+        return ("day", "segment")
+    if span <= timedelta(days=8):
+        return ("week", "day", "segment")
+    if span <= timedelta(days=32):
+        return ("month", "week", "day", "segment")
+    return ("year", "month", "week", "segment")
+
+
+def _doc(tenant: str, row: dict[str, Any]) -> IndexDoc:
+    bullets = [str(b.get("text", "")) for b in row["bullets"] or []]
+    return IndexDoc(
+        id=node_doc_id(tenant, row["node_id"]),
+        type="toc_node",
+        tenant=tenant,
+        project_id=row["project_id"],
+        agent_id=row["agent_id"],
+        session_id=row["session_id"] if row["level"] == "segment" else "",
+        ts=row["start_ts"],
+        level=row["level"],
+        kind=row["memory_kind"],
+        salience=pinned_salience(row["base_salience"], row["pinned"]),
+        title=row["title"],
+        text="\n".join(bullets),
+        event_ids=tuple(row["event_ids"] or ()),
+    )
+
+
+async def period_nodes(
+    conn: AsyncConnection,
+    tenant: str,
+    project_id: str | None,
+    since: datetime,
+    until: datetime,
+    limit: int,
+) -> list[Hit]:
+    """The period's nodes, coarsest level first, each level in time order."""
+    params = {
+        "tenant": tenant,
+        "project_id": project_id,
+        "levels": list(levels_for(since, until)),
+        "since": since,
+        "until": until,
+        "limit": limit,
+    }
+    async with conn.cursor(row_factory=dict_row) as cur:
+        await cur.execute(QUERIES["period_nodes"], params)
+        rows = await cur.fetchall()
+    return [Hit(id=(d := _doc(tenant, r)).id, score=1.0, doc=d) for r in rows]

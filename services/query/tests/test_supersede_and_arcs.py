@@ -1,0 +1,116 @@
+"""Supersession in the answer and the fix-arc preference: the brainstem's pure parts."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from agent_memory_query.search.brainstem.arcs import (
+    arc_factor,
+    is_fix_question,
+    prefer_resolution,
+)
+from agent_memory_query.search.brainstem.fusion import Candidate
+from agent_memory_query.search.brainstem.supersede import Link, Links, attach
+from agent_memory_retrieval.docs import IndexDoc
+
+TS = datetime(2026, 9, 1, tzinfo=UTC)
+
+
+def doc(event_id: str, text: str = "", type_: str = "event") -> IndexDoc:
+    return IndexDoc(
+        id=f"event:t:{event_id}",
+        type=type_,
+        tenant="t",
+        project_id="p",
+        agent_id="a",
+        session_id="s",
+        ts=TS,
+        level=type_,
+        text=text or event_id,
+        event_ids=(event_id,),
+    )
+
+
+def cand(event_id: str, score: float, text: str = "") -> Candidate:
+    return Candidate(id=f"event:t:{event_id}", doc=doc(event_id, text), fused=score, score=score)
+
+
+LINK = Link("old", "new", "detected", 0.6, None, TS, "We go with RabbitMQ.", TS, "We use NATS.")
+
+
+def test_the_superseded_moment_drops_below_its_successor_and_both_carry_the_link() -> None:
+    ranked = attach([cand("old", 1.0), cand("new", 0.7)], Links([LINK], {}), demote=0.5, head=10)
+    assert [c.doc.event_ids[0] for c in ranked] == ["new", "old"]
+    new, old = ranked
+    assert new.links["supersedes"][0]["event_id"] == "old"
+    assert new.links["supersedes"][0]["text"] == "We go with RabbitMQ."
+    assert old.links["superseded_by"][0]["event_id"] == "new"
+    assert old.factors["superseded"] == 0.5 and old.score == 0.5
+
+
+def test_a_successor_nobody_found_is_brought_in_where_the_old_one_was() -> None:
+    found = Links([LINK], {"new": doc("new", "We use NATS.")})
+    ranked = attach([cand("old", 1.0), cand("x", 0.8)], found, demote=0.5, head=10)
+    assert [c.doc.event_ids[0] for c in ranked] == ["new", "x", "old"]
+    assert ranked[0].factors == {"successor": 1.0}
+    # beyond the head, a superseded moment is demoted but brings nothing in
+    tail = attach([cand("x", 0.9), cand("old", 0.8)], found, demote=0.5, head=1)
+    assert [c.doc.event_ids[0] for c in tail] == ["x", "old"]
+
+
+def test_an_overview_is_never_history() -> None:
+    node = Candidate(id="node:t:n", doc=doc("old", type_="toc_node"), fused=1.0, score=1.0)
+    (out,) = attach([node], Links([LINK], {}), demote=0.5, head=10)
+    assert out.score == 1.0 and out.links["superseded_by"]
+
+
+def test_fix_questions_are_told_from_others() -> None:
+    for q in (
+        "How did we fix the QueuePool limit reached errors?",
+        "After a crash my shell stopped showing what I typed; how was that repaired?",
+        "Why did one check break only under parallel processes, and what cured it?",
+        "Under heavy traffic the service hung; what leaked?",
+    ):
+        assert is_fix_question(q), q
+    for q in ("What lock does the payout scheduler use?", "How should log messages be written?"):
+        assert not is_fix_question(q), q
+
+
+def test_the_cause_and_the_fix_outrank_the_failed_attempts() -> None:
+    assert (
+        arc_factor("Fixed: a panic hook restores the terminal.", resolution=1.3, attempt=0.75)
+        == 1.3
+    )
+    assert (
+        arc_factor("Still at 99.7. Cause: poll(ZERO) spins.", resolution=1.3, attempt=0.75) == 1.3
+    )
+    assert arc_factor("Still at 99.7 percent.", resolution=1.3, attempt=0.75) == 0.75
+    assert (
+        arc_factor("$ uv run mypy src\nexit 1\nerror: untyped", resolution=1.3, attempt=0.75)
+        == 0.75
+    )
+    assert arc_factor("I'll look at the pool settings.", resolution=1.3, attempt=0.75) is None
+    ranked = prefer_resolution(
+        [cand("a", 1.0, "Still failing."), cand("b", 0.8, "Cause: the pool leaks.")],
+        resolution=1.3,
+        attempt=0.75,
+    )
+    assert [c.doc.event_ids[0] for c in ranked] == ["b", "a"]
+
+
+def test_match_score_is_the_best_cosine_and_absent_without_the_vector_tier() -> None:
+    from agent_memory_query.search.brainstem.engine import _Execution, _TierRun, best_cosine
+    from agent_memory_retrieval.docs import Hit
+
+    def run(
+        scores: list[float], error: str | None = None, skipped: str | None = None
+    ) -> _Execution:
+        hits = [Hit(id=str(i), score=s, doc=doc(str(i))) for i, s in enumerate(scores)]
+        tier = _TierRun("vector", hits=hits, error=error, skipped=skipped)
+        return _Execution([], {"vector": tier}, [], [])
+
+    assert best_cosine([run([0.41, 0.62]), run([0.55])]) == 0.62
+    assert best_cosine([run([])]) is None  # nothing embedded in scope (yet): no evidence
+    assert best_cosine([run([0.9], error="down")]) is None
+    assert best_cosine([run([], skipped="no query words")]) is None
+    assert best_cosine([_Execution([], {}, [], [])]) is None

@@ -1,0 +1,141 @@
+"""Supersession: a later decision on the same subject replaces the earlier one.
+
+The rules on statements (pure), then the summarizer's consumer on faststream's TestNatsBroker
+with the real Postgres: links are found whichever segment is summarized first, explicit links
+come from ``metadata.supersedes``, and a redelivery writes nothing new.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+import psycopg
+from faststream.nats import TestNatsBroker
+
+from agent_memory_common.db import make_pool
+from agent_memory_common.natslink import NatsLink
+from agent_memory_common.subjects import STREAM_SEGMENTS, segment_subject
+from agent_memory_summarizer.app import consumer
+from agent_memory_summarizer.settings import SummarizerOptions
+from agent_memory_summarizer.supersession import detect, explicit_links, statement_of
+from tests.toc_support import TENANT, insert_events, make_events, segment_payload, utc
+
+OLD = "We go with RabbitMQ for the payment events: we publish to a topic exchange called events."
+NEW = "We replace RabbitMQ with NATS JetStream for the payment events: replay and de-duplication."
+OTHER = "We go with insta snapshot tests for the rendering code, so layout changes show up."
+
+
+def event(
+    event_id: str, text: str, ts: datetime, session: str = "s1", **extra: Any
+) -> dict[str, Any]:
+    return {
+        "event_id": event_id,
+        "project_id": "payments",
+        "session_id": session,
+        "ts": ts,
+        "role": "user",
+        "type": "message",
+        "text": text,
+        "metadata": {},
+        **extra,
+    }
+
+
+def statements(*events: dict[str, Any]) -> list[Any]:
+    return [s for e in events if (s := statement_of(e)) is not None]
+
+
+def test_a_later_decision_on_the_same_subject_supersedes_the_earlier() -> None:
+    old = event("e1", OLD, datetime(2026, 5, 1, tzinfo=UTC), "s1")
+    new = event("e2", NEW, datetime(2026, 9, 1, tzinfo=UTC), "s2")
+    other = event("e3", OTHER, datetime(2026, 6, 1, tzinfo=UTC), "s3")
+    links = detect(statements(new), statements(old, other))
+    assert [(lk.older_event_id, lk.newer_event_id, lk.source) for lk in links] == [
+        ("e1", "e2", "detected")
+    ]
+    # found from either side: the older one arriving after the newer one links the same pair
+    again = detect(statements(old), statements(new, other))
+    assert [(lk.older_event_id, lk.newer_event_id) for lk in again] == [("e1", "e2")]
+
+
+def test_tool_output_chatter_and_a_same_session_elaboration_supersede_nothing() -> None:
+    old = event("e1", OLD, datetime(2026, 5, 1, tzinfo=UTC))
+    tool = event("t1", NEW, datetime(2026, 9, 1, tzinfo=UTC), role="tool", type="tool_result")
+    assert statement_of(tool) is None
+    assert (
+        statement_of(event("c1", "Thanks, that looks good.", datetime(2026, 9, 1, tzinfo=UTC)))
+        is None
+    )
+    # the same session, no change cue: an elaboration, not a reversal
+    more = event(
+        "e2",
+        "We go with RabbitMQ events for payment refunds too.",
+        datetime(2026, 5, 1, 1, tzinfo=UTC),
+    )
+    assert detect(statements(more), statements(old)) == []
+
+
+def test_metadata_supersedes_is_an_explicit_link_with_its_note() -> None:
+    note = event(
+        "n1",
+        "Decision: payouts use the new ledger.",
+        datetime(2026, 9, 1, tzinfo=UTC),
+        metadata={"supersedes": ["e1", "e1", "n1"], "supersede_note": "old ledger retired"},
+    )
+    links = explicit_links([note])
+    assert [(lk.older_event_id, lk.newer_event_id, lk.source, lk.note) for lk in links] == [
+        ("e1", "n1", "explicit", "old ledger retired")
+    ]
+
+
+def _links(dsn: str) -> list[tuple[str, str, str]]:
+    with psycopg.connect(dsn) as conn:
+        rows = conn.execute(
+            "SELECT older_event_id, newer_event_id, source FROM memory_supersessions ORDER BY 1, 2"
+        ).fetchall()
+    return [(str(a), str(b), str(c)) for a, b, c in rows]
+
+
+async def test_the_summarizer_links_reversals_in_any_order_once(pg_dsn: str) -> None:
+    old = make_events("old", utc(2026, 5, 4, 10), 2, project="payments", session="a", texts=[OLD])
+    new = make_events("new", utc(2026, 9, 8, 10), 2, project="payments", session="b", texts=[NEW])
+    insert_events(pg_dsn, old + new)
+    with psycopg.connect(pg_dsn) as conn:
+        conn.execute(
+            "INSERT INTO events (tenant, event_id, ts, project_id, agent_id, session_id, role,"
+            " type, text, metadata, received_at) VALUES (%s, 'note-1', %s, 'payments', 'mcp',"
+            " 'c', 'assistant', 'note', 'Payment events stay on JetStream.', %s, %s)",
+            (
+                TENANT,
+                utc(2026, 9, 9),
+                orjson.dumps({"supersedes": ["old-00000"]}).decode(),
+                utc(2026, 9, 9),
+            ),
+        )
+    note_seg = segment_payload(new[:1], segment_id="sg_note")
+    note_seg.update({"session_id": "c", "event_ids": ["note-1"]})
+    link = NatsLink(["nats://127.0.0.1:1"], name="test")
+    pool = make_pool(pg_dsn)
+    await pool.open()
+    consumer(link, pool, SummarizerOptions(), None)
+    subject = segment_subject(TENANT, "payments")
+    payloads = [
+        segment_payload(new, segment_id="sg_new"),  # the newer decision is summarized first
+        segment_payload(old, segment_id="sg_old"),
+        note_seg,
+    ]
+    try:
+        async with TestNatsBroker(link.broker) as broker:
+            for p in payloads:
+                await broker.publish(orjson.dumps(p), subject, stream=STREAM_SEGMENTS)
+            first = _links(pg_dsn)
+            for p in payloads:  # redelivered
+                await broker.publish(orjson.dumps(p), subject, stream=STREAM_SEGMENTS)
+    finally:
+        await pool.close()
+    assert ("old-00000", "new-00000", "detected") in first
+    assert ("old-00000", "note-1", "explicit") in first
+    assert all(older.startswith("old") for older, _, _ in first)
+    assert _links(pg_dsn) == first
