@@ -59,7 +59,19 @@ async def erase(conn: AsyncConnection, request: ErasureRequest) -> ErasureResult
     )
     removed = cur.rowcount
     cur = await conn.execute(QUERIES["delete_erased_grips"], params)
-    return ErasureResult({"toc_versions_removed": removed, "grips": cur.rowcount})
+    grips = cur.rowcount
+    # supersession (issue 13): the statements and links that came from erased events
+    cur = await conn.execute(QUERIES["delete_erased_statements"], params)
+    statements = cur.rowcount
+    cur = await conn.execute(QUERIES["delete_erased_supersessions"], params)
+    return ErasureResult(
+        {
+            "toc_versions_removed": removed,
+            "grips": grips,
+            "supersession_statements": statements,
+            "supersession_links": cur.rowcount,
+        }
+    )
 
 
 def _arrays(versions: Versions) -> tuple[list[str], list[int]]:

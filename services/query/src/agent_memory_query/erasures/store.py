@@ -187,6 +187,7 @@ CHECKS = {
     "toc_versions": "check_toc",
     "grips": "check_grips",
     "episodes": "check_episodes",
+    "supersession": "check_supersession",
 }
 
 

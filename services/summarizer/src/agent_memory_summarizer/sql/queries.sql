@@ -145,3 +145,17 @@ WHERE g.tenant = %(tenant)s AND g.project_id = %(project_id)s
       JOIN erased_events x ON x.tenant = g.tenant AND x.event_id = u.event_id
       WHERE x.erasure_id = %(erasure_id)s
   )
+
+-- name: delete_erased_statements
+-- The rule sentences kept for supersession are text of the erased events: they go too.
+DELETE FROM memory_statements s
+USING erased_events x
+WHERE s.tenant = %(tenant)s AND x.tenant = s.tenant AND x.event_id = s.event_id
+  AND x.erasure_id = %(erasure_id)s
+
+-- name: delete_erased_supersessions
+-- A link with an erased side (its note may quote the erased text) is removed.
+DELETE FROM memory_supersessions m
+USING erased_events x
+WHERE m.tenant = %(tenant)s AND x.tenant = m.tenant AND x.erasure_id = %(erasure_id)s
+  AND x.event_id IN (m.older_event_id, m.newer_event_id)

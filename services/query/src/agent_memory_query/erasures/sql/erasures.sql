@@ -227,6 +227,22 @@ WHERE p.tenant = %(tenant)s AND p.project_id = %(project_id)s
       )
   )
 
+-- name: check_supersession
+-- The statements and links the summarizer keeps for supersession (issue 13 item 4).
+SELECT (SELECT count(*) FROM memory_statements s
+        WHERE s.tenant = %(tenant)s AND s.project_id = %(project_id)s
+          AND (EXISTS (SELECT 1 FROM erased_events x
+                       WHERE x.tenant = s.tenant AND x.event_id = s.event_id
+                         AND x.erasure_id = %(erasure_id)s)
+               OR EXISTS (SELECT 1 FROM erasure_needles n
+                          WHERE n.erasure_id = %(erasure_id)s
+                            AND strpos(lower(s.text), n.needle) > 0)))
+     + (SELECT count(*) FROM memory_supersessions m
+        WHERE m.tenant = %(tenant)s AND m.project_id = %(project_id)s
+          AND EXISTS (SELECT 1 FROM erased_events x
+                      WHERE x.tenant = m.tenant AND x.erasure_id = %(erasure_id)s
+                        AND x.event_id IN (m.older_event_id, m.newer_event_id)))
+
 -- name: check_vectors
 -- pgvector's table, when that is the vector index (else the search check covers it).
 SELECT count(*) FROM vector_docs d
