@@ -106,15 +106,17 @@ def snapshot(stack: Stack) -> dict[str, Any]:
         vectors = conn.execute(
             "SELECT id, type, level, kind, title, text, event_ids FROM vector_docs ORDER BY id"
         ).fetchall()
+    # what BM25 holds, as the set each query matches (all of it: ranks move with usage counts
+    # and near-ties, the documents must not)
     answers = {
-        q: [
+        q: sorted(
             (hit["id"], sorted(hit["event_ids"]))
             for hit in httpx.post(
                 f"{stack.query_url}/v1/search",
-                json={"query": q, "project_id": "proj", "tiers": ["bm25"], "limit": 10},
+                json={"query": q, "project_id": "proj", "tiers": ["bm25"], "limit": 100},
                 timeout=30,
             ).json()["results"]
-        ]
+        )
         for q in QUERIES
     }
     return {
