@@ -8,12 +8,16 @@ Decoding is on the hot path of every event. ``Event.from_wire`` (pydantic) was ~
 recorder's ~60 µs per event, so ``decode`` reads the gateway's own output with orjson and plain
 checks and hands anything else (an older writer, a hand-made message, poison) to
 ``Event.from_wire``, which stays the definition of a valid message and raises for poison.
+
+Dedup at ingest (``dedup.py``, docs/dedup.md): a new event that repeats an original of its
+session is stored, marked in ``event_duplicates`` in the same transaction, and not announced,
+so no later stage sees it. A redelivered event is announced or not by its stored mark.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -24,7 +28,16 @@ from psycopg import AsyncConnection
 from agent_memory_common.consumer import Publication
 from agent_memory_common.event import EVENT_TYPES, ROLES, Event
 from agent_memory_common.subjects import msg_id, recorded_subject
-from agent_memory_recorder.store import Row, insert_rows
+from agent_memory_recorder.dedup import DedupIndex, DedupRules, Seen, SessionKey, fingerprint
+from agent_memory_recorder.store import (
+    Mark,
+    Row,
+    insert_duplicates,
+    insert_new_rows,
+    insert_rows,
+    recent_originals,
+    stored_duplicates,
+)
 
 _WIRE_KEYS = frozenset(Event.model_fields)
 _ROLES = frozenset(ROLES)
@@ -113,10 +126,76 @@ def _subject(tenant: str, project_id: str) -> str:
     return subject
 
 
-async def record(conn: AsyncConnection, msgs: Sequence[Msg]) -> list[Publication]:
-    rows = [decode(m.data) for m in msgs]
-    await insert_rows(conn, rows)
+Handler = Callable[[AsyncConnection, Sequence[Msg]], Awaitable[list[Publication]]]
+
+
+def _announce(rows: Sequence[Row], msgs: Sequence[Msg]) -> list[Publication]:
     return [
         Publication(subject=_subject(r[0], r[3]), payload=m.data, msg_id=msg_id(r[0], r[1]))
         for r, m in zip(rows, msgs, strict=True)
     ]
+
+
+async def record(conn: AsyncConnection, msgs: Sequence[Msg]) -> list[Publication]:
+    """Append and announce every event, without dedup."""
+    rows = [decode(m.data) for m in msgs]
+    await insert_rows(conn, rows)
+    return _announce(rows, msgs)
+
+
+def make_handler(rules: DedupRules) -> Handler:
+    """The recorder's batch handler; with dedup on, it owns the index of recent originals."""
+    if not rules.enabled:
+        return record
+    index = DedupIndex(rules)
+
+    async def record_dedup(conn: AsyncConnection, msgs: Sequence[Msg]) -> list[Publication]:
+        rows = [decode(m.data) for m in msgs]
+        new = await insert_new_rows(conn, rows)
+        duplicates = await _mark_duplicates(conn, index, [r for r in rows if (r[0], r[1]) in new])
+        old = [(r[0], r[1]) for r in rows if (r[0], r[1]) not in new]
+        if old:  # redelivered: announce as first decided
+            duplicates |= await stored_duplicates(conn, old)
+        if not duplicates:
+            return _announce(rows, msgs)
+        keep = [(r, m) for r, m in zip(rows, msgs, strict=True) if (r[0], r[1]) not in duplicates]
+        return _announce([r for r, _ in keep], [m for _, m in keep])
+
+    return record_dedup
+
+
+async def _mark_duplicates(
+    conn: AsyncConnection, index: DedupIndex, rows: Sequence[Row]
+) -> set[tuple[str, str]]:
+    """Decide for each new row, in order, whether it repeats an original; store the marks."""
+    rules = index.rules
+    seen: list[tuple[SessionKey, Row, Seen]] = []
+    for r in rows:
+        ts = datetime.fromisoformat(r[2]).timestamp()
+        fp = fingerprint(r[1], ts, r[7], r[8], r[9], rules)
+        if fp is not None:
+            seen.append(((r[0], r[3], r[5]), r, fp))
+    if not seen:
+        return set()
+    missing = index.missing(k for k, _, _ in seen)
+    for key, originals in zip(
+        missing, await recent_originals(conn, missing, rules.recent_per_session), strict=True
+    ):
+        index.load(
+            key,
+            (
+                f
+                for event_id, ts, role, type_, text in originals
+                if (f := fingerprint(event_id, ts.timestamp(), role, type_, text, rules))
+            ),
+        )
+    marks: list[Mark] = []
+    for key, r, fp in seen:
+        verdict = index.check(key, fp)
+        if verdict is None:
+            index.add(key, fp)
+        else:
+            marks.append(
+                (r[0], r[1], verdict.duplicate_of, r[3], r[5], verdict.method, verdict.similarity)
+            )
+    return await insert_duplicates(conn, marks)

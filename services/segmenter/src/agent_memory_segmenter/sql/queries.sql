@@ -20,15 +20,22 @@ ORDER BY s.ordinal DESC
 LIMIT 1
 
 -- name: session_events
+-- Duplicates (dedup at ingest, event_duplicates) are not part of any segment.
 SELECT event_id, ts, type, char_length(text) AS chars, agent_id
 FROM events
 WHERE tenant = %(tenant)s AND session_id = %(session_id)s AND project_id = %(project_id)s
+  AND NOT EXISTS (
+      SELECT 1 FROM event_duplicates d WHERE d.tenant = events.tenant AND d.event_id = events.event_id
+  )
 
 -- name: session_events_from
 SELECT event_id, ts, type, char_length(text) AS chars, agent_id
 FROM events
 WHERE tenant = %(tenant)s AND session_id = %(session_id)s AND project_id = %(project_id)s
   AND (ts, event_id COLLATE "C") >= (%(ts)s, %(event_id)s COLLATE "C")
+  AND NOT EXISTS (
+      SELECT 1 FROM event_duplicates d WHERE d.tenant = events.tenant AND d.event_id = events.event_id
+  )
 
 -- name: events_by_id
 SELECT event_id, ts, type, char_length(text) AS chars, agent_id
@@ -110,6 +117,9 @@ WHERE s.tenant = %(tenant)s AND s.project_id = %(project_id)s AND s.session_id =
       SELECT 1 FROM events e
       WHERE e.tenant = s.tenant AND e.session_id = s.session_id AND e.project_id = s.project_id
         AND e.recorded_at >= s.updated_at
+        AND NOT EXISTS (  -- a duplicate is never announced: it is no backlog
+            SELECT 1 FROM event_duplicates d WHERE d.tenant = e.tenant AND d.event_id = e.event_id
+        )
   )
 FOR UPDATE
 
