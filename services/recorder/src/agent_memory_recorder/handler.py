@@ -28,7 +28,7 @@ from psycopg import AsyncConnection
 from agent_memory_common.consumer import Publication
 from agent_memory_common.event import EVENT_TYPES, ROLES, Event
 from agent_memory_common.subjects import msg_id, recorded_subject
-from agent_memory_recorder.dedup import DedupIndex, DedupRules, Seen, SessionKey, fingerprint
+from agent_memory_recorder.dedup import DedupIndex, DedupRules, fingerprint
 from agent_memory_recorder.store import (
     Mark,
     Row,
@@ -151,6 +151,8 @@ def make_handler(rules: DedupRules) -> Handler:
 
     async def record_dedup(conn: AsyncConnection, msgs: Sequence[Msg]) -> list[Publication]:
         rows = [decode(m.data) for m in msgs]
+        # before the insert: what the index loads must not include this batch's own rows
+        await _load_sessions(conn, index, rows)
         new = await insert_new_rows(conn, rows)
         duplicates = await _mark_duplicates(conn, index, [r for r in rows if (r[0], r[1]) in new])
         old = [(r[0], r[1]) for r in rows if (r[0], r[1]) not in new]
@@ -164,23 +166,14 @@ def make_handler(rules: DedupRules) -> Handler:
     return record_dedup
 
 
-async def _mark_duplicates(
-    conn: AsyncConnection, index: DedupIndex, rows: Sequence[Row]
-) -> set[tuple[str, str]]:
-    """Decide for each new row, in order, whether it repeats an original; store the marks."""
+async def _load_sessions(conn: AsyncConnection, index: DedupIndex, rows: Sequence[Row]) -> None:
+    """Load the committed originals of the batch's sessions that the index does not hold."""
     rules = index.rules
-    seen: list[tuple[SessionKey, Row, Seen]] = []
-    for r in rows:
-        ts = datetime.fromisoformat(r[2]).timestamp()
-        fp = fingerprint(r[1], ts, r[7], r[8], r[9], rules)
-        if fp is not None:
-            seen.append(((r[0], r[3], r[5]), r, fp))
-    if not seen:
-        return set()
-    missing = index.missing(k for k, _, _ in seen)
-    for key, originals in zip(
-        missing, await recent_originals(conn, missing, rules.recent_per_session), strict=True
-    ):
+    missing = index.missing((r[0], r[3], r[5]) for r in rows)
+    if not missing:
+        return
+    loaded = await recent_originals(conn, missing, rules.recent_per_session)
+    for key, originals in zip(missing, loaded, strict=True):
         index.load(
             key,
             (
@@ -189,8 +182,19 @@ async def _mark_duplicates(
                 if (f := fingerprint(event_id, ts.timestamp(), role, type_, text, rules))
             ),
         )
+
+
+async def _mark_duplicates(
+    conn: AsyncConnection, index: DedupIndex, rows: Sequence[Row]
+) -> set[tuple[str, str]]:
+    """Decide for each new row, in order, whether it repeats an original; store the marks."""
+    rules = index.rules
     marks: list[Mark] = []
-    for key, r, fp in seen:
+    for r in rows:
+        fp = fingerprint(r[1], datetime.fromisoformat(r[2]).timestamp(), r[7], r[8], r[9], rules)
+        if fp is None:
+            continue
+        key = (r[0], r[3], r[5])
         verdict = index.check(key, fp)
         if verdict is None:
             index.add(key, fp)
