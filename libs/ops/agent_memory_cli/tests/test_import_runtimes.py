@@ -105,3 +105,29 @@ async def test_dry_run_counts_every_runtime_file() -> None:
         reader=import_runtimes.codex_events,
     )
     assert (report.files, len(report.sessions), report.events) == (2, 2, 10)
+
+
+def test_opencode_session_as_the_plugins_events() -> None:
+    (path,) = import_runtimes.opencode_files(FIXTURES / "opencode" / "storage")
+    events, skipped = import_runtimes.opencode_events(path, ENV, project_of)
+    assert skipped == 0
+    kinds = [(e["role"], e["type"], e["metadata"].get("tool_name")) for e in events]
+    assert kinds == [
+        ("user", "message", None),
+        ("assistant", "message", None),
+        ("assistant", "tool_call", "bash"),
+        ("tool", "tool_result", "bash"),
+        ("assistant", "tool_call", "read"),
+        ("tool", "tool_result", "read"),
+    ]
+    assert events[0]["text"] == "test_refund is flaky on CI, find out why"  # synthetic dropped
+    bash, read = events[3], events[5]
+    assert bash["metadata"]["exit_code"] == 1 and bash["metadata"]["failed"] is True
+    assert read["metadata"]["failed"] is True and "File not found" in read["text"]
+    assert bash["ts"] == 1_760_000_011_500 and events[2]["ts"] == 1_760_000_010_000
+    # the plugin's ids (agent_memory_hooks.opencode): captured then imported is stored once
+    from agent_memory_hooks.events import event_id
+
+    session = "ses_6a1f0c2e3ffeQh7Kq2Lw9ZbN4x"
+    assert events[0]["event_id"] == event_id("opencode", session, "prompt", "msg_95e0f3d1c001aXq3")
+    assert events[2]["event_id"] == event_id("opencode", session, "tool", "toolu_01Bash", "call")

@@ -25,6 +25,17 @@ type: user|gemini|info|error|warning, content, toolCalls?: [{id, name, args, res
 timestamp, resultDisplay}]}``. The file does not record the folder, so the project is
 ``AGENT_MEMORY_PROJECT_ID``, else the current folder's when its hash matches, else
 ``gemini-<hash[:12]>``.
+
+**OpenCode** (``$XDG_DATA_HOME/opencode/storage``, default ``~/.local/share/opencode/storage``):
+one JSON file per object, as ``packages/opencode/src/session/message-v2.ts`` and
+``session/index.ts`` of sst/opencode define them: ``session/<projectID>/<sessionID>.json``
+(``id``, ``directory``, ``time.created``), ``message/<sessionID>/<messageID>.json`` (``id``,
+``role``, ``time.created``), ``part/<messageID>/<partID>.json`` (``type`` ``text`` with
+``text`` / ``synthetic``, or ``tool`` with ``callID``, ``tool`` and ``state``: ``status``
+``completed`` (``input``, ``output``, ``metadata.exit``, ``time``) or ``error`` (``error``)).
+The ids are the hook's (``opencode.py``: prompt / reply by message id, tool by call id), so a
+session the plugin captured and then imported is stored once. Releases that keep sessions in
+SQLite (``opencode.db``) instead are not read.
 """
 
 from __future__ import annotations
@@ -408,6 +419,140 @@ def gemini_events(path: Path, env: Mapping[str, str], project_of: ProjectOf) -> 
                     failed=status in ("error", "cancelled"),
                     interrupted=status == "cancelled",
                     metadata={"status": status} if status else None,
+                ),
+            ]
+    for event in events:
+        event["metadata"]["imported_from"] = path.name
+    return events, skipped
+
+
+OPENCODE = "opencode"
+
+
+def opencode_home(env: Mapping[str, str]) -> Path:
+    data = env.get("XDG_DATA_HOME", "").strip()
+    return (Path(data) if data else Path.home() / ".local" / "share") / "opencode" / "storage"
+
+
+def opencode_files(root: Path) -> list[Path]:
+    """Session files: ``root`` itself, or ``session/*/*.json`` below the storage folder."""
+    if root.is_file():
+        return [root]
+    base = root / "session" if (root / "session").is_dir() else root
+    return sorted(p for p in base.rglob("*.json") if p.is_file())
+
+
+def _json_objects(folder: Path) -> tuple[list[dict[str, Any]], int]:
+    found: list[dict[str, Any]] = []
+    skipped = 0
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        try:
+            item = json.loads(path.read_text(encoding="utf-8", errors="replace"))
+        except ValueError:
+            skipped += 1
+            continue
+        if isinstance(item, dict):
+            found.append(item)
+        else:
+            skipped += 1
+    return found, skipped
+
+
+def _created(item: dict[str, Any], *keys: str) -> Any:
+    times = item.get("time")
+    if not isinstance(times, dict):
+        return None
+    return next((times[k] for k in keys if times.get(k) is not None), None)
+
+
+def opencode_events(
+    path: Path, env: Mapping[str, str], project_of: ProjectOf
+) -> tuple[Events, int]:
+    """One OpenCode session (its session file, messages and parts) as the plugin's events."""
+    try:
+        info = json.loads(path.read_text(encoding="utf-8", errors="replace"))
+    except ValueError:
+        return [], 1
+    if not isinstance(info, dict) or not isinstance(info.get("id"), str):
+        return [], 1
+    storage = path.parents[2]  # storage/session/<projectID>/<sessionID>.json
+    session = info["id"]
+    cwd = info.get("directory") if isinstance(info.get("directory"), str) else None
+    ctx = _context(OPENCODE, env, project_of, cwd or str(path.parent))
+    messages, skipped = _json_objects(storage / "message" / session)
+    messages.sort(key=lambda m: (_created(m, "created") or 0, str(m.get("id"))))
+    events: Events = []
+    for message in messages:
+        message_id = str(message.get("id") or "")
+        parts, bad = _json_objects(storage / "part" / message_id)
+        skipped += bad
+        parts.sort(key=lambda p: str(p.get("id")))
+        created = ts_from(_created(message, "created"), ctx.now_ms)
+        texts = [
+            p["text"]
+            for p in parts
+            if p.get("type") == "text"
+            and isinstance(p.get("text"), str)
+            and not p.get("synthetic")
+            and not p.get("ignored")
+        ]
+        text = "\n\n".join(texts).strip()
+        role = message.get("role")
+        if text and role in ("user", "assistant"):
+            key = ("prompt" if role == "user" else "reply", message_id)
+            events.append(
+                make_event(
+                    ctx,
+                    key=key,
+                    session_id=session,
+                    role=str(role),
+                    type="message",
+                    text=text,
+                    cwd=cwd,
+                    ts=created,
+                    metadata={"message_id": message_id},
+                )
+            )
+        for part in parts:
+            state = part.get("state")
+            if part.get("type") != "tool" or not isinstance(state, dict):
+                continue
+            status = state.get("status")
+            if status not in ("completed", "error"):
+                continue  # never finished: nothing happened yet
+            call_id = str(part.get("callID") or part.get("id"))
+            tool = str(part.get("tool") or "tool")
+            args = state.get("input") if isinstance(state.get("input"), dict) else {}
+            extra = state.get("metadata") if isinstance(state.get("metadata"), dict) else {}
+            exit_code = extra.get("exit") if isinstance(extra.get("exit"), int) else None
+            failed = status == "error" or bool(exit_code)
+            output = state.get("error") if status == "error" else state.get("output")
+            start = ts_from(_created(state, "start"), ctx.now_ms)
+            end = ts_from(_created(state, "end", "start"), ctx.now_ms)
+            meta = {"call_id": call_id, "title": state.get("title")}
+            events += [
+                tool_call_event(
+                    ctx,
+                    key=("tool", call_id),
+                    session_id=session,
+                    cwd=cwd,
+                    tool_name=tool,
+                    tool_input=args,
+                    ts=start,
+                    metadata=meta,
+                ),
+                tool_result_event(
+                    ctx,
+                    key=("tool", call_id),
+                    session_id=session,
+                    cwd=cwd,
+                    tool_name=tool,
+                    tool_input=args,
+                    output=text_of(output),
+                    ts=end,
+                    metadata=meta,
+                    failed=failed,
+                    exit_code=exit_code,
                 ),
             ]
     for event in events:

@@ -13,10 +13,11 @@ the hook already captured, stores each event once (the gateway and the recorder 
 ``event_id``). The project is the one the hook would name, from the ``cwd`` the transcript
 records, or ``AGENT_MEMORY_PROJECT_ID`` when it is set.
 
-Codex CLI (``~/.codex/sessions/**/rollout-*.jsonl``) and Gemini CLI
-(``~/.gemini/tmp/*/chats/session-*.json``) are read by ``import_runtimes`` with the same event
-shapes. Copilot CLI and OpenCode are refused with a message rather than guessed: we have no
-verified description of the files they keep (docs/import.md says why).
+Codex CLI (``~/.codex/sessions/**/rollout-*.jsonl``), Gemini CLI
+(``~/.gemini/tmp/*/chats/session-*.json``) and OpenCode (``~/.local/share/opencode/storage``)
+are read by ``import_runtimes`` with the same event shapes. Copilot CLI is refused with a
+message rather than guessed: we found no description of its session files that we could verify
+(docs/import.md).
 """
 
 from __future__ import annotations
@@ -54,7 +55,6 @@ RUNTIMES = ("claude-code", "codex", "gemini-cli", "copilot-cli", "opencode")
 ALIASES = {"claude": "claude-code", "gemini": "gemini-cli", "copilot": "copilot-cli"}
 NOT_SUPPORTED = {
     "copilot-cli": "Copilot CLI sessions (~/.copilot/session-state/*/events.jsonl)",
-    "opencode": "OpenCode's session storage",
 }
 BATCH = 200
 
@@ -138,6 +138,12 @@ def runtime_source(
             import_runtimes.codex_home(env),
             import_runtimes.codex_files,
             import_runtimes.codex_events,
+        )
+    if runtime == "opencode":
+        return (
+            import_runtimes.opencode_home(env),
+            import_runtimes.opencode_files,
+            import_runtimes.opencode_events,
         )
     if runtime == "gemini-cli":
         return (
@@ -273,7 +279,7 @@ def register(sub: Any) -> None:
         "path",
         nargs="?",
         help="one session file, one project's folder, or the runtime's folder (default: "
-        "~/.claude/projects, ~/.codex/sessions, ~/.gemini/tmp)",
+        "~/.claude/projects, ~/.codex/sessions, ~/.gemini/tmp, ~/.local/share/opencode/storage)",
     )
     parser.add_argument("--batch", type=int, default=BATCH, help="events per request (200)")
     parser.add_argument("--dry-run", action="store_true", help="read and count, post nothing")
