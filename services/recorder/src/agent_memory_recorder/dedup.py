@@ -33,7 +33,7 @@ import hashlib
 import math
 import re
 import unicodedata
-from collections import OrderedDict, deque
+from collections import Counter, OrderedDict, deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
@@ -54,7 +54,8 @@ class DedupRules:
     min_chars: int = 16  # shorter normalised texts ("ok", "yes") are never duplicates
     near_min_words: int = 24  # shorter texts must match exactly: one word changes their sense
     vector_chars: int = 8000  # the near test reads this much of the normalised text
-    recent_per_session: int = 32
+    recent_per_session: int = 16
+    compared: int = 4  # at most this many originals of the same role and type are compared
     sessions_cached: int = 2048
 
 
@@ -93,11 +94,8 @@ def fingerprint(
     if len(norm_text) < rules.min_chars:
         return None
     digest = hashlib.blake2b(norm_text.encode(), digest_size=16).digest()
-    counts: dict[str, int] = {}
     words = _WORD.findall(norm_text[: rules.vector_chars])
-    if len(words) >= rules.near_min_words:
-        for word in words:
-            counts[word] = counts.get(word, 0) + 1
+    counts: dict[str, int] = Counter(words) if len(words) >= rules.near_min_words else {}
     norm = math.sqrt(sum(c * c for c in counts.values()))
     return Seen(event_id, ts, role, type_, digest, counts, norm)
 
@@ -105,12 +103,8 @@ def fingerprint(
 def cosine(a: Seen, b: Seen) -> float:
     if not a.norm or not b.norm:
         return 0.0
-    small, large = (a.counts, b.counts) if len(a.counts) <= len(b.counts) else (b.counts, a.counts)
-    dot = 0
-    for word, count in small.items():
-        other = large.get(word)
-        if other:
-            dot += count * other
+    ca, cb = a.counts, b.counts
+    dot = sum([ca[w] * cb[w] for w in ca.keys() & cb.keys()])
     return dot / (a.norm * b.norm)
 
 
@@ -138,13 +132,19 @@ class DedupIndex:
         """The original this event repeats, if any: exact first, then the most similar."""
         rules = self.rules
         best: Verdict | None = None
-        for orig in self._sessions.get(key, ()):
+        budget = rules.compared
+        for orig in reversed(self._sessions.get(key, ())):  # newest first
             if orig.event_id == seen.event_id or orig.role != seen.role or orig.type != seen.type:
                 continue
             if abs(seen.ts - orig.ts) > rules.window_s:
                 continue
             if orig.digest == seen.digest:
                 return Verdict(orig.event_id, "exact", 1.0)
+            budget -= 1
+            if budget < 0:
+                break
+            if not seen.norm or not orig.norm:
+                continue
             sim = cosine(orig, seen)
             if sim >= rules.cosine and (best is None or sim > best.similarity):
                 best = Verdict(orig.event_id, "near", round(sim, 4))

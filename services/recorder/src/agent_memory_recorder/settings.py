@@ -33,7 +33,13 @@ class DedupOptions(BaseModel):
         default=8000, ge=100, description="how much of a text the near-duplicate test reads"
     )
     recent_per_session: int = Field(
-        default=32, ge=1, le=1000, description="originals per session compared with"
+        default=16, ge=1, le=1000, description="originals kept per session (exact test)"
+    )
+    compared: int = Field(
+        default=8,
+        ge=0,
+        le=1000,
+        description="originals of the same role and type compared by cosine",
     )
     sessions_cached: int = Field(default=2048, ge=1)
 
