@@ -61,7 +61,11 @@ def story(session: str, *, retry: bool) -> list[dict[str, Any]]:
 
 
 def status(url: str) -> dict[str, Any]:
-    answer: dict[str, Any] = httpx.get(f"{url}/v1/status", timeout=5).json()
+    """The status, or an empty dict while the query service is too busy to answer."""
+    try:
+        answer: dict[str, Any] = httpx.get(f"{url}/v1/status", timeout=30).json()
+    except httpx.HTTPError:
+        return {}
     return answer
 
 
@@ -111,7 +115,7 @@ def test_a_duplicate_is_stored_once_indexed_once_and_adds_no_bullet(
         assert r.status_code == 202, r.text
         total = len(plain) + len(retried)
         eventually(
-            lambda: (s := status(stack.query_url))["events_stored"] == total and s["drained"],
+            lambda: (s := status(stack.query_url)).get("events_stored") == total and s["drained"],
             timeout=180,
             what="pipeline drained",
         )
