@@ -46,9 +46,11 @@ def settle(stack: Stack, session: str, count: int, timeout: float = 60.0) -> lis
     return events_of(stack, session)
 
 
-def run_import(stack: Stack, *args: str, env: dict[str, str] | None = None) -> str:
+def run_import(
+    stack: Stack, *args: str, env: dict[str, str] | None = None, runtime: str = "claude-code"
+) -> str:
     proc = subprocess.run(
-        [AGENT_MEMORY, "import", "claude-code", *args, "--quiet"],
+        [AGENT_MEMORY, "import", runtime, *args, "--quiet"],
         env={**stack.env, **(env or {})},
         capture_output=True,
         text=True,
@@ -148,10 +150,28 @@ def test_import_of_one_transcript_and_unsupported_runtimes(stack: Stack, tmp_pat
     out = run_import(stack, str(one), "--dry-run")
     assert "imported 1 session(s) from 1 file(s): 5 event(s) read, 1 line(s) skipped" in out
     proc = subprocess.run(
-        [AGENT_MEMORY, "import", "codex", str(tmp_path)],
+        [AGENT_MEMORY, "import", "copilot-cli", str(tmp_path)],
         env=stack.env,
         capture_output=True,
         text=True,
         timeout=60,
     )
     assert proc.returncode == 1 and "not supported yet" in proc.stderr
+
+
+CODEX_SESSION = "019a2d7a-41c4-78b1-b7cc-a45d62a89cd5"
+CODEX_FIXTURES = Path(__file__).parent / "fixtures" / "codex"
+
+
+def test_import_codex_twice_stores_each_event_once_at_its_own_time(stack: Stack) -> None:
+    env = {"AGENT_MEMORY_PROJECT_ID": "payments"}
+    out = run_import(stack, str(CODEX_FIXTURES), env=env, runtime="codex")
+    assert "imported 2 session(s) from 2 file(s): 10 event(s) sent" in out
+    first = settle(stack, CODEX_SESSION, 8)
+    run_import(stack, str(CODEX_FIXTURES), env=env, runtime="codex")
+    second = settle(stack, CODEX_SESSION, 8)
+    assert sorted(e["event_id"] for e in second) == sorted(e["event_id"] for e in first)
+    assert len(second) == 8
+    assert min(e["ts"] for e in second).startswith("2025-10-29T00:59:38.318")
+    (failed,) = [e for e in second if e["metadata"].get("failed")]
+    assert failed["metadata"]["exit_code"] == 1 and failed["duplicate_of"] is None

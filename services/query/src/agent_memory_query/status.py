@@ -16,7 +16,7 @@ from agent_memory_common.errors import TransientError
 from agent_memory_common.http import ApiError, error_responses
 from agent_memory_common.streams import PIPELINE_CONSUMERS
 from agent_memory_query.context import Ctx, Tenant
-from agent_memory_query.events.store import count_events
+from agent_memory_query.events.store import count_duplicates, count_events
 
 router = APIRouter(tags=["status"])
 _NATS_ERRORS = (TransientError, TimeoutError, nats.errors.Error, nats.js.errors.Error)
@@ -73,6 +73,7 @@ async def status(ctx: Ctx, tenant: Tenant) -> dict[str, Any]:
     try:
         async with ctx.pool.connection() as conn:
             stored = await count_events(conn, tenant)
+            duplicates = await count_duplicates(conn, tenant)
     except psycopg.OperationalError as exc:
         raise ApiError(
             503, "unavailable", f"Postgres unavailable: {exc}", headers={"Retry-After": "2"}
@@ -81,7 +82,12 @@ async def status(ctx: Ctx, tenant: Tenant) -> dict[str, Any]:
     if not ctx.auth.local_mode:
         # Another tenant's traffic shows in the shared counters: with tokens, only booleans.
         consumers = [_without_counts(c) for c in consumers]
-    return {"consumers": consumers, "events_stored": stored, "drained": drained}
+    return {
+        "consumers": consumers,
+        "events_stored": stored,
+        "duplicates_stored": duplicates,
+        "drained": drained,
+    }
 
 
 @router.get(

@@ -13,7 +13,7 @@ from agent_memory_common.logs import get_logger
 from agent_memory_common.natslink import NatsLink
 from agent_memory_common.service import consumer_service
 from agent_memory_common.streams import RECORDER
-from agent_memory_recorder.handler import erase, record
+from agent_memory_recorder.handler import erase, make_handler
 from agent_memory_recorder.settings import RecorderOptions, Settings
 
 log = get_logger(__name__)
@@ -23,7 +23,8 @@ def consumer(link: NatsLink, pool: AsyncConnectionPool, options: RecorderOptions
     """The recorder's durable consumer (a faststream subscriber on ``link.broker``)."""
     spec = replace(RECORDER, batch_size=options.batch_size, settle_s=options.settle_ms / 1000)
     # one announcement per event: the hot publish path (BatchPublisher), see publisher.py
-    return ConsumerRunner(link, pool, spec, record, hot_publish=True)
+    handler = make_handler(options.dedup.rules())
+    return ConsumerRunner(link, pool, spec, handler, hot_publish=True)
 
 
 async def run(settings: Settings, stop: asyncio.Event | None = None) -> None:

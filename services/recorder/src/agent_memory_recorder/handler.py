@@ -8,12 +8,16 @@ Decoding is on the hot path of every event. ``Event.from_wire`` (pydantic) was ~
 recorder's ~60 µs per event, so ``decode`` reads the gateway's own output with orjson and plain
 checks and hands anything else (an older writer, a hand-made message, poison) to
 ``Event.from_wire``, which stays the definition of a valid message and raises for poison.
+
+Dedup at ingest (``dedup.py``, docs/dedup.md): a new event that repeats an original of its
+session is stored, marked in ``event_duplicates`` in the same transaction, and not announced,
+so no later stage sees it. A redelivered event is announced or not by its stored mark.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -26,7 +30,17 @@ from agent_memory_common.erasure import ErasureResult
 from agent_memory_common.event import EVENT_TYPES, ROLES, Event
 from agent_memory_common.messages import ErasureRequest
 from agent_memory_common.subjects import msg_id, recorded_subject
-from agent_memory_recorder.store import Row, erase_events, insert_rows
+from agent_memory_recorder.dedup import DedupIndex, DedupRules, fingerprint
+from agent_memory_recorder.store import (
+    Mark,
+    Row,
+    erase_events,
+    insert_duplicates,
+    insert_new_rows,
+    insert_rows,
+    recent_originals,
+    stored_duplicates,
+)
 
 _WIRE_KEYS = frozenset(Event.model_fields)
 _ROLES = frozenset(ROLES)
@@ -115,16 +129,92 @@ def _subject(tenant: str, project_id: str) -> str:
     return subject
 
 
-async def record(conn: AsyncConnection, msgs: Sequence[Msg]) -> list[Publication]:
-    rows = [decode(m.data) for m in msgs]
-    refused = await insert_rows(conn, rows)
+Handler = Callable[[AsyncConnection, Sequence[Msg]], Awaitable[list[Publication]]]
+
+
+def _announce(rows: Sequence[Row], msgs: Sequence[Msg]) -> list[Publication]:
     return [
         Publication(subject=_subject(r[0], r[3]), payload=m.data, msg_id=msg_id(r[0], r[1]))
         for r, m in zip(rows, msgs, strict=True)
-        if not refused or (r[0], r[1]) not in refused
     ]
 
 
+async def record(conn: AsyncConnection, msgs: Sequence[Msg]) -> list[Publication]:
+    """Append and announce every event, without dedup (erased ids are refused, unannounced)."""
+    rows = [decode(m.data) for m in msgs]
+    refused = await insert_rows(conn, rows)
+    if refused:
+        kept = [(r, m) for r, m in zip(rows, msgs, strict=True) if (r[0], r[1]) not in refused]
+        return _announce([r for r, _ in kept], [m for _, m in kept])
+    return _announce(rows, msgs)
+
+
 async def erase(conn: AsyncConnection, request: ErasureRequest) -> ErasureResult:
-    """The recorder's part of an erasure: the events themselves."""
+    """The recorder's part of an erasure: the events themselves (their dedup marks go with
+    them, by the foreign key or the statement below)."""
     return ErasureResult({"events": await erase_events(conn, request.erasure_id)})
+
+
+def make_handler(rules: DedupRules) -> Handler:
+    """The recorder's batch handler; with dedup on, it owns the index of recent originals."""
+    if not rules.enabled:
+        return record
+    index = DedupIndex(rules)
+
+    async def record_dedup(conn: AsyncConnection, msgs: Sequence[Msg]) -> list[Publication]:
+        rows = [decode(m.data) for m in msgs]
+        # before the insert: what the index loads must not include this batch's own rows
+        await _load_sessions(conn, index, rows)
+        new, refused = await insert_new_rows(conn, rows)
+        duplicates = await _mark_duplicates(conn, index, [r for r in rows if (r[0], r[1]) in new])
+        duplicates |= refused  # erased ids: refused, never announced
+        old = [
+            (r[0], r[1]) for r in rows if (r[0], r[1]) not in new and (r[0], r[1]) not in refused
+        ]
+        if old:  # redelivered: announce as first decided
+            duplicates |= await stored_duplicates(conn, old)
+        if not duplicates:
+            return _announce(rows, msgs)
+        keep = [(r, m) for r, m in zip(rows, msgs, strict=True) if (r[0], r[1]) not in duplicates]
+        return _announce([r for r, _ in keep], [m for _, m in keep])
+
+    return record_dedup
+
+
+async def _load_sessions(conn: AsyncConnection, index: DedupIndex, rows: Sequence[Row]) -> None:
+    """Load the committed originals of the batch's sessions that the index does not hold."""
+    rules = index.rules
+    missing = index.missing((r[0], r[3], r[5]) for r in rows)
+    if not missing:
+        return
+    loaded = await recent_originals(conn, missing, rules.recent_per_session)
+    for key, originals in zip(missing, loaded, strict=True):
+        index.load(
+            key,
+            (
+                f
+                for event_id, ts, role, type_, text in originals
+                if (f := fingerprint(event_id, ts.timestamp(), role, type_, text, rules))
+            ),
+        )
+
+
+async def _mark_duplicates(
+    conn: AsyncConnection, index: DedupIndex, rows: Sequence[Row]
+) -> set[tuple[str, str]]:
+    """Decide for each new row, in order, whether it repeats an original; store the marks."""
+    rules = index.rules
+    marks: list[Mark] = []
+    for r in rows:
+        fp = fingerprint(r[1], datetime.fromisoformat(r[2]).timestamp(), r[7], r[8], r[9], rules)
+        if fp is None:
+            continue
+        key = (r[0], r[3], r[5])
+        verdict = index.check(key, fp)
+        if verdict is None:
+            index.add(key, fp)
+        else:
+            marks.append(
+                (r[0], r[1], verdict.duplicate_of, r[3], r[5], verdict.method, verdict.similarity)
+            )
+    return await insert_duplicates(conn, marks)

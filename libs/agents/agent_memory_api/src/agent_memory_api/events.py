@@ -39,7 +39,9 @@ class Accepted(TypedDict):
 
 @with_config(CLOSED)
 class Event(TypedDict):
-    """A stored event."""
+    """A stored event. ``duplicate_of``: the event this one repeats (same session, identical
+    after normalisation or a near-duplicate), set at ingest; such an event is kept in the log
+    but never indexed or summarised (docs/dedup.md). None for an original."""
 
     event_id: str
     ts: Timestamp
@@ -54,6 +56,7 @@ class Event(TypedDict):
     metadata: dict[str, Any]
     received_at: Timestamp
     recorded_at: Timestamp
+    duplicate_of: str | None
 
 
 @with_config(CLOSED)

@@ -40,7 +40,10 @@ def _cmd_status(settings: Settings, args: argparse.Namespace) -> int:
     except CommandFailed as exc:
         print(f"agent-memory: {exc}")
         return exc.code
-    print(f"events stored: {data['events_stored']}   drained: {data['drained']}")
+    print(
+        f"events stored: {data['events_stored']}   "
+        f"duplicates: {data.get('duplicates_stored', 0)}   drained: {data['drained']}"
+    )
     for c in data["consumers"]:
         if not c.get("exists"):
             print(f"  {c['name']:<12} (not created yet)")

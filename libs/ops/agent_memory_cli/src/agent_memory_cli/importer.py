@@ -13,9 +13,11 @@ the hook already captured, stores each event once (the gateway and the recorder 
 ``event_id``). The project is the one the hook would name, from the ``cwd`` the transcript
 records, or ``AGENT_MEMORY_PROJECT_ID`` when it is set.
 
-Other runtimes: Codex (``~/.codex/sessions``), Gemini CLI (``~/.gemini/tmp/*/chats``), Copilot
-CLI (``~/.copilot/session-state``) and OpenCode keep sessions in formats we have no verified
-sample of; their import is refused with a message rather than guessed.
+Codex CLI (``~/.codex/sessions/**/rollout-*.jsonl``), Gemini CLI
+(``~/.gemini/tmp/*/chats/session-*.json``) and OpenCode (``~/.local/share/opencode/storage``)
+are read by ``import_runtimes`` with the same event shapes. Copilot CLI is refused with a
+message rather than guessed: we found no description of its session files that we could verify
+(docs/import.md).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from agent_memory_cli import import_runtimes
 from agent_memory_cli.api import REFUSED, UNREACHABLE, token_from
 from agent_memory_cli.settings import Settings
 from agent_memory_client import AgentMemoryClient, ApiError, UnavailableError
@@ -51,10 +54,7 @@ from agent_memory_hooks.project import resolve_project_id
 RUNTIMES = ("claude-code", "codex", "gemini-cli", "copilot-cli", "opencode")
 ALIASES = {"claude": "claude-code", "gemini": "gemini-cli", "copilot": "copilot-cli"}
 NOT_SUPPORTED = {
-    "codex": "Codex rollouts (~/.codex/sessions/**/rollout-*.jsonl)",
-    "gemini-cli": "Gemini CLI chats (~/.gemini/tmp/*/chats/*.json)",
     "copilot-cli": "Copilot CLI sessions (~/.copilot/session-state/*/events.jsonl)",
-    "opencode": "OpenCode's session storage",
 }
 BATCH = 200
 
@@ -126,6 +126,34 @@ def claude_events(
     return events, skipped
 
 
+Reader = Callable[[Path, Mapping[str, str], Callable[[str | None], str]], tuple[list[Any], int]]
+
+
+def runtime_source(
+    runtime: str, env: Mapping[str, str]
+) -> tuple[Path, Callable[[Path], list[Path]], Reader]:
+    """A runtime's default folder, how to find its session files below a PATH, its reader."""
+    if runtime == "codex":
+        return (
+            import_runtimes.codex_home(env),
+            import_runtimes.codex_files,
+            import_runtimes.codex_events,
+        )
+    if runtime == "opencode":
+        return (
+            import_runtimes.opencode_home(env),
+            import_runtimes.opencode_files,
+            import_runtimes.opencode_events,
+        )
+    if runtime == "gemini-cli":
+        return (
+            import_runtimes.gemini_home(env),
+            import_runtimes.gemini_files,
+            import_runtimes.gemini_events,
+        )
+    return claude_home(env), transcripts, claude_events
+
+
 def batches(events: list[dict[str, Any]], size: int) -> Iterator[list[dict[str, Any]]]:
     for start in range(0, len(events), size):
         yield events[start : start + size]
@@ -138,6 +166,7 @@ async def run_import(
     env: Mapping[str, str],
     batch: int = BATCH,
     progress: bool = True,
+    reader: Reader = claude_events,
 ) -> ImportReport:
     """Read ``files`` and post their events (``client`` None: read and count only)."""
     report = ImportReport()
@@ -158,7 +187,7 @@ async def run_import(
         for path in files:
             bar.update(task, description=f"importing {path.name[:40]}")
             try:
-                events, skipped = claude_events(path, env, project_of)
+                events, skipped = reader(path, env, project_of)
             except OSError as exc:
                 report.skipped_files.append(f"{path}: {exc}")
                 bar.advance(task)
@@ -193,15 +222,18 @@ def _run(settings: Settings, args: argparse.Namespace) -> int:
     if args.batch < 1:
         print("agent-memory: --batch must be at least 1", file=sys.stderr)
         return 2
-    root = Path(args.path).expanduser() if args.path else claude_home(os.environ)
+    home, find, reader = runtime_source(runtime, os.environ)
+    root = Path(args.path).expanduser() if args.path else home
     if not root.exists():
         print(f"agent-memory: {root} does not exist", file=sys.stderr)
         return 2
-    files = transcripts(root)
+    files = find(root)
 
     async def main() -> ImportReport:
         if args.dry_run:
-            return await run_import(None, files, env=os.environ, batch=args.batch, progress=False)
+            return await run_import(
+                None, files, env=os.environ, batch=args.batch, progress=False, reader=reader
+            )
         async with AgentMemoryClient(
             gateway_url=settings.gateway_url,
             query_url=settings.query_url,
@@ -209,7 +241,12 @@ def _run(settings: Settings, args: argparse.Namespace) -> int:
             timeout=60.0,
         ) as client:
             return await run_import(
-                client, files, env=os.environ, batch=args.batch, progress=not args.quiet
+                client,
+                files,
+                env=os.environ,
+                batch=args.batch,
+                progress=not args.quiet,
+                reader=reader,
             )
 
     try:
@@ -241,8 +278,8 @@ def register(sub: Any) -> None:
     parser.add_argument(
         "path",
         nargs="?",
-        help="one transcript, one project's folder, or the runtime's folder (default: "
-        "~/.claude/projects)",
+        help="one session file, one project's folder, or the runtime's folder (default: "
+        "~/.claude/projects, ~/.codex/sessions, ~/.gemini/tmp, ~/.local/share/opencode/storage)",
     )
     parser.add_argument("--batch", type=int, default=BATCH, help="events per request (200)")
     parser.add_argument("--dry-run", action="store_true", help="read and count, post nothing")

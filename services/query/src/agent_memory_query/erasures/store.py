@@ -86,6 +86,7 @@ async def create(
         {**params, "scope": orjson.dumps(scope).decode(), "requested_by": requested_by},
     )
     await conn.execute(Q["tombstone_scope"], params)
+    await conn.execute(Q["tombstone_duplicates"], params)
     await conn.execute(Q["snapshot_grips"], params)
     await conn.execute(Q["snapshot_needles"], {**params, "limit": NEEDLES_PER_ERASURE})
     return int(await _one(conn, "set_event_count", params) or 0)

@@ -16,7 +16,9 @@ QUERIES = load_queries(__package__ or "", "sql/events.sql")
 
 _COLUMNS = sql.SQL(
     "seq, tenant, event_id, ts, project_id, agent_id, session_id, user_id, role, type, text, "
-    "metadata, received_at, recorded_at"
+    "metadata, received_at, recorded_at, "
+    "(SELECT d.duplicate_of FROM event_duplicates AS d"
+    " WHERE d.tenant = events.tenant AND d.event_id = events.event_id) AS duplicate_of"
 )
 
 
@@ -98,5 +100,12 @@ async def get_event(conn: AsyncConnection, tenant: str, event_id: str) -> dict[s
 
 async def count_events(conn: AsyncConnection, tenant: str) -> int:
     cur = await conn.execute(QUERIES["count_events"], {"tenant": tenant})
+    row = await cur.fetchone()
+    return int(row[0]) if row else 0
+
+
+async def count_duplicates(conn: AsyncConnection, tenant: str) -> int:
+    """Events stored but marked ``duplicate_of`` another (dedup at ingest)."""
+    cur = await conn.execute(QUERIES["count_duplicates"], {"tenant": tenant})
     row = await cur.fetchone()
     return int(row[0]) if row else 0

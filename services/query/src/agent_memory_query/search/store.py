@@ -52,6 +52,12 @@ def scan_terms(query: str, max_terms: int = 24) -> list[str]:
     return list(seen)[:max_terms]
 
 
+_NOT_DUPLICATE = sql.SQL(
+    "NOT EXISTS (SELECT 1 FROM event_duplicates AS d"
+    " WHERE d.tenant = events.tenant AND d.event_id = events.event_id)"
+)
+
+
 def _event_doc(row: dict[str, Any]) -> IndexDoc:
     """The same document the indexers make of this event (kind from metadata, salience)."""
     return event_doc(Event.from_row(row))
@@ -72,6 +78,7 @@ async def scan_events(
         return []
     params: dict[str, Any] = {"limit": limit}
     where = event_conditions(flt, params)
+    where.append(_NOT_DUPLICATE)  # a duplicate is found through its original only
     terms = scan_terms(query)
     if flt.kinds is not None:  # events carry their kind in metadata (default: observation)
         params["kinds"] = list(flt.kinds)

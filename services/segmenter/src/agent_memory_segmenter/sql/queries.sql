@@ -21,11 +21,14 @@ LIMIT 1
 
 -- name: session_events
 -- Erased events (tombstoned) are left out even before the recorder deleted them.
+-- Duplicates (dedup at ingest, event_duplicates) are not part of any segment.
 SELECT event_id, ts, type, char_length(text) AS chars, agent_id
 FROM events
 WHERE tenant = %(tenant)s AND session_id = %(session_id)s AND project_id = %(project_id)s
   AND NOT EXISTS (
       SELECT 1 FROM erased_events x WHERE x.tenant = events.tenant AND x.event_id = events.event_id
+    ) AND NOT EXISTS (
+      SELECT 1 FROM event_duplicates d WHERE d.tenant = events.tenant AND d.event_id = events.event_id
   )
 
 -- name: session_events_from
@@ -35,6 +38,8 @@ WHERE tenant = %(tenant)s AND session_id = %(session_id)s AND project_id = %(pro
   AND (ts, event_id COLLATE "C") >= (%(ts)s, %(event_id)s COLLATE "C")
   AND NOT EXISTS (
       SELECT 1 FROM erased_events x WHERE x.tenant = events.tenant AND x.event_id = events.event_id
+    ) AND NOT EXISTS (
+      SELECT 1 FROM event_duplicates d WHERE d.tenant = events.tenant AND d.event_id = events.event_id
   )
 
 -- name: events_by_id
@@ -120,6 +125,9 @@ WHERE s.tenant = %(tenant)s AND s.project_id = %(project_id)s AND s.session_id =
       SELECT 1 FROM events e
       WHERE e.tenant = s.tenant AND e.session_id = s.session_id AND e.project_id = s.project_id
         AND e.recorded_at >= s.updated_at
+        AND NOT EXISTS (  -- a duplicate is never announced: it is no backlog
+            SELECT 1 FROM event_duplicates d WHERE d.tenant = e.tenant AND d.event_id = e.event_id
+        )
   )
 FOR UPDATE
 

@@ -25,6 +25,10 @@ SELECT seq, tenant, event_id, ts, project_id, agent_id, session_id, user_id, rol
        ) AS erased
 FROM events
 WHERE seq > %(after)s
+  AND NOT EXISTS (  -- a duplicate (dedup at ingest) was never indexed: a rebuild keeps it so
+      SELECT 1 FROM event_duplicates AS d
+      WHERE d.tenant = events.tenant AND d.event_id = events.event_id
+  )
 ORDER BY seq
 LIMIT %(limit)s
 

@@ -10,6 +10,17 @@ WHERE e.tenant = %(tenant)s AND e.project_id = %(project_id)s
   AND (%(event_ids)s::text[] IS NULL OR e.event_id = ANY(%(event_ids)s::text[]))
 ON CONFLICT (tenant, event_id) DO NOTHING
 
+-- name: tombstone_duplicates
+-- The stored copies of an erased event (dedup at ingest, docs/dedup.md) hold the same text:
+-- they are erased with it.
+INSERT INTO erased_events (tenant, event_id, erasure_id, project_id, session_id, ts)
+SELECT e.tenant, e.event_id, %(erasure_id)s, e.project_id, e.session_id, e.ts
+FROM event_duplicates d
+JOIN erased_events x ON x.tenant = d.tenant AND x.event_id = d.duplicate_of
+JOIN events e ON e.tenant = d.tenant AND e.event_id = d.event_id
+WHERE x.erasure_id = %(erasure_id)s
+ON CONFLICT (tenant, event_id) DO NOTHING
+
 -- name: preview_events
 SELECT count(*) AS events, count(DISTINCT e.session_id) AS sessions,
        (array_agg(DISTINCT e.session_id))[1:20] AS some_sessions
