@@ -95,6 +95,7 @@ class Stack:
             "summarizer": ("agent_memory_summarizer", ""),
             "embedder": ("agent_memory_embedder", ""),
             "bm25-indexer": ("agent_memory_bm25", ""),
+            "topics": ("agent_memory_topics", ""),
             "query": ("agent_memory_query", self.query_url),
         }[name]
         ready = _http_ok(url + "/readyz") if url else None
