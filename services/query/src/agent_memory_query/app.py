@@ -29,6 +29,7 @@ from agent_memory_query.search import routes as search
 from agent_memory_query.search.runtime import open_search
 from agent_memory_query.settings import Settings
 from agent_memory_query.toc import routes as toc
+from agent_memory_query.topics import routes as topics
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -80,4 +81,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     mcp.install(app)  # /mcp: the MCP tools over streamable HTTP
     app.include_router(search.router)
     app.include_router(toc.router)
+    app.include_router(topics.router)
     return app

@@ -64,6 +64,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "agent_memory_cli.admin",
     "agent_memory_cli.toc",
     "agent_memory_cli.importer",
+    "agent_memory_cli.topics",
 )
 
 

@@ -61,6 +61,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     rebuild.add_argument("--page-size", type=int, default=256, help="rows per write (default 256)")
     rebuild.add_argument("--quiet", action="store_true", help="no progress bar")
     rebuild.set_defaults(run=_cmd_rebuild)
+    from agent_memory_cli.topics import register_admin  # the topic graph's rebuild
+
+    register_admin(admin_sub)
 
 
 @dataclass
