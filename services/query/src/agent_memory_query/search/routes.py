@@ -17,6 +17,7 @@ from agent_memory_query.context import Ctx, Tenant
 from agent_memory_query.search.brainstem.engine import SearchOutcome
 from agent_memory_query.search.brainstem.fusion import Candidate
 from agent_memory_query.search.schemas import SearchRequest, SearchResponse
+from agent_memory_query.search.topic_tier import add_topic_tier
 
 router = APIRouter(tags=["search"])
 
@@ -63,7 +64,7 @@ async def run_search(ctx: Ctx, tenant: str, body: SearchRequest) -> dict[str, An
     if ctx.search is None:
         raise ApiError(503, "unavailable", "search is not ready", headers={"Retry-After": "2"})
     outcome = await ctx.search.brainstem.search(body.to_query(tenant))
-    return answer_json(outcome)
+    return await add_topic_tier(ctx, tenant, body, answer_json(outcome))
 
 
 def parse_request(raw: Any, rename: dict[str, str] | None = None) -> SearchRequest:
