@@ -16,7 +16,7 @@ export HF_HUB_OFFLINE := 1
 
 MEMBERS := $(wildcard libs/*/*/pyproject.toml services/*/pyproject.toml)
 
-.PHONY: help install run test check lint format typecheck test-fast chaos bench bench-ingest bench-toc bench-search bench-locomo bench-coding bench-summary clean
+.PHONY: help install run test check lint format typecheck test-fast chaos bench bench-ingest bench-toc bench-search bench-locomo bench-coding bench-summary bench-topics clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -66,7 +66,7 @@ typecheck: install
 chaos: install ## seeded kill -9 of services, NATS and Postgres mid-ingest; then audit (SEED=1)
 	$(BIN)/python -m tests.chaos --seed $(or $(SEED),1)
 
-bench: bench-ingest bench-toc bench-search bench-locomo bench-coding bench-summary ## every benchmark
+bench: bench-ingest bench-toc bench-search bench-locomo bench-coding bench-summary bench-topics ## every benchmark
 
 bench-ingest: install ## gateway events/s accepted, recorder events/s recorded, request latency
 	$(BIN)/python -m tests.bench.bench_ingest
@@ -85,6 +85,9 @@ bench-coding: install ## coding sessions: found@k by question kind, TOC usefulne
 
 bench-summary: install ## ROUGE of our session summaries vs LoCoMo's, beside lead-3 and TextRank
 	$(BIN)/python -m tests.bench.bench_summary
+
+bench-topics: install ## topic clusterer: ARI/NMI and labels (coding corpus, LoCoMo), re-cluster at 1k-100k
+	$(BIN)/python -m tests.bench.bench_topics
 
 clean: ## remove the environments (data in .agent-memory is kept)
 	rm -rf $(VENV) $(BOOT) .mypy_cache .ruff_cache .pytest_cache

@@ -19,17 +19,23 @@ import httpx
 import psycopg
 import pytest
 
+from agent_memory_common.messages import TocNodeMessage
 from agent_memory_embedded.servers import PostgresServer
 from tests.helpers import eventually
-from tests.stack import Stack, module_stack
+from tests.stack import Stack, create_database, make_stack, start_nats
 from tests.topics_support import THEMES, publish_toc, theme_segment, topic_snapshot, write_toc
+
+# the topics service loads the sentence model (tens of seconds, minutes on a busy machine)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
 A = {"Authorization": "Bearer tok-a"}  # tenant 'default'
 B = {"Authorization": "Bearer tok-b"}  # tenant 'other'
 NOW = datetime.now(UTC).replace(microsecond=0)
 
 
-def nodes_for(tenant: str, project: str, per_theme: int, *, days_ago: float = 1, seed: int = 0):
+def nodes_for(
+    tenant: str, project: str, per_theme: int, *, days_ago: float = 1, seed: int = 0
+) -> list[TocNodeMessage]:
     out = []
     for k, theme in enumerate(THEMES):
         for n in range(per_theme):
@@ -43,16 +49,25 @@ def nodes_for(tenant: str, project: str, per_theme: int, *, days_ago: float = 1,
 def topic_stack(
     pg_server: PostgresServer, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Stack]:
-    with module_stack(
-        pg_server,
-        tmp_path_factory,
+    """nats-server, Postgres, the topics service and the query service (nothing else)."""
+    workdir = tmp_path_factory.mktemp("stack")
+    nats = start_nats(workdir)
+    s = make_stack(
+        nats,
+        create_database(pg_server),
+        workdir,
         AGENT_MEMORY_TOKENS="tok-a:default,tok-b:other",
         AGENT_MEMORY_QUERY__SEARCH__LOAD_EMBEDDER="false",
         AGENT_MEMORY_TOPICS__CHECK_INTERVAL_S="0.5",
         AGENT_MEMORY_TOPICS__RECLUSTER_MIN_NEW="5",
-    ) as s:
+    )
+    try:
         s.start("topics")
+        s.start("query")
         yield s
+    finally:
+        s.stop()
+        nats.stop()
 
 
 def settled(dsn: str, expected: int) -> bool:
@@ -61,7 +76,7 @@ def settled(dsn: str, expected: int) -> bool:
             "SELECT count(*), count(*) FILTER (WHERE pending) FROM topic_segments"
         ).fetchone()
     assert row is not None
-    return row[0] >= expected and row[1] == 0
+    return bool(row[0] >= expected and row[1] == 0)
 
 
 def topics(stack: Stack, headers: dict[str, str], **params: Any) -> list[dict[str, Any]]:
@@ -192,7 +207,7 @@ def drained(nats_url: str) -> bool:
         nc = await nats.connect(nats_url)
         try:
             info = await nc.jetstream().consumer_info("TOC", "topics")
-            return info.num_pending == 0 and info.num_ack_pending == 0
+            return bool(info.num_pending == 0 and info.num_ack_pending == 0)
         finally:
             await nc.close()
 
@@ -200,16 +215,15 @@ def drained(nats_url: str) -> bool:
 
 
 def test_decay_ranks_a_recent_small_topic_above_an_old_large_one(seeded: Stack) -> None:
+    long_ago, lately = NOW - timedelta(days=120), NOW - timedelta(days=2)
     old = [
-        theme_segment(
-            "default", "p3", "ci pipeline", n, f"old-{n}", NOW - timedelta(days=120), seed=3
-        )
+        theme_segment("default", "p3", "ci pipeline", n, f"old-{n}", long_ago, seed=3)
         for n in range(8)
     ]
     recent = [
-        theme_segment("default", "p3", "authentication login", n, f"new-{n}", NOW - timedelta(days=2), seed=4)
+        theme_segment("default", "p3", "authentication login", n, f"new-{n}", lately, seed=4)
         for n in range(4)
-    ]  # fmt: skip
+    ]
     write_toc(seeded.pg_dsn, old + recent)
     publish_toc(seeded.nats.url, old + recent)
     eventually(lambda: len(topics(seeded, A, project_id="p3")) == 2, timeout=120, what="p3")

@@ -92,7 +92,8 @@ def write_toc(dsn: str, nodes: Sequence[TocNodeMessage]) -> None:
                 """INSERT INTO toc_nodes (tenant, node_id, project_id, level, bucket, parent_id,
                        start_ts, end_ts, latest_version, source_version)
                    VALUES (%s, %s, %s, 'segment', %s, NULL, %s, %s, %s, %s)
-                   ON CONFLICT (tenant, node_id) DO UPDATE SET latest_version = EXCLUDED.latest_version""",
+                   ON CONFLICT (tenant, node_id)
+                   DO UPDATE SET latest_version = EXCLUDED.latest_version""",
                 (m.tenant, m.node_id, m.project_id, m.bucket, m.start_ts, m.end_ts, m.version,
                  m.version),
             )  # fmt: skip

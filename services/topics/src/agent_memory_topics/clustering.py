@@ -158,21 +158,39 @@ def related_edges(
     per_topic: int,
 ) -> dict[tuple[str, str], float]:
     """Weighted topic-to-topic edges, symmetric: 0.7 x centroid cosine + 0.3 x the Jaccard of
-    their sessions; an edge is kept when it is among either topic's ``per_topic`` strongest."""
+    their sessions; an edge is kept when it is among either topic's ``per_topic`` strongest.
+
+    Vectorised (a sparse topic x session incidence matrix), so thousands of topics take
+    milliseconds, not the minutes of a pairwise loop."""
     n = len(ids)
     if n < 2:
         return {}
-    cos = np.clip(cents @ cents.T, 0.0, 1.0)
-    weight = np.zeros((n, n), dtype=np.float64)
-    for i in range(n):
-        for j in range(i + 1, n):
-            union = len(sessions[i] | sessions[j])
-            jac = len(sessions[i] & sessions[j]) / union if union else 0.0
-            weight[i, j] = weight[j, i] = 0.7 * float(cos[i, j]) + 0.3 * jac
+    from scipy.sparse import csr_matrix
+
+    cos = np.clip(cents @ cents.T, 0.0, 1.0).astype(np.float64)
+    index: dict[str, int] = {}
+    rows: list[int] = []
+    cols: list[int] = []
+    for i, group in enumerate(sessions):
+        for session in group:
+            rows.append(i)
+            cols.append(index.setdefault(session, len(index)))
+    incidence = csr_matrix(
+        (np.ones(len(rows), dtype=np.float64), (rows, cols)), shape=(n, max(len(index), 1))
+    )
+    inter = np.asarray((incidence @ incidence.T).todense(), dtype=np.float64)
+    sizes = np.asarray([len(g) for g in sessions], dtype=np.float64)
+    union = sizes[:, None] + sizes[None, :] - inter
+    jac = np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
+    weight = 0.7 * cos + 0.3 * jac
+    np.fill_diagonal(weight, -1.0)
+    k = min(per_topic, n - 1)
+    top = np.argpartition(-weight, k - 1, axis=1)[:, :k]
     keep: set[tuple[int, int]] = set()
     for i in range(n):
-        order = [j for j in np.argsort(-weight[i]) if j != i][:per_topic]
-        keep.update((min(i, int(j)), max(i, int(j))) for j in order if weight[i, j] >= min_weight)
+        for j in top[i]:
+            if weight[i, j] >= min_weight:
+                keep.add((min(i, int(j)), max(i, int(j))))
     out: dict[tuple[str, str], float] = {}
     for i, j in keep:
         w = round(float(weight[i, j]), 4)
