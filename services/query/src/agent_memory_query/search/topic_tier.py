@@ -26,10 +26,8 @@ from agent_memory_query.topics import store as topic_store
 
 log = get_logger(__name__)
 
-_CUES = (
-    """theme themes topic topics related relate relates relating similar area areas subject
+_CUES = """theme themes topic topics related relate relates relating similar area areas subject
     subjects explore overview month year week today yesterday this last past"""
-)
 CUE_WORDS = GENERIC_WORDS | frozenset(_CUES.split())
 MAX_TOPICS = 3
 MAX_EVENT_IDS = 200
