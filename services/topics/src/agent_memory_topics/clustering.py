@@ -44,7 +44,8 @@ def _reduce(x: Matrix, dims: int) -> Matrix:
         return x
     from sklearn.decomposition import PCA
 
-    out: Matrix = PCA(n_components=dims, random_state=0).fit_transform(x).astype(np.float32)
+    pca = PCA(n_components=dims, svd_solver="randomized", random_state=0)
+    out: Matrix = pca.fit_transform(x).astype(np.float32)
     return out
 
 
@@ -57,17 +58,18 @@ def cluster(vectors: Matrix, params: ClusterParams) -> npt.NDArray[np.int64]:
     from sklearn.cluster import HDBSCAN
 
     x = unit(vectors)
-    reduced = _reduce(x, params.dims)
     sample = (
         np.arange(n)
         if n <= params.max_sample
         else np.linspace(0, n - 1, params.max_sample).astype(np.int64)
     )
+    # only the sample is reduced and clustered; the rest joins by cosine in full dimensions
+    reduced = _reduce(x[sample], params.dims)
     found = HDBSCAN(
         min_cluster_size=params.min_cluster_size,
         min_samples=params.min_samples,
         copy=True,
-    ).fit_predict(reduced[sample])
+    ).fit_predict(reduced)
     labels[sample] = found
     ids = sorted(int(c) for c in set(found.tolist()) if c >= 0)
     if not ids:
@@ -82,8 +84,14 @@ def cluster(vectors: Matrix, params: ClusterParams) -> npt.NDArray[np.int64]:
 
 
 def centroids(x: Matrix, labels: npt.NDArray[np.int64], ids: Sequence[int]) -> Matrix:
-    """Unit-length mean vector of each cluster, in the order of ``ids``."""
-    return unit(np.stack([x[labels == c].mean(axis=0) for c in ids]).astype(np.float32))
+    """Unit-length mean vector of each cluster, in the order of ``ids`` (sorted ascending, as
+    ``cluster`` makes them), in one pass over ``x``."""
+    order = np.asarray(ids, dtype=np.int64)
+    mask = np.isin(labels, order)
+    pos = np.searchsorted(order, labels[mask])
+    sums = np.zeros((len(order), x.shape[1]), dtype=np.float64)
+    np.add.at(sums, pos, x[mask])
+    return unit(sums.astype(np.float32))
 
 
 def nearest(x: Matrix, cents: Matrix) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:

@@ -55,12 +55,14 @@ def plan(
     x = unit(np.asarray([r["embedding"] for r in material], dtype=np.float32))
     found = cluster(x, opts.params())
     ids = sorted(int(c) for c in set(found.tolist()) if c != UNASSIGNED)
-    new = {c: {node_ids[i] for i in np.flatnonzero(found == c)} for c in ids}
+    rows_of: dict[int, list[int]] = {c: [] for c in ids}
+    for i, c in enumerate(found.tolist()):
+        if c != UNASSIGNED:
+            rows_of[c].append(i)
+    new = {c: {node_ids[i] for i in rows_of[c]} for c in ids}
     named: dict[int, Named] = match_ids(tenant, project_id, new, old)
     cents = centroids(x, found, ids) if ids else np.zeros((0, x.shape[1]), dtype=np.float32)
-    words = labels.keywords(
-        [[material[i]["text"] for i in np.flatnonzero(found == c)] for c in ids]
-    )
+    words = labels.keywords([[material[i]["text"] for i in rows_of[c]] for c in ids])
     topics = [
         {
             "tenant": tenant,
@@ -87,7 +89,7 @@ def plan(
         for i, c in enumerate(found)
         if c != UNASSIGNED
     ]
-    sessions = [{material[i]["session_id"] for i in np.flatnonzero(found == c)} for c in ids]
+    sessions = [{material[i]["session_id"] for i in rows_of[c]} for c in ids]
     edges = related_edges(
         [named[c].topic_id for c in ids],
         cents,
