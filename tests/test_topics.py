@@ -195,7 +195,7 @@ def test_redelivery_and_kill_9_change_nothing(seeded: Stack) -> None:
     replay = nodes_for("default", "p1", 5) + nodes_for("other", "p1", 4, seed=2)
     publish_toc(seeded.nats.url, replay, suffix="/again")
     seeded.start("topics")
-    eventually(lambda: drained(seeded.nats.url), timeout=120, what="the topics consumer drains")
+    eventually(lambda: drained(seeded.nats.url), timeout=600, what="the topics consumer drains")
     assert topic_snapshot(seeded.pg_dsn) == snapshot
 
 
