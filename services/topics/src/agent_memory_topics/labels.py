@@ -33,7 +33,8 @@ _STOP = """a about above after again against all also am an and any are as at be
     first next last done went going go goes tried try tries trying work worked works working
     change changed changes changing add added adds adding update updated updates run ran runs
     running fix fixed fixes fixing check checked checks checking file files code line lines
-    instead because since already e g i.e etc via per into onto than two three time times"""
+    instead because since already e g i.e etc via per into onto than two three time times
+    passed failed finished warnings warning found error errors ok skipped"""
 STOPWORDS = frozenset(_STOP.split())
 
 
@@ -83,13 +84,24 @@ def keywords(docs_by_cluster: Sequence[Sequence[str]], top: int = 8) -> list[lis
         for _, t in scored:
             # a word already said by a picked phrase (or a phrase repeating a picked word) adds
             # nothing to a label
-            if any(t in p.split() or p in t.split() for p in picked):
+            if any(_same(t, p) for p in picked):
                 continue
             picked.append(t)
             if len(picked) == top:
                 break
         out.append(picked)
     return out
+
+
+def _stem(word: str) -> str:
+    return word[:-1] if word.endswith("s") and len(word) > 3 else word
+
+
+def _same(term: str, picked: str) -> bool:
+    """A term adds nothing next to a picked one that says it (or its plural) already."""
+    a = {_stem(w) for w in term.split()}
+    b = {_stem(w) for w in picked.split()}
+    return a <= b or b <= a
 
 
 def label(words: Sequence[str]) -> str:
