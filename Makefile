@@ -16,7 +16,7 @@ export HF_HUB_OFFLINE := 1
 
 MEMBERS := $(wildcard libs/*/*/pyproject.toml services/*/pyproject.toml)
 
-.PHONY: help install run test check lint format typecheck test-fast k8s-tools k8s-render chaos bench bench-ingest bench-toc bench-search bench-locomo bench-coding bench-summary bench-lifecycle bench-erasure clean
+.PHONY: help install run test check lint format typecheck test-fast k8s-tools k8s-render chaos bench bench-ingest bench-toc bench-search bench-locomo bench-coding bench-summary bench-lifecycle bench-erasure bench-topics clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -82,7 +82,7 @@ k8s-render: k8s-tools ## print the Kubernetes manifests of deploy/k8s/overlays/e
 chaos: install ## seeded kill -9 of services, NATS and Postgres mid-ingest; then audit (SEED=1)
 	$(BIN)/python -m tests.chaos --seed $(or $(SEED),1)
 
-bench: bench-ingest bench-toc bench-search bench-locomo bench-coding bench-summary ## every benchmark
+bench: bench-ingest bench-toc bench-search bench-locomo bench-coding bench-summary bench-topics ## every benchmark
 
 bench-ingest: install ## gateway events/s accepted, recorder events/s recorded, request latency
 	$(BIN)/python -m tests.bench.bench_ingest
@@ -107,6 +107,9 @@ bench-erasure: install ## erasure of one session and of a 100,000-event project:
 
 bench-summary: install ## ROUGE of our session summaries vs LoCoMo's, beside lead-3 and TextRank
 	$(BIN)/python -m tests.bench.bench_summary
+
+bench-topics: install ## topic clusterer: ARI/NMI and labels (coding corpus, LoCoMo), re-cluster at 1k-100k
+	$(BIN)/python -m tests.bench.bench_topics
 
 clean: ## remove the environments (data in .agent-memory is kept)
 	rm -rf $(VENV) $(BOOT) .mypy_cache .ruff_cache .pytest_cache

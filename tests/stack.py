@@ -101,6 +101,7 @@ class Stack:
             "summarizer": ("agent_memory_summarizer", ""),
             "embedder": ("agent_memory_embedder", ""),
             "bm25-indexer": ("agent_memory_bm25", ""),
+            "topics": ("agent_memory_topics", ""),
             "query": ("agent_memory_query", self.query_url),
             "pruner": ("agent_memory_pruner", self.pruner_url),
         }[name]

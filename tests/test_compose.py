@@ -61,7 +61,7 @@ SECRET_NAME = re.compile(r"PASSWORD|PASSWD|SECRET|TOKEN|API_?KEY|PRIVATE_?KEY|CR
 BASE_IMAGE = "python:3.11-slim"
 NATS_MIN_VERSION = (2, 10)
 NATS_CLUSTER_SIZE = 3
-TORCH_SERVICES = frozenset({"embedder", "query"})  # they embed text (MiniLM)
+TORCH_SERVICES = frozenset({"embedder", "query", "topics"})  # they embed text (MiniLM)
 
 
 # --- loading -------------------------------------------------------------------------------

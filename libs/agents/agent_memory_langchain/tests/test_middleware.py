@@ -213,7 +213,12 @@ def test_auto_recalls_once_per_turn_and_always_every_call(lean_stack: Stack) -> 
 
 async def test_async_agent_and_memory_tools(lean_stack: Stack) -> None:
     mw = middleware(lean_stack, project_id="tools", injection="off")
-    assert {t.name for t in mw.tools} == {"memory_search", "memory_expand", "memory_note"}
+    assert {t.name for t in mw.tools} == {
+        "memory_search",
+        "memory_expand",
+        "memory_note",
+        "memory_topics",
+    }
     model = scripted(
         AIMessage(
             content="",

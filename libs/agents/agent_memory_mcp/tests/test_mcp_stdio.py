@@ -16,7 +16,14 @@ from mcp_types import CallToolResult, TextContent
 
 from tests.stack import Stack
 
-TOOLS = {"memory_search", "memory_toc", "memory_expand", "memory_timeline", "memory_note"}
+TOOLS = {
+    "memory_search",
+    "memory_toc",
+    "memory_expand",
+    "memory_timeline",
+    "memory_note",
+    "memory_topics",
+}
 
 
 def stdio_params(stack: Stack, *args: str) -> StdioServerParameters:

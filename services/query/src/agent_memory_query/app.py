@@ -36,6 +36,7 @@ from agent_memory_query.search.runtime import open_search
 from agent_memory_query.settings import Settings
 from agent_memory_query.sharing import routes as sharing
 from agent_memory_query.toc import routes as toc
+from agent_memory_query.topics import routes as topics
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -103,4 +104,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(sharing.router)
     app.include_router(retention.router)
     app.include_router(erasures.router)
+    app.include_router(topics.router)
     return app

@@ -95,3 +95,7 @@ class Settings(RetrievalSettings):
     """Retrieval settings (index engines, model) are shared with the index writers."""
 
     query: QueryOptions = QueryOptions()
+    # shared with the topics service (one env var): importance halves every this many days
+    topic_half_life_days: float = Field(
+        default=30.0, gt=0, description="Topic importance halves for every this many days."
+    )

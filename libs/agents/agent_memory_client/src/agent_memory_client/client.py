@@ -20,6 +20,7 @@ import httpx
 from agent_memory_api.episodes import ActionsAdded
 from agent_memory_api.status import Status
 from agent_memory_api.toc import PinAnswer
+from agent_memory_api.topics import TopicDetail, TopicList, TopicSearchAnswer
 from agent_memory_client.ids import new_id
 from agent_memory_client.types import (
     Accepted,
@@ -314,6 +315,41 @@ class AgentMemoryClient:
     async def pin(self, memory_id: str, body: dict[str, Any] | None = None) -> PinAnswer:
         path = f"/v1/memories/{quote(memory_id, safe='')}/pin"
         return cast(PinAnswer, await self._post(path, body or {}))
+
+    # -- topics -----------------------------------------------------------------------------
+
+    async def topics(
+        self,
+        *,
+        project_id: str | None = None,
+        since: TimeArg | None = None,
+        until: TimeArg | None = None,
+        limit: int = 20,
+    ) -> TopicList:
+        """The themes by importance; ``since``/``until``: those active in the window, ranked as
+        of ``until`` ("what have I worked on this month?")."""
+        params: dict[str, Any] = {"limit": limit}
+        if project_id is not None:
+            params["project_id"] = project_id
+        if since is not None:
+            params["since"] = _time_param(since)
+        if until is not None:
+            params["until"] = _time_param(until)
+        return cast(TopicList, await self._get("/v1/topics", **params))
+
+    async def topic(self, topic_id: str, *, members: int = 100) -> TopicDetail:
+        """A topic with its members (segments, their events) and related topics."""
+        path = f"/v1/topics/{quote(topic_id, safe='')}"
+        return cast(TopicDetail, await self._get(path, members=members))
+
+    async def search_topics(
+        self, query: str, *, project_id: str | None = None, limit: int = 10
+    ) -> TopicSearchAnswer:
+        """Topics by meaning ("what is related to the billing work?")."""
+        body: dict[str, Any] = {"query": query, "limit": limit}
+        if project_id is not None:
+            body["project_id"] = project_id
+        return cast(TopicSearchAnswer, await self._post("/v1/topics/search", body))
 
     # -- episodes ---------------------------------------------------------------------------
 

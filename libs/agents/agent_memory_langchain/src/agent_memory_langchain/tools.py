@@ -1,4 +1,4 @@
-"""Tools for agent-driven recall: search, expand, note.
+"""Tools for agent-driven recall: search, expand, note, topics.
 
 They answer with short JSON strings (the model reads them) and never raise: when agent-memory is
 away the tool says so and the agent carries on.
@@ -94,6 +94,21 @@ def memory_tools(
             return json.dumps({"error": f"note not recorded: {exc}"})
         return json.dumps({"recorded": event_id})
 
+    async def topics(query: str = "", topic_id: str = "", since: str = "", limit: int = 8) -> str:
+        c = client()
+        try:
+            if topic_id:
+                data: Any = await c.topic(topic_id, members=20)
+            elif query:
+                data = await c.search_topics(query, project_id=owner.project_id, limit=limit)
+            else:
+                data = await c.topics(project_id=owner.project_id, since=since or None, limit=limit)
+        except ApiError as exc:
+            return json.dumps({"error": f"topics: {exc.message}"})
+        except AgentMemoryError as exc:
+            return json.dumps({"error": f"memory topics unavailable: {exc}"})
+        return json.dumps(data, ensure_ascii=False, default=str)
+
     # The tool runs in the graph's context (for the session id) and hands the network part to
     # our loop: the session is read here, before the hop.
     def search_sync(query: str, limit: int = 5) -> str:
@@ -113,6 +128,14 @@ def memory_tools(
 
     async def note_async(text: str, kind: Literal["note", "decision"] = "note") -> str:
         return await run_async(note(text, kind, owner.session_id()))
+
+    def topics_sync(query: str = "", topic_id: str = "", since: str = "", limit: int = 8) -> str:
+        return run_sync(topics(query, topic_id, since, limit))
+
+    async def topics_async(
+        query: str = "", topic_id: str = "", since: str = "", limit: int = 8
+    ) -> str:
+        return await run_async(topics(query, topic_id, since, limit))
 
     return [
         StructuredTool.from_function(
@@ -137,6 +160,16 @@ def memory_tools(
             description=(
                 "Record a note or a decision in long-term memory for future sessions. "
                 "kind: 'note' or 'decision'."
+            ),
+        ),
+        StructuredTool.from_function(
+            func=topics_sync,
+            coroutine=topics_async,
+            name="memory_topics",
+            description=(
+                "The themes worked on in this project, most important (and recent) first. "
+                "since (RFC 3339): only themes active since then; query: themes about "
+                "something; topic_id: a theme's segments and its related themes."
             ),
         ),
     ]

@@ -29,7 +29,8 @@ INSTRUCTIONS = (
     "Long-term memory of past agent sessions for this project. Use memory_search first for "
     "anything that may have been discussed or decided before; browse with memory_toc (years, "
     "months, weeks, days, segments); open any id with memory_expand; list what happened in a "
-    "period with memory_timeline; record decisions and facts worth keeping with memory_note."
+    "period with memory_timeline; see the themes worked on (and related ones) with "
+    "memory_topics; record decisions and facts worth keeping with memory_note."
 )
 TEXT_LIMIT = 600
 
@@ -193,6 +194,36 @@ def build_server(client: AgentMemoryClient, defaults: ServerDefaults | None = No
                 return await client.toc(**params)
             except Exception as exc:
                 raise _fail("memory_toc", exc) from exc
+
+    @server.tool(
+        description=(
+            "The themes worked on, by importance (recent work counts more). Without arguments: "
+            "the top topics of the project; since/until (RFC 3339) for a window like this month; "
+            "query: topics about something; topic_id: that topic's segments (with event ids) "
+            "and its related topics."
+        )
+    )
+    async def memory_topics(
+        query: Annotated[str | None, Field(description="Topics about this")] = None,
+        topic_id: Annotated[str | None, Field(description="A topic id to open")] = None,
+        since: Annotated[str | None, Field(description="Active since (RFC 3339)")] = None,
+        until: Annotated[str | None, Field(description="Window end; ranked as of it")] = None,
+        limit: Annotated[int, Field(ge=1, le=50)] = 10,
+        project_id: Annotated[str | None, Field(description="Default: the current one")] = None,
+        ctx: Context | None = None,
+    ) -> dict[str, Any]:
+        pid = project(project_id)
+        with _as_caller(ctx):
+            try:
+                if topic_id:
+                    return dict(await client.topic(topic_id, members=50))
+                if query:
+                    return dict(await client.search_topics(query, project_id=pid, limit=limit))
+                return dict(
+                    await client.topics(project_id=pid, since=since, until=until, limit=limit)
+                )
+            except Exception as exc:
+                raise _fail("memory_topics", exc) from exc
 
     @server.tool(
         description=(

@@ -72,6 +72,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "agent_memory_cli.importer",
     "agent_memory_cli.portable",
     "agent_memory_cli.erase",
+    "agent_memory_cli.topics",
 )
 
 

@@ -76,6 +76,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     rebuild.set_defaults(run=_cmd_rebuild)
     cleanup.register(admin_sub)
     erase.register_admin(admin_sub)  # admin redact --since: through the erasure path
+    from agent_memory_cli.topics import register_admin  # the topic graph's rebuild
+
+    register_admin(admin_sub)
 
 
 @dataclass

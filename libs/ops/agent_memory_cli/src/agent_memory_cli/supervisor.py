@@ -36,6 +36,7 @@ SERVICES: tuple[ServiceDef, ...] = (
     ServiceDef("summarizer", "agent_memory_summarizer"),
     ServiceDef("bm25-indexer", "agent_memory_bm25"),
     ServiceDef("embedder", "agent_memory_embedder"),
+    ServiceDef("topics", "agent_memory_topics"),
     ServiceDef("gateway", "agent_memory_gateway", "gateway"),
     ServiceDef("query", "agent_memory_query", "query"),
     ServiceDef("pruner", "agent_memory_pruner", "pruner"),

@@ -48,6 +48,8 @@ CONSUMERS = {
     "embedder-toc": "Embeds each TOC node version into the vector index (upsert by node id).",
     "bm25-indexer": "Adds each recorded event to the text index (upsert by event id).",
     "bm25-indexer-toc": "Adds each TOC node version to the text index (upsert by node id).",
+    "topics": "Embeds each segment node version and joins it to the nearest topic (idempotent "
+    "by node id and version); a timer re-clusters projects into topics.",
 }
 
 # (address, stream, title, description, payload schema)

@@ -8,7 +8,8 @@ subject (stream)                       model             producer -> consumers
                                                          bm25-indexer
 ``mem.segments.<t>.<p>`` (SEGMENTS)    SegmentMessage    segmenter -> summarizer
 ``mem.toc.<t>.<p>`` (TOC)              TocNodeMessage    summarizer, query (pin) ->
-                                                         embedder-toc, bm25-indexer-toc
+                                                         embedder-toc, bm25-indexer-toc,
+                                                         topics
 ``mem.erasure.<t>.<p>`` (ERASURE)      ErasureRequest    query -> every service owning data
 ``mem.dlq.<consumer>`` (DEADLETTER)    the poison bytes  any consumer -> an operator
 =====================================  ================  =====================================

@@ -124,6 +124,10 @@ BM25_INDEXER = ConsumerSpec(
 BM25_INDEXER_TOC = ConsumerSpec(
     durable="bm25-indexer-toc", stream=STREAM_TOC, filter_subject=TOC_WILDCARD
 )
+# The topic clusterer: segment summaries into themes (services/topics).
+TOPICS = ConsumerSpec(
+    durable="topics", stream=STREAM_TOC, filter_subject=TOC_WILDCARD, batch_size=64
+)
 
 # Every durable consumer of the pipeline, for /v1/status and for creating them ahead of time so
 # that no message published before a service first starts is missed.
@@ -135,6 +139,7 @@ PIPELINE_CONSUMERS: tuple[ConsumerSpec, ...] = (
     EMBEDDER_TOC,
     BM25_INDEXER,
     BM25_INDEXER_TOC,
+    TOPICS,
 )
 
 

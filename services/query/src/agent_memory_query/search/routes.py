@@ -21,6 +21,7 @@ from agent_memory_query.search.brainstem.engine import SearchOutcome
 from agent_memory_query.search.brainstem.fusion import Candidate
 from agent_memory_query.search.metrics import observe_search
 from agent_memory_query.search.schemas import SearchRequest, SearchResponse
+from agent_memory_query.search.topic_tier import add_topic_tier
 from agent_memory_query.sharing.policy import attribute, scoped_agent, scoped_project
 
 router = APIRouter(tags=["search"])
@@ -93,7 +94,9 @@ async def run_search(ctx: Ctx, principal: Principal, body: SearchRequest) -> dic
         answer["results"] = await attribute(
             conn, principal, answer["results"], user_id=body.user_id, limit=body.limit
         )
-    return answer
+    # explore intents lead with topics of the (scoped) project
+    scoped = body.model_copy(update={"project_id": project_id})
+    return await add_topic_tier(ctx, principal.tenant, scoped, answer)
 
 
 def parse_request(raw: Any, rename: dict[str, str] | None = None) -> SearchRequest:

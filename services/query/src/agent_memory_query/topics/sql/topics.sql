@@ -1,0 +1,43 @@
+-- name: list_topics
+-- Topics of the tenant (one project or all), with importance as of %(asof)s: the members'
+-- salience, halved every half-life since each member ended. Only members begun before %(asof)s
+-- count; with %(since)s, only topics with a member ending at or after it.
+SELECT t.topic_id, t.project_id, t.label, t.keywords,
+       sum(s.salience * power(0.5, greatest(extract(epoch FROM %(asof)s - s.end_ts), 0)
+                                   / (%(half_life_days)s * 86400.0))) AS importance,
+       count(*) AS size, min(s.start_ts) AS first_ts, max(s.end_ts) AS last_ts,
+       array_agg(DISTINCT s.session_id ORDER BY s.session_id) AS session_ids
+FROM topics t
+JOIN topic_members m ON m.tenant = t.tenant AND m.topic_id = t.topic_id
+JOIN topic_segments s ON s.tenant = m.tenant AND s.node_id = m.node_id
+WHERE t.tenant = %(tenant)s
+  AND (%(project_id)s::text IS NULL OR t.project_id = %(project_id)s)
+  AND (%(topic_ids)s::text[] IS NULL OR t.topic_id = ANY(%(topic_ids)s))
+  AND s.start_ts < %(asof)s
+GROUP BY t.topic_id, t.project_id, t.label, t.keywords
+HAVING %(since)s::timestamptz IS NULL OR max(s.end_ts) >= %(since)s
+ORDER BY importance DESC, t.topic_id
+LIMIT %(limit)s
+
+-- name: topic
+SELECT topic_id, project_id, label, keywords, parent_ids FROM topics
+WHERE tenant = %(tenant)s AND topic_id = %(topic_id)s
+
+-- name: members
+SELECT s.node_id, s.session_id, s.title, s.event_ids, s.start_ts, s.end_ts
+FROM topic_members m
+JOIN topic_segments s ON s.tenant = m.tenant AND s.node_id = m.node_id
+WHERE m.tenant = %(tenant)s AND m.topic_id = %(topic_id)s
+ORDER BY s.start_ts, s.node_id
+LIMIT %(limit)s
+
+-- name: related
+SELECT e.other_id AS topic_id, t.label, e.weight
+FROM topic_edges e
+JOIN topics t ON t.tenant = e.tenant AND t.topic_id = e.other_id
+WHERE e.tenant = %(tenant)s AND e.topic_id = %(topic_id)s
+ORDER BY e.weight DESC, e.other_id
+
+-- name: centroids
+SELECT topic_id, label, keywords, centroid FROM topics
+WHERE tenant = %(tenant)s AND (%(project_id)s::text IS NULL OR project_id = %(project_id)s)
