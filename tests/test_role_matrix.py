@@ -39,6 +39,7 @@ TOOL_ROLES: dict[str, Role] = {
     "memory_expand": "reader",
     "memory_timeline": "reader",
     "memory_note": "writer",
+    "memory_topics": "reader",
 }
 
 
@@ -127,6 +128,7 @@ async def test_every_mcp_tool_with_every_role(
         "memory_expand": {"id": "e-1"},
         "memory_timeline": {"since": "2020-01-01T00:00:00Z", "project_id": "p"},
         "memory_note": {"text": "a note", "project_id": "p"},
+        "memory_topics": {"project_id": "p"},
     }
     for role in ROLES:
         async with httpx2.AsyncClient(headers=keys[role], timeout=30) as http:

@@ -11,11 +11,13 @@ from dataclasses import replace
 from psycopg_pool import AsyncConnectionPool
 
 from agent_memory_common.consumer import ConsumerRunner
+from agent_memory_common.erasure import erasure_runner
 from agent_memory_common.logs import get_logger
 from agent_memory_common.service import consumer_service
 from agent_memory_common.streams import TOPICS
 from agent_memory_retrieval.factory import load_embedder
 from agent_memory_topics import store
+from agent_memory_topics.erasure import erase
 from agent_memory_topics.handler import TopicsHandler
 from agent_memory_topics.recluster import prune, recluster
 from agent_memory_topics.settings import Settings
@@ -70,5 +72,10 @@ async def run(settings: Settings, stop: asyncio.Event | None = None) -> None:
         runner = ConsumerRunner(
             svc.link, svc.pool, replace(TOPICS, batch_size=settings.topics.batch_size), handler.toc
         )
+        eraser = await erasure_runner(svc.link, svc.pool, "topics", erase)
         log.info("topics.started", consumers=[TOPICS.durable])
-        await asyncio.gather(runner.run(svc.stop), housekeeping(svc.pool, settings, svc.stop))
+        await asyncio.gather(
+            runner.run(svc.stop),
+            eraser.run(svc.stop),
+            housekeeping(svc.pool, settings, svc.stop),
+        )

@@ -56,6 +56,8 @@ DOCUMENTED_PARTICIPANTS = {
     "embedder": "the vector entries of the erased events and grips (neighbours re-embedded)",
     "bm25-indexer": "the BM25 documents of the erased events and grips (neighbours re-indexed)",
     "query": "the episodes (with their actions) and playbook lessons of the scope",
+    "topics": "the segments citing erased events and the topics built on them (their other "
+    "members re-clustered)",
 }
 
 

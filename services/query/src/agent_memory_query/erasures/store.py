@@ -189,6 +189,7 @@ CHECKS = {
     "grips": "check_grips",
     "episodes": "check_episodes",
     "supersession": "check_supersession",
+    "topic_segments": "check_topic_segments",
 }
 
 

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query
 
+from agent_memory_common.auth import READ
 from agent_memory_common.http import ApiError, error_responses
 from agent_memory_query.context import Ctx, Tenant
 from agent_memory_query.timeparam import parse_time_param
@@ -36,7 +37,8 @@ TimeParam = Annotated[str | None, Query(min_length=1, description="RFC 3339 or e
     "/v1/topics",
     response_model=TopicList,
     summary="Topics by importance; since/until: topics active in the window, ranked as of until",
-    responses=error_responses(401, 422),
+    responses=error_responses(401, 403, 422),
+    dependencies=[READ],
 )
 async def list_topics(
     ctx: Ctx,
@@ -67,7 +69,8 @@ async def list_topics(
     "/v1/topics/search",
     response_model=TopicSearchAnswer,
     summary="Topics by meaning: the query's embedding against each topic's centroid",
-    responses=error_responses(401, 422),
+    responses=error_responses(401, 403, 422),
+    dependencies=[READ],
 )
 async def search_topics(ctx: Ctx, tenant: Tenant, body: TopicSearch) -> dict[str, Any]:
     if not body.query.strip():
@@ -99,7 +102,8 @@ async def embed(ctx: Any, text: str) -> list[float] | None:
     "/v1/topics/{topic_id}",
     response_model=TopicDetail,
     summary="A topic: its members (segments and their events) and its related topics",
-    responses=error_responses(401, 404, 422),
+    responses=error_responses(401, 403, 404, 422),
+    dependencies=[READ],
 )
 async def get_topic(
     ctx: Ctx,

@@ -254,6 +254,22 @@ SELECT (SELECT count(*) FROM memory_statements s
                       WHERE x.tenant = m.tenant AND x.erasure_id = %(erasure_id)s
                         AND x.event_id IN (m.older_event_id, m.newer_event_id)))
 
+-- name: check_topic_segments
+-- The topics service's copy of segment titles and bullets (issue 14).
+SELECT count(*) FROM topic_segments s
+WHERE s.tenant = %(tenant)s AND s.project_id = %(project_id)s
+  AND (
+      EXISTS (
+          SELECT 1 FROM unnest(s.event_ids) AS u (event_id)
+          JOIN erased_events x ON x.tenant = s.tenant AND x.event_id = u.event_id
+          WHERE x.erasure_id = %(erasure_id)s
+      )
+      OR EXISTS (
+          SELECT 1 FROM erasure_needles n
+          WHERE n.erasure_id = %(erasure_id)s AND strpos(lower(s.text), n.needle) > 0
+      )
+  )
+
 -- name: check_vectors
 -- pgvector's table, when that is the vector index (else the search check covers it).
 SELECT count(*) FROM vector_docs d
