@@ -3,9 +3,9 @@
 Compose and Kubernetes run each consumer service as several processes sharing its durable
 JetStream consumers. Here the same events go to two pipelines, each on its own nats-server and
 database: one runs every consumer once; the other runs two processes of each (recorder,
-segmenter, summarizer, bm25-indexer, embedder) and has its nats-server restarted halfway
+segmenter, summarizer, bm25-indexer, embedder, topics) and has its nats-server restarted halfway
 through. Once both have drained, their segments, TOC (every node's latest version with its
-grips), vector documents and BM25 answers must be the same.
+grips), vector documents, BM25 answers and the topic service's segments must be the same.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from tests.helpers import eventually, make_event
 from tests.stack import Stack, create_database, make_stack, start_nats
 from tests.toc_support import latest_snapshot
 
-CONSUMER_SERVICES = ("recorder", "segmenter", "summarizer", "bm25-indexer", "embedder")
+CONSUMER_SERVICES = ("recorder", "segmenter", "summarizer", "bm25-indexer", "embedder", "topics")
 ENV = {
     # segments close 1 s after their session's last event: the TOC is built within seconds
     "AGENT_MEMORY_SEGMENTER__IDLE_FLUSH_S": "1",
@@ -106,6 +106,9 @@ def snapshot(stack: Stack) -> dict[str, Any]:
         vectors = conn.execute(
             "SELECT id, type, level, kind, title, text, event_ids FROM vector_docs ORDER BY id"
         ).fetchall()
+        topic_segments = conn.execute(
+            "SELECT tenant, node_id, node_version, event_ids FROM topic_segments ORDER BY 1, 2"
+        ).fetchall()
     # what BM25 holds, as the set each query matches (all of it: ranks move with usage counts
     # and near-ties, the documents must not)
     answers = {
@@ -123,6 +126,7 @@ def snapshot(stack: Stack) -> dict[str, Any]:
         "segments": segments,
         "toc": latest_snapshot(stack.pg_dsn),
         "vectors": vectors,
+        "topic_segments": topic_segments,
         "bm25": answers,
     }
 
