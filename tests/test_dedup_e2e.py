@@ -16,7 +16,7 @@ import psycopg
 import pytest
 
 from agent_memory_embedded.servers import NatsServer
-from tests.helpers import eventually
+from tests.helpers import drained, eventually
 from tests.stack import make_stack
 
 T0 = 1_767_225_600_000
@@ -114,8 +114,17 @@ def test_a_duplicate_is_stored_once_indexed_once_and_adds_no_bullet(
         r = httpx.post(f"{stack.gateway_url}/v1/events", json={"events": retried})
         assert r.status_code == 202, r.text
         total = len(plain) + len(retried)
+        consumers = (
+            "recorder",
+            "segmenter",
+            "summarizer",
+            "bm25-indexer",
+            "bm25-indexer-toc",
+            "embedder",
+            "embedder-toc",
+        )  # the services started here (the topic clusterer is not)
         eventually(
-            lambda: (s := status(stack.query_url)).get("events_stored") == total and s["drained"],
+            lambda: drained(stack.query_url, total, consumers=consumers),
             timeout=180,
             what="pipeline drained",
         )
