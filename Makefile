@@ -82,7 +82,7 @@ k8s-render: k8s-tools ## print the Kubernetes manifests of deploy/k8s/overlays/e
 chaos: install ## seeded kill -9 of services, NATS and Postgres mid-ingest; then audit (SEED=1)
 	$(BIN)/python -m tests.chaos --seed $(or $(SEED),1)
 
-bench: bench-ingest bench-toc bench-search bench-locomo bench-coding bench-summary bench-topics ## every benchmark
+bench: bench-ingest bench-toc bench-search bench-locomo bench-coding bench-summary bench-topics bench-lifecycle bench-erasure ## every benchmark
 
 bench-ingest: install ## gateway events/s accepted, recorder events/s recorded, request latency
 	$(BIN)/python -m tests.bench.bench_ingest
