@@ -24,6 +24,7 @@ from agent_memory_query.context import QueryContext
 from agent_memory_query.episodes import routes as episodes
 from agent_memory_query.events import routes as events
 from agent_memory_query.inputs import guard_inputs
+from agent_memory_query.listing import routes as listing
 from agent_memory_query.mcp.routes import McpEndpoint
 from agent_memory_query.search import routes as search
 from agent_memory_query.search.runtime import open_search
@@ -80,4 +81,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     mcp.install(app)  # /mcp: the MCP tools over streamable HTTP
     app.include_router(search.router)
     app.include_router(toc.router)
+    app.include_router(listing.router)
     return app
