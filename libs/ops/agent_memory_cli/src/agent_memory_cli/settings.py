@@ -19,6 +19,7 @@ class Address(BaseModel):
 class Settings(CommonSettings):
     gateway: Address = Address(port=8700)
     query: Address = Address(port=8701)
+    dashboard: Address = Address(port=8702)
 
     @property
     def gateway_url(self) -> str:
@@ -27,6 +28,10 @@ class Settings(CommonSettings):
     @property
     def query_url(self) -> str:
         return f"http://{_client_host(self.query.host)}:{self.query.port}"
+
+    @property
+    def dashboard_url(self) -> str:
+        return f"http://{_client_host(self.dashboard.host)}:{self.dashboard.port}"
 
 
 def _client_host(host: str) -> str:

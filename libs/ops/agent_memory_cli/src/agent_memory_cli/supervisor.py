@@ -38,6 +38,7 @@ SERVICES: tuple[ServiceDef, ...] = (
     ServiceDef("embedder", "agent_memory_embedder"),
     ServiceDef("gateway", "agent_memory_gateway", "gateway"),
     ServiceDef("query", "agent_memory_query", "query"),
+    ServiceDef("dashboard", "agent_memory_dashboard", "dashboard"),
 )
 
 MAX_BACKOFF_S = 30.0
@@ -135,6 +136,9 @@ class Supervisor:
             "AGENT_MEMORY_PG_DSN": self.pg_dsn,
             "AGENT_MEMORY_HOME": str(self.home),
             "AGENT_MEMORY_LOG_JSON": os.environ.get("AGENT_MEMORY_LOG_JSON", "true"),
+            "AGENT_MEMORY_DASHBOARD__QUERY_URL": os.environ.get(
+                "AGENT_MEMORY_DASHBOARD__QUERY_URL", self.settings.query_url
+            ),
         }
         for svc in SERVICES:
             ready = None
@@ -166,6 +170,7 @@ class Supervisor:
             "\nagent-memory is running.\n"
             f"  ingest gateway : {s.gateway_url}   (POST /v1/events)\n"
             f"  query service  : {s.query_url}   (GET /v1/events, /v1/status, /docs)\n"
+            f"  dashboard      : {s.dashboard_url}   (open it in a browser)\n"
             f"  NATS           : {self.nats_url}\n"
             f"  Postgres       : {self.pg_dsn}\n"
             f"  data and logs  : {self.home}\n"
