@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import uvicorn
 
 from agent_memory_common.browser import uvicorn_options
@@ -13,6 +15,7 @@ from agent_memory_dashboard.settings import Settings
 def main() -> None:
     settings = Settings()
     configure_logging("dashboard", settings.log_level, settings.log_json)
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per API call otherwise
     uvicorn.run(
         create_app(settings),
         host=settings.dashboard.host,
