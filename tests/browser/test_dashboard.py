@@ -9,6 +9,7 @@ posting events. The last test writes a PNG of every page (``make screenshots`` k
 
 from __future__ import annotations
 
+import base64
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -261,12 +262,25 @@ def test_screenshots_of_every_page(site: Site, tmp_path: Path) -> None:
         site.open(path)
         if prepare:
             prepare()
-        height = site.driver.execute_script("return document.body.scrollHeight")
-        site.driver.set_window_size(1360, max(700, min(int(height) + 40, 2400)))
         png = out / f"{name}.png"
-        assert site.driver.save_screenshot(str(png)), name
+        png.write_bytes(_full_page_png(site.driver))
         assert png.stat().st_size > 5000, name
-    site.driver.set_window_size(1360, 900)
+
+
+def _full_page_png(driver: webdriver.Chrome, max_height: int = 2400) -> bytes:
+    """The whole page, not only the window (Chrome DevTools' captureBeyondViewport)."""
+    size = driver.execute_cdp_cmd("Page.getLayoutMetrics", {})["cssContentSize"]
+    clip = {
+        "x": 0,
+        "y": 0,
+        "width": max(float(size["width"]), 1024.0),
+        "height": min(float(size["height"]), float(max_height)),
+        "scale": 1,
+    }
+    shot = driver.execute_cdp_cmd(
+        "Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True, "clip": clip}
+    )
+    return base64.b64decode(shot["data"])
 
 
 def _open_segment(site: Site) -> str:

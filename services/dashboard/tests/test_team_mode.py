@@ -4,6 +4,7 @@ gateway, recorder and query service with tokens configured, the dashboard in fro
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import httpx
 import pytest
@@ -34,19 +35,22 @@ def dashboard(pg_server: PostgresServer, tmp_path_factory: pytest.TempPathFactor
             yield url
 
 
-def signed_in(url: str, key: str) -> httpx.Client:
-    client = httpx.Client(base_url=url, timeout=30)
-    r = client.post("/login", json={"key": key})
-    assert r.status_code == 204, r.text
-    cookie = r.headers["set-cookie"].lower()
-    assert "httponly" in cookie and "samesite=strict" in cookie
-    return client
+@contextmanager
+def signed_in(url: str, key: str) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=url, timeout=30) as client:
+        r = client.post("/login", json={"key": key})
+        assert r.status_code == 204, r.text
+        cookie = r.headers["set-cookie"].lower()
+        assert "httponly" in cookie and "samesite=strict" in cookie
+        yield client
 
 
 def test_without_a_key_every_page_asks_to_sign_in(dashboard: str) -> None:
-    for page in ("/", "/toc", "/search?q=x", "/pipeline", "/keys"):
+    pages = ("/", "/projects/p", "/toc", "/search?q=x", "/pipeline", "/topics", "/retention")
+    for page in (*pages, "/erasures", "/keys"):
         r = httpx.get(dashboard + page)
-        assert r.status_code == 303 and r.headers["location"].startswith("/login?next=/"), page
+        assert r.status_code == 303, (page, r.status_code)
+        assert r.headers["location"].startswith("/login?next=/"), page
     assert httpx.get(dashboard + "/api/v1/projects").status_code == 401
     assert httpx.get(dashboard + "/login").status_code == 200
 
@@ -59,17 +63,20 @@ def test_a_refused_key_names_the_field(dashboard: str) -> None:
 
 
 def test_a_key_sees_its_own_tenant_only(dashboard: str) -> None:
-    dana = signed_in(dashboard, "tok-dana")
-    eventually(lambda: "dana-project" in dana.get("/").text, timeout=60, what="project listed")
-    assert dana.get("/api/v1/projects").json()["projects"][0]["project_id"] == "dana-project"
-    eve = signed_in(dashboard, "tok-eve")
-    assert "dana-project" not in eve.get("/").text
-    assert eve.get("/api/v1/projects").json() == {"projects": []}
-    assert dana.post("/logout").status_code == 204
+    with signed_in(dashboard, "tok-dana") as dana, signed_in(dashboard, "tok-eve") as eve:
+        eventually(lambda: "dana-project" in dana.get("/").text, timeout=60, what="listed")
+        assert dana.get("/api/v1/projects").json()["projects"][0]["project_id"] == "dana-project"
+        assert "dana-project" not in eve.get("/").text
+        assert eve.get("/api/v1/projects").json() == {"projects": []}
+        assert dana.post("/logout").status_code == 204
 
 
 def test_cross_origin_writes_are_refused(dashboard: str) -> None:
-    dana = signed_in(dashboard, "tok-dana")
+    with signed_in(dashboard, "tok-dana") as dana:
+        _refused_from_elsewhere(dana)
+
+
+def _refused_from_elsewhere(dana: httpx.Client) -> None:
     body = {"query": "anything"}
     evil = {"origin": "https://evil.example", "x-dashboard": "1"}
     assert dana.post("/api/v1/search", json=body, headers=evil).status_code == 403
@@ -93,7 +100,8 @@ def test_cross_origin_writes_are_refused(dashboard: str) -> None:
 
 
 def test_pages_forbid_framing_and_foreign_scripts(dashboard: str) -> None:
-    r = signed_in(dashboard, "tok-dana").get("/")
+    with signed_in(dashboard, "tok-dana") as dana:
+        r = dana.get("/")
     csp = r.headers["content-security-policy"]
     assert "frame-ancestors 'none'" in csp and "script-src 'self'" in csp
     assert r.headers["x-frame-options"] == "DENY"

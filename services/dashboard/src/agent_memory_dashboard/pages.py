@@ -190,5 +190,6 @@ async def erasures_page(request: Request) -> HTMLResponse:
 
 @router.get("/keys")
 async def keys_page(request: Request) -> HTMLResponse:
+    await get(request, "/v1/projects", limit=1)  # signs in first where keys are not served
     keys = await get(request, "/v1/admin/keys")
     return render(request, "keys.html", "keys", keys=keys)
