@@ -16,7 +16,7 @@ export HF_HUB_OFFLINE := 1
 
 MEMBERS := $(wildcard libs/*/*/pyproject.toml services/*/pyproject.toml)
 
-.PHONY: help install run test check lint format typecheck test-fast k8s-tools k8s-render chaos bench bench-ingest bench-toc bench-search bench-locomo bench-coding bench-summary bench-lifecycle bench-erasure bench-topics clean
+.PHONY: help install run test check lint format typecheck test-fast k8s-tools k8s-render browser screenshots chaos bench bench-ingest bench-toc bench-search bench-locomo bench-coding bench-summary bench-lifecycle bench-erasure bench-topics clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -43,8 +43,22 @@ install: $(VENV)/.synced ## create .venv with every package (uv workspace, one l
 run: install ## start NATS, Postgres and every service; Ctrl-C stops
 	$(BIN)/agent-memory up
 
-test: install check k8s-tools ## lint, type-check, then the whole test suite on real servers
+test: install check k8s-tools browser ## lint, type-check, then the whole test suite on real servers
 	$(BIN)/pytest
+
+# The dashboard's browser tests drive Debian's chromium through its chromedriver (Selenium is
+# given both paths, so it never downloads a browser). Installed here when missing: as root
+# directly, otherwise through sudo.
+browser: ## Debian's chromium and chromedriver for the browser tests, installed when missing
+	@if command -v chromium >/dev/null && command -v chromedriver >/dev/null; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then SUDO=; elif command -v sudo >/dev/null; then SUDO=sudo; \
+	else echo "chromium missing: install Debian's chromium and chromium-driver as root" >&2; exit 1; fi; \
+	$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
+		--no-install-recommends chromium chromium-driver fonts-dejavu-core
+
+SCREENSHOTS ?= docs/screenshots
+screenshots: install browser ## PNGs of every dashboard page, on a real stack (SCREENSHOTS=folder)
+	AGENT_MEMORY_SCREENSHOTS=$(abspath $(SCREENSHOTS)) $(BIN)/pytest tests/browser -q -k screenshots
 
 test-fast: install k8s-tools ## the test suite without the slow crash/restart tests
 	$(BIN)/pytest -m "not slow"

@@ -27,6 +27,7 @@ class Up:
         self.home = home
         self.gateway = f"http://127.0.0.1:{free_port()}"
         self.query = f"http://127.0.0.1:{free_port()}"
+        self.dashboard = f"http://127.0.0.1:{free_port()}"
         self.env = {
             k: v
             for k, v in os.environ.items()
@@ -39,6 +40,7 @@ class Up:
             AGENT_MEMORY_GATEWAY__PORT=self.gateway.rsplit(":", 1)[1],
             AGENT_MEMORY_QUERY__PORT=self.query.rsplit(":", 1)[1],
             AGENT_MEMORY_PRUNER__PORT=str(free_port()),
+            AGENT_MEMORY_DASHBOARD__PORT=self.dashboard.rsplit(":", 1)[1],
         )
         self.out = home / "up.out"
         self.proc: subprocess.Popen[bytes] | None = None
@@ -130,7 +132,7 @@ def _background(up: Up, module: str) -> bool:
 def test_up_runs_restarts_stops_and_keeps_data(up: Up) -> None:
     up.start()
     out = up.output()
-    assert up.gateway in out and up.query in out
+    assert up.gateway in out and up.query in out and up.dashboard in out
 
     r = httpx.post(f"{up.gateway}/v1/events", json=make_event(1), timeout=10)
     assert r.status_code == 202, r.text

@@ -29,6 +29,7 @@ from agent_memory_query.erasures.coordinator import ErasureCoordinator
 from agent_memory_query.events import routes as events
 from agent_memory_query.inputs import guard_inputs
 from agent_memory_query.keys import routes as keys
+from agent_memory_query.listing import routes as listing
 from agent_memory_query.mcp.routes import McpEndpoint
 from agent_memory_query.retention import routes as retention
 from agent_memory_query.search import routes as search
@@ -105,4 +106,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(retention.router)
     app.include_router(erasures.router)
     app.include_router(topics.router)
+    app.include_router(listing.router)
     return app

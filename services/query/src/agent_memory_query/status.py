@@ -15,6 +15,7 @@ from agent_memory_common.auth import PUBLIC, READ
 from agent_memory_common.errors import TransientError
 from agent_memory_common.http import ApiError, error_responses
 from agent_memory_common.streams import PIPELINE_CONSUMERS
+from agent_memory_common.subjects import DLQ_WILDCARD, STREAM_DLQ, dlq_subject
 from agent_memory_query.context import Ctx, Tenant
 from agent_memory_query.events.store import count_duplicates, count_events
 
@@ -25,6 +26,7 @@ _NATS_ERRORS = (TransientError, TimeoutError, nats.errors.Error, nats.js.errors.
 async def consumer_status(ctx: Ctx) -> list[dict[str, Any]]:
     """Every pipeline consumer's backlog. The counts are JetStream's, across all tenants."""
     js = ctx.link.require_js()
+    dead = await dead_letters(js)
     out = []
     for spec in PIPELINE_CONSUMERS:
         try:
@@ -43,12 +45,22 @@ async def consumer_status(ctx: Ctx) -> list[dict[str, Any]]:
                 "ack_floor": info.ack_floor.stream_seq if info.ack_floor else 0,
                 "delivered": info.delivered.stream_seq if info.delivered else 0,
                 "caught_up": not (info.num_pending or info.num_ack_pending),
+                "dead_letters": dead.get(dlq_subject(spec.durable), 0),
             }
         )
     return out
 
 
-_COUNTS = ("pending", "ack_pending", "redelivered", "ack_floor", "delivered")
+async def dead_letters(js: Any) -> dict[str, int]:
+    """Messages parked on ``mem.dlq.<consumer>``, per subject (the dashboard's pipeline page)."""
+    try:
+        info = await js.stream_info(STREAM_DLQ, subjects_filter=DLQ_WILDCARD)
+    except nats.js.errors.NotFoundError:
+        return {}
+    return dict(info.state.subjects or {})
+
+
+_COUNTS = ("pending", "ack_pending", "redelivered", "ack_floor", "delivered", "dead_letters")
 
 
 def _without_counts(consumer: dict[str, Any]) -> dict[str, Any]:

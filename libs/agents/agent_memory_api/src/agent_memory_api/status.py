@@ -24,6 +24,7 @@ class ConsumerStatus(TypedDict):
     redelivered: NotRequired[int]
     ack_floor: NotRequired[int]
     delivered: NotRequired[int]
+    dead_letters: NotRequired[int]  # messages parked on mem.dlq.<name>
 
 
 @with_config(CLOSED)

@@ -20,6 +20,7 @@ class Settings(CommonSettings):
     gateway: Address = Address(port=8700)
     query: Address = Address(port=8701)
     pruner: Address = Address(port=8704)
+    dashboard: Address = Address(port=8702)
 
     @property
     def gateway_url(self) -> str:
@@ -32,6 +33,8 @@ class Settings(CommonSettings):
     @property
     def pruner_url(self) -> str:
         return f"http://{_client_host(self.pruner.host)}:{self.pruner.port}"
+    def dashboard_url(self) -> str:
+        return f"http://{_client_host(self.dashboard.host)}:{self.dashboard.port}"
 
 
 def _client_host(host: str) -> str:

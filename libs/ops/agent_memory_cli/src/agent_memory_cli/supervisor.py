@@ -40,6 +40,7 @@ SERVICES: tuple[ServiceDef, ...] = (
     ServiceDef("gateway", "agent_memory_gateway", "gateway"),
     ServiceDef("query", "agent_memory_query", "query"),
     ServiceDef("pruner", "agent_memory_pruner", "pruner"),
+    ServiceDef("dashboard", "agent_memory_dashboard", "dashboard"),
 )
 
 MAX_BACKOFF_S = 30.0
@@ -140,6 +141,9 @@ class Supervisor:
             "AGENT_MEMORY_PG_DSN": self.pg_dsn,
             "AGENT_MEMORY_HOME": str(self.home),
             "AGENT_MEMORY_LOG_JSON": os.environ.get("AGENT_MEMORY_LOG_JSON", "true"),
+            "AGENT_MEMORY_DASHBOARD__QUERY_URL": os.environ.get(
+                "AGENT_MEMORY_DASHBOARD__QUERY_URL", self.settings.query_url
+            ),
         }
         for svc in SERVICES:
             ready = None
@@ -182,6 +186,7 @@ class Supervisor:
             f"  ingest gateway : {s.gateway_url}   (POST /v1/events)\n"
             f"  query service  : {s.query_url}   (GET /v1/events, /v1/status, /docs)\n"
             f"  pruner         : {s.pruner_url}   (POST /v1/admin/cleanup, hourly)\n"
+            f"  dashboard      : {s.dashboard_url}   (open it in a browser)\n"
             f"  NATS           : {self.nats_url}\n"
             f"  Postgres       : {self.pg_dsn}\n"
             f"  data and logs  : {self.home}\n"

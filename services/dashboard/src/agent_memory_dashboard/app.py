@@ -1,0 +1,56 @@
+"""Composition root of the dashboard: the API client, the pages, the ``/api`` pass-through."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from importlib.resources import files
+
+from fastapi import FastAPI, Request
+from fastapi.responses import RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
+
+from agent_memory_common.browser import CrossOriginGuard
+from agent_memory_common.http import install_error_handlers
+from agent_memory_dashboard import api, pages
+from agent_memory_dashboard.security import SecurityHeaders
+from agent_memory_dashboard.settings import Settings
+from agent_memory_dashboard.upstream import QueryApi, SignInRequired
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or Settings()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        app.state.settings = settings
+        app.state.query = QueryApi(settings.dashboard.query_url, settings.dashboard.timeout_s)
+        try:
+            yield
+        finally:
+            await app.state.query.close()
+
+    app = FastAPI(
+        title="agent-memory dashboard",
+        version="0.1.0",
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+    )
+    install_error_handlers(app)
+    app.add_middleware(CrossOriginGuard, allowed_origins="")
+    app.add_middleware(SecurityHeaders)
+
+    @app.exception_handler(SignInRequired)
+    async def _sign_in(request: Request, _: SignInRequired) -> Response:
+        if request.url.path.startswith("/api/"):
+            return Response(status_code=401)
+        target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        return RedirectResponse(f"/login?next={target}", status_code=303)
+
+    static = files("agent_memory_dashboard") / "static"
+    app.mount("/static", StaticFiles(directory=str(static)), name="static")
+    app.include_router(api.router)
+    app.include_router(pages.router)
+    return app

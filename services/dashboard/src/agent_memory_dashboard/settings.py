@@ -1,0 +1,27 @@
+"""Dashboard settings: ``AGENT_MEMORY_DASHBOARD__*`` plus the common ones."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from agent_memory_common.settings import CommonSettings
+
+
+class DashboardOptions(BaseModel):
+    host: str = "127.0.0.1"
+    port: int = Field(default=8702, ge=1, le=65535)
+    query_url: str = Field(
+        default="http://127.0.0.1:8701",
+        description="The query service's public API, called with the signed-in user's key.",
+    )
+    timeout_s: float = Field(default=30.0, gt=0, description="Time limit of one API call.")
+    refresh_ms: int = Field(
+        default=2000, ge=250, description="How often the live pages poll the API."
+    )
+    secure_cookie: bool = Field(
+        default=False, description="Mark the key cookie Secure (set it behind HTTPS)."
+    )
+
+
+class Settings(CommonSettings):
+    dashboard: DashboardOptions = DashboardOptions()

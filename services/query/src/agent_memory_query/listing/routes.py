@@ -1,0 +1,69 @@
+"""``GET /v1/projects``, ``GET /v1/projects/{project_id}/sessions``, ``GET /v1/agents``.
+
+The first thing a new user (and the dashboard) asks: what is in here? Answered from the event
+log, so a project is listed as soon as its first event is stored.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Query
+
+from agent_memory_common.http import ApiError, error_responses
+from agent_memory_query.context import Ctx, Tenant
+from agent_memory_query.listing import store
+from agent_memory_query.listing.schemas import Agents, Projects, Sessions
+
+router = APIRouter(tags=["listing"])
+
+_ID = r"^[^\x00-\x1f\x7f]+$"
+Limit = Annotated[int, Query(ge=1, le=1000)]
+
+
+@router.get(
+    "/v1/projects",
+    response_model=Projects,
+    summary="Projects with events, sessions, agents, first/last activity and open segments",
+    responses=error_responses(401, 422),
+)
+async def list_projects(ctx: Ctx, tenant: Tenant, limit: Limit = 100) -> dict[str, Any]:
+    async with ctx.pool.connection() as conn:
+        rows = await store.projects(conn, tenant, limit)
+    return {"projects": rows}
+
+
+@router.get(
+    "/v1/projects/{project_id}/sessions",
+    response_model=Sessions,
+    summary="A project's sessions, latest first: agents, users, time span, events, latest title",
+    responses=error_responses(401, 404, 422),
+)
+async def list_sessions(
+    ctx: Ctx,
+    tenant: Tenant,
+    project_id: Annotated[str, Path(min_length=1, max_length=200, pattern=_ID)],
+    limit: Limit = 100,
+) -> dict[str, Any]:
+    async with ctx.pool.connection() as conn:
+        rows = await store.sessions(conn, tenant, project_id, limit)
+    if not rows:
+        raise ApiError(404, "not_found", f"no project {project_id!r}", field="project_id")
+    return {"project_id": project_id, "sessions": rows}
+
+
+@router.get(
+    "/v1/agents",
+    response_model=Agents,
+    summary="Agents that wrote events (in one project if given): events, sessions, projects",
+    responses=error_responses(401, 422),
+)
+async def list_agents(
+    ctx: Ctx,
+    tenant: Tenant,
+    project_id: Annotated[str | None, Query(min_length=1, max_length=200, pattern=_ID)] = None,
+    limit: Limit = 100,
+) -> dict[str, Any]:
+    async with ctx.pool.connection() as conn:
+        rows = await store.agents(conn, tenant, project_id, limit)
+    return {"agents": rows}
