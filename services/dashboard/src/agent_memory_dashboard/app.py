@@ -12,6 +12,7 @@ from fastapi.staticfiles import StaticFiles
 
 from agent_memory_common.browser import CrossOriginGuard
 from agent_memory_common.http import install_error_handlers
+from agent_memory_common.metrics import HttpMetrics
 from agent_memory_dashboard import api, pages
 from agent_memory_dashboard.security import SecurityHeaders
 from agent_memory_dashboard.settings import Settings
@@ -41,6 +42,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_error_handlers(app)
     app.add_middleware(CrossOriginGuard, allowed_origins="")
     app.add_middleware(SecurityHeaders)
+    app.add_middleware(HttpMetrics, service="dashboard")  # outermost: counts every answer
 
     @app.exception_handler(SignInRequired)
     async def _sign_in(request: Request, _: SignInRequired) -> Response:

@@ -191,5 +191,5 @@ async def erasures_page(request: Request) -> HTMLResponse:
 @router.get("/keys")
 async def keys_page(request: Request) -> HTMLResponse:
     await get(request, "/v1/projects", limit=1)  # signs in first where keys are not served
-    keys = await get(request, "/v1/admin/keys")
+    keys = await get(request, "/v1/keys")
     return render(request, "keys.html", "keys", keys=keys)

@@ -33,6 +33,7 @@ class Settings(CommonSettings):
     @property
     def pruner_url(self) -> str:
         return f"http://{_client_host(self.pruner.host)}:{self.pruner.port}"
+
     def dashboard_url(self) -> str:
         return f"http://{_client_host(self.dashboard.host)}:{self.dashboard.port}"
 

@@ -279,11 +279,11 @@ function setupAdmin() {
   if (key) key.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     const body = { role: $("#key-role").value };
-    for (const [f, id] of [["tenant", "#key-tenant"], ["agent_id", "#key-agent"], ["user_id", "#key-user"], ["expires", "#key-expires"]]) {
+    for (const [f, id] of [["label", "#key-label"], ["agent_id", "#key-agent"], ["user_id", "#key-user"], ["expires", "#key-expires"]]) {
       if ($(id).value) body[f] = $(id).value;
     }
     if ($("#key-projects").value) body.projects = $("#key-projects").value.split(",").map((s) => s.trim());
-    const r = await api("POST", "/v1/admin/keys", body);
+    const r = await api("POST", "/v1/keys", body);
     const out = $("#key-created");
     if (r.ok) { showJson(out, r.data); out.prepend(el("p", { class: "notice" }, "Copy the key now: it is shown only once.")); }
     else out.textContent = problem(r);
@@ -291,7 +291,7 @@ function setupAdmin() {
   const revoke = $("#revoke-form");
   if (revoke) revoke.addEventListener("submit", async (ev) => {
     ev.preventDefault();
-    const r = await api("DELETE", `/v1/admin/keys/${encodeURIComponent($("#revoke-id").value)}`);
+    const r = await api("DELETE", `/v1/keys/${encodeURIComponent($("#revoke-id").value)}`);
     if (r.ok) location.reload(); else alert(problem(r));
   });
 }

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query
 
+from agent_memory_common.auth import READ
 from agent_memory_common.http import ApiError, error_responses
 from agent_memory_query.context import Ctx, Tenant
 from agent_memory_query.listing import store
@@ -25,7 +26,8 @@ Limit = Annotated[int, Query(ge=1, le=1000)]
     "/v1/projects",
     response_model=Projects,
     summary="Projects with events, sessions, agents, first/last activity and open segments",
-    responses=error_responses(401, 422),
+    responses=error_responses(401, 403, 422),
+    dependencies=[READ],
 )
 async def list_projects(ctx: Ctx, tenant: Tenant, limit: Limit = 100) -> dict[str, Any]:
     async with ctx.pool.connection() as conn:
@@ -37,7 +39,8 @@ async def list_projects(ctx: Ctx, tenant: Tenant, limit: Limit = 100) -> dict[st
     "/v1/projects/{project_id}/sessions",
     response_model=Sessions,
     summary="A project's sessions, latest first: agents, users, time span, events, latest title",
-    responses=error_responses(401, 404, 422),
+    responses=error_responses(401, 403, 404, 422),
+    dependencies=[READ],
 )
 async def list_sessions(
     ctx: Ctx,
@@ -56,7 +59,8 @@ async def list_sessions(
     "/v1/agents",
     response_model=Agents,
     summary="Agents that wrote events (in one project if given): events, sessions, projects",
-    responses=error_responses(401, 422),
+    responses=error_responses(401, 403, 422),
+    dependencies=[READ],
 )
 async def list_agents(
     ctx: Ctx,
