@@ -121,6 +121,24 @@ def test_consumers_serve_probes_on_the_metrics_port(rendered: list[dict[str, Any
         assert [p["containerPort"] for p in container["ports"]] == [port]
 
 
+def test_http_services_listen_on_all_addresses_at_their_port(
+    rendered: list[dict[str, Any]],
+) -> None:
+    """An HTTP service binds where AGENT_MEMORY_<NAME>__HOST/__PORT say (127.0.0.1 by default:
+    unreachable for the probes and the Service)."""
+    for svc in SERVICES:
+        if svc.port_of is None:
+            continue
+        container = by_kind(rendered, "Deployment")[svc.name]["spec"]["template"]["spec"][
+            "containers"
+        ][0]
+        env = {e["name"]: e.get("value") for e in container["env"]}
+        prefix = f"AGENT_MEMORY_{svc.port_of.upper()}__"
+        assert env.get(prefix + "HOST") == "0.0.0.0", svc.name
+        ports = [p["containerPort"] for p in container["ports"]]
+        assert ports == [int(env[prefix + "PORT"])], svc.name
+
+
 def test_nats_is_a_three_node_jetstream_cluster(rendered: list[dict[str, Any]]) -> None:
     nats = by_kind(rendered, "StatefulSet")["nats"]
     assert nats["spec"]["replicas"] == 3
