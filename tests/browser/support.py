@@ -33,6 +33,7 @@ def dashboard_process(stack: Stack, **extra_env: str) -> Iterator[str]:
         **stack.env,
         "AGENT_MEMORY_DASHBOARD__PORT": str(port),
         "AGENT_MEMORY_DASHBOARD__QUERY_URL": stack.query_url,
+        "AGENT_MEMORY_DASHBOARD__PRUNER_URL": stack.pruner_url,
         "AGENT_MEMORY_DASHBOARD__REFRESH_MS": "500",
         **extra_env,
     }

@@ -22,6 +22,18 @@ def query_api(request: Request) -> QueryApi:
     return api
 
 
+# Routes served by the retention pruner rather than the query service.
+PRUNER_PATHS = ("/v1/admin/cleanup",)
+
+
+def upstream_for(request: Request, path: str) -> QueryApi:
+    if path.split("?", 1)[0] in PRUNER_PATHS:
+        api = request.app.state.pruner
+        assert isinstance(api, QueryApi)
+        return api
+    return query_api(request)
+
+
 def key_of(request: Request) -> str | None:
     return request.cookies.get(KEY_COOKIE) or None
 
@@ -93,7 +105,7 @@ async def passthrough(request: Request, path: ApiPath) -> Response:
     upstream_path = raw.decode("latin-1").removeprefix("/api")  # as sent: ids stay encoded
     if "/../" in upstream_path or upstream_path.endswith("/.."):
         raise ApiError(422, "validation_error", "path: no '..' segments", field="path")
-    upstream = await query_api(request).forward(
+    upstream = await upstream_for(request, upstream_path).forward(
         request.method,
         upstream_path,
         key_of(request),

@@ -26,10 +26,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.settings = settings
         app.state.query = QueryApi(settings.dashboard.query_url, settings.dashboard.timeout_s)
+        app.state.pruner = QueryApi(settings.dashboard.pruner_url, settings.dashboard.timeout_s)
         try:
             yield
         finally:
             await app.state.query.close()
+            await app.state.pruner.close()
 
     app = FastAPI(
         title="agent-memory dashboard",

@@ -14,6 +14,10 @@ class DashboardOptions(BaseModel):
         default="http://127.0.0.1:8701",
         description="The query service's public API, called with the signed-in user's key.",
     )
+    pruner_url: str = Field(
+        default="http://127.0.0.1:8704",
+        description="The retention pruner (POST /v1/admin/cleanup: the retention page's dry run).",
+    )
     timeout_s: float = Field(default=30.0, gt=0, description="Time limit of one API call.")
     refresh_ms: int = Field(
         default=2000, ge=250, description="How often the live pages poll the API."

@@ -144,6 +144,9 @@ class Supervisor:
             "AGENT_MEMORY_DASHBOARD__QUERY_URL": os.environ.get(
                 "AGENT_MEMORY_DASHBOARD__QUERY_URL", self.settings.query_url
             ),
+            "AGENT_MEMORY_DASHBOARD__PRUNER_URL": os.environ.get(
+                "AGENT_MEMORY_DASHBOARD__PRUNER_URL", self.settings.pruner_url
+            ),
         }
         for svc in SERVICES:
             ready = None
