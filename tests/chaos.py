@@ -267,7 +267,9 @@ class Up:
         workdir.mkdir(parents=True, exist_ok=True)
         self.home = workdir / "home"
         self.out_path = workdir / "agent-memory-up.log"
-        ports = {name: free_port() for name in ("nats", "pg", "gateway", "query")}
+        ports = {
+            name: free_port() for name in ("nats", "pg", "gateway", "query", "pruner", "dashboard")
+        }
         self.gateway_url = f"http://127.0.0.1:{ports['gateway']}"
         self.query_url = f"http://127.0.0.1:{ports['query']}"
         self.pg_dsn = f"postgresql://postgres@127.0.0.1:{ports['pg']}/agent_memory"
@@ -284,6 +286,10 @@ class Up:
                 "AGENT_MEMORY_EMBEDDED__PG_PORT": str(ports["pg"]),
                 "AGENT_MEMORY_GATEWAY__PORT": str(ports["gateway"]),
                 "AGENT_MEMORY_QUERY__PORT": str(ports["query"]),
+                "AGENT_MEMORY_PRUNER__PORT": str(ports["pruner"]),
+                "AGENT_MEMORY_DASHBOARD__PORT": str(ports["dashboard"]),
+                # the consumers' probe ports: a free one each (logged), not the fixed defaults
+                "AGENT_MEMORY_METRICS__PORT": "0",
                 "AGENT_MEMORY_LOG_JSON": "true",
                 # sessions stop when the run stops posting: close their open segments soon
                 "AGENT_MEMORY_SEGMENTER__IDLE_FLUSH_S": str(plan.idle_flush_s),
