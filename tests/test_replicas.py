@@ -132,7 +132,7 @@ def snapshot(stack: Stack) -> dict[str, Any]:
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(1200)  # two whole pipelines, three embedder processes
+@pytest.mark.timeout(1800)  # two whole pipelines, six model-loading processes
 def test_two_replicas_and_a_nats_restart_build_what_one_builds(
     pipelines: tuple[Stack, Stack],
 ) -> None:
@@ -150,7 +150,7 @@ def test_two_replicas_and_a_nats_restart_build_what_one_builds(
     def same() -> bool:
         return drained(single) and drained(doubled) and snapshot(single) == snapshot(doubled)
 
-    eventually(same, timeout=180, what="the same memory from both pipelines")
+    eventually(same, timeout=480, what="the same memory from both pipelines")
     built = snapshot(single)
     assert built["segments"] and built["toc"] and built["vectors"]
     assert all(built["bm25"].values())
