@@ -206,6 +206,12 @@ def test_an_erased_session_leaves_no_trace(erasure_stack: Stack) -> None:
     assert receipt["waiting_for"] == [] and receipt["findings"] == {}
 
     # nowhere: any table at any version, any stream, any answer
+    left = _rows(  # which vector documents, if any: says what a failure is about
+        stack.pg_dsn,
+        "SELECT id, type, level, title, indexed_at FROM vector_docs WHERE text LIKE %s",
+        f"%{PHRASE}%",
+    )
+    assert not left, left
     assert _everywhere_in_postgres(stack.pg_dsn, PHRASE) == dict.fromkeys(
         ("events", "toc_versions", "grips", "vectors", "episodes"), 0
     )

@@ -13,6 +13,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import ClassVar
 
+import orjson
 from nats.aio.msg import Msg
 from psycopg import AsyncConnection
 
@@ -27,6 +28,31 @@ from agent_memory_retrieval.sources import (
 )
 
 
+async def _hold_tenants(conn: AsyncConnection, tenants: set[str], *, exclusive: bool) -> None:
+    """Serialise index writes with erasures, per tenant, until the transaction ends.
+
+    A batch takes the lock shared before it reads what to index and keeps it until its commit,
+    after its index write; an erasure takes it exclusively. So an erasure waits for the batches
+    already under way (and then deletes what they wrote), and a batch that starts after it sees
+    its tombstones: an erased event can never be indexed again behind an erasure's back.
+    """
+    fn = "pg_advisory_xact_lock" if exclusive else "pg_advisory_xact_lock_shared"
+    for tenant in sorted(tenants):  # one order everywhere: no deadlock between two batches
+        await conn.execute(f"SELECT {fn}(hashtextextended('index-erasure:' || %s, 0))", (tenant,))
+
+
+def _tenants(payloads: Sequence[bytes]) -> set[str]:
+    out: set[str] = set()
+    for data in payloads:
+        try:
+            tenant = orjson.loads(data).get("tenant")
+        except (orjson.JSONDecodeError, AttributeError):
+            continue  # poison: the decoder below says so
+        if isinstance(tenant, str):
+            out.add(tenant)
+    return out
+
+
 class IndexFeed(ABC):
     """Batch handlers for ``ConsumerRunner``: nothing is published, the index write is all."""
 
@@ -36,18 +62,21 @@ class IndexFeed(ABC):
 
     async def recorded(self, conn: AsyncConnection, msgs: Sequence[Msg]) -> list[Publication]:
         payloads = [m.data for m in msgs]
+        await _hold_tenants(conn, _tenants(payloads), exclusive=False)
         changes = await recorded_changes(conn, payloads, context=self.reads_event_context)
         await self.apply(changes)
         return []
 
     async def toc(self, conn: AsyncConnection, msgs: Sequence[Msg]) -> list[Publication]:
         payloads = [m.data for m in msgs]
+        await _hold_tenants(conn, _tenants(payloads), exclusive=False)
         await self.apply(await toc_changes(conn, payloads, context=self.reads_segment_text))
         return []
 
     async def erase(self, conn: AsyncConnection, request: ErasureRequest) -> ErasureResult:
         """This index's part of an erasure (``agent_memory_common.erasure``): the documents of
         the erased events and grips, and the neighbours whose context was erased."""
+        await _hold_tenants(conn, {request.tenant}, exclusive=True)
         grips = await erased_items(conn, request.erasure_id, "grip")
         changes = await erasure_changes(conn, request.tenant, request.erasure_id, grips)
         await self.apply(changes)
