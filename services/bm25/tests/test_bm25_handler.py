@@ -41,7 +41,7 @@ async def test_recorded_events_are_indexed_once(pg_dsn: str, tmp_path: Path) -> 
     link = NatsLink(["nats://127.0.0.1:1"], name="test")  # never connected: the test broker
     pool = make_pool(pg_dsn)
     await pool.open()
-    recorded, toc = consumers(link, pool, Settings(), index)
+    recorded, toc, _eraser = consumers(link, pool, Settings(), index)
     try:
         async with TestNatsBroker(link.broker) as broker:
             for e in (event(1), event(2), event(1)):  # the third is a redelivery

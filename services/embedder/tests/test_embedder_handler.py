@@ -52,7 +52,7 @@ async def test_recorded_events_are_embedded_once(pg_dsn: str) -> None:
     pool = make_pool(pg_dsn)
     await pool.open()
     index = await open_vector_index(settings, pool=pool)
-    recorded, toc = consumers(link, pool, settings, FixedEmbedder(), index)
+    recorded, toc, _eraser = consumers(link, pool, settings, FixedEmbedder(), index)
     try:
         async with TestNatsBroker(link.broker) as broker:
             for e in (event(1), event(2), event(1)):  # the third is a redelivery
