@@ -34,6 +34,7 @@ class Settings(CommonSettings):
     def pruner_url(self) -> str:
         return f"http://{_client_host(self.pruner.host)}:{self.pruner.port}"
 
+    @property
     def dashboard_url(self) -> str:
         return f"http://{_client_host(self.dashboard.host)}:{self.dashboard.port}"
 
