@@ -387,7 +387,7 @@ def test_answer_shape_and_provenance(search_stack: Stack) -> None:
     assert answer["time_range"] is None
     first = answer["results"][0]
     assert first["id"] == event_doc_id("acme", "ops-1")
-    assert first == {
+    expected = {
         "id": event_doc_id("acme", "ops-1"),
         "type": "event",
         "level": "event",
@@ -402,6 +402,9 @@ def test_answer_shape_and_provenance(search_stack: Stack) -> None:
         "memory_kind": "observation",
         "event_ids": ["ops-1"],
     }
+    assert {k: first.get(k) for k in expected} == expected
+    # optional fields, present when they apply: who said it, and supersession links
+    assert set(first) - set(expected) <= {"user_id", "supersedes", "superseded_by"}
     assert datetime.fromisoformat(first["ts"]) == NOW - timedelta(days=1)
     assert 0 < first["score"] <= 1
     scores = [r["score"] for r in answer["results"]]

@@ -45,6 +45,9 @@ ENV = {
     "AGENT_MEMORY_SEGMENTER__OVERLAP_TOKENS": "50",
     "AGENT_MEMORY_SEGMENTER__IDLE_FLUSH_S": "3600",
     "AGENT_MEMORY_SEGMENTER__IDLE_CHECK_INTERVAL_S": "0.3",
+    # the rules are checked on every event; the generated texts repeat within a session, which
+    # the recorder's dedup would keep out of every segment (tests/test_dedup_e2e.py covers that)
+    "AGENT_MEMORY_RECORDER__DEDUP__ENABLED": "false",
 }
 WORDS = ("schema", "event", "segment", "replay", "gap", "budget", "overlap", "ulid", "postgres")
 BASE_MS = 1_767_225_600_000
