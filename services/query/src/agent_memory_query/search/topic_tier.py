@@ -94,6 +94,7 @@ async def topic_results(
             "ts": t["last_ts"],
             "project_id": t["project_id"],
             "agent_id": "",
+            "user_id": None,  # a theme spans people: attribution is on its members
             "session_id": None,
             "score": round(float(t.get("score", t["importance"])), 6),
             "salience": round(float(t["importance"]), 4),
