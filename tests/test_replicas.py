@@ -131,6 +131,24 @@ def snapshot(stack: Stack) -> dict[str, Any]:
     }
 
 
+def differences(last: dict[str, Any]) -> str:
+    """Each part of the two snapshots that differs, with what only one side holds."""
+    if not last:
+        return "never both drained"
+    parts = []
+    for key, one in last["single"].items():
+        two = last["doubled"][key]
+        if one == two:
+            continue
+        if isinstance(one, list):
+            only_one = [row for row in one if row not in two][:3]
+            only_two = [row for row in two if row not in one][:3]
+            parts.append(f"{key}: single only {only_one!r}; doubled only {only_two!r}")
+        else:
+            parts.append(f"{key}: single {one!r:.1500}; doubled {two!r:.1500}")
+    return "\n".join(parts)
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(1800)  # two whole pipelines, six model-loading processes
 def test_two_replicas_and_a_nats_restart_build_what_one_builds(
@@ -147,10 +165,18 @@ def test_two_replicas_and_a_nats_restart_build_what_one_builds(
     for stack in (single, doubled):
         eventually(functools.partial(drained, stack), timeout=600, what="pipeline drained")
 
-    def same() -> bool:
-        return drained(single) and drained(doubled) and snapshot(single) == snapshot(doubled)
+    last: dict[str, Any] = {}
 
-    eventually(same, timeout=480, what="the same memory from both pipelines")
+    def same() -> bool:
+        if not (drained(single) and drained(doubled)):
+            return False
+        last["single"], last["doubled"] = snapshot(single), snapshot(doubled)
+        return bool(last["single"] == last["doubled"])
+
+    try:
+        eventually(same, timeout=480, what="the same memory from both pipelines")
+    except AssertionError as failed:
+        raise AssertionError(f"{failed}; they differ in: {differences(last)}") from None
     built = snapshot(single)
     assert built["segments"] and built["toc"] and built["vectors"]
     assert all(built["bm25"].values())

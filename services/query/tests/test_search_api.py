@@ -756,7 +756,9 @@ def test_vector_index_unavailable_falls_back_to_bm25(degraded_query: Any) -> Non
         AGENT_MEMORY_QDRANT_URL=dead_url(), AGENT_MEMORY_QUERY__SEARCH__LOAD_EMBEDDER="false"
     )
     answer = search(url, query="recorder acknowledges after the Postgres commit")
-    assert ids(answer)[0] == event_doc_id("acme", "ops-4")
+    assert ids(answer)[0] == event_doc_id("acme", "ops-4"), [
+        (r["id"], r["fused"], r["ranks"], r["factors"]) for r in answer["explain"]["ranking"][:4]
+    ]
     tiers = answer["explain"]["tiers"]
     assert tiers["vector"]["status"] == "unavailable"
     assert tiers["bm25"]["status"] == "used"
@@ -768,7 +770,9 @@ def test_bm25_index_unavailable_falls_back_to_vector(degraded_query: Any) -> Non
     url = degraded_query(AGENT_MEMORY_OPENSEARCH_URL=dead_url())
     wait_for_vectors(url)
     answer = search(url, query="recorder acknowledges after the Postgres commit")
-    assert ids(answer)[0] == event_doc_id("acme", "ops-4")
+    assert ids(answer)[0] == event_doc_id("acme", "ops-4"), [
+        (r["id"], r["fused"], r["ranks"], r["factors"]) for r in answer["explain"]["ranking"][:4]
+    ]
     tiers = answer["explain"]["tiers"]
     assert tiers["bm25"]["status"] == "unavailable"
     assert tiers["vector"]["status"] == "used"
