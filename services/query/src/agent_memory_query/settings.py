@@ -73,7 +73,7 @@ class SearchOptions(BaseModel):
 
 
 class ErasureOptions(BaseModel):
-    """``AGENT_MEMORY_QUERY__ERASURE__*``: the coordinator of erasures (docs/erasure.md)."""
+    """``AGENT_MEMORY_QUERY__ERASURE__*``: the coordinator of erasures (docs/lifecycle.md)."""
 
     check_interval_s: float = Field(
         default=0.5, gt=0, description="How often open erasures are advanced and verified."

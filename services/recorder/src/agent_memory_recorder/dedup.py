@@ -16,7 +16,7 @@ window of event time (``|ts - ts_original| <= window``):
 
 Why word counts and not the embedder's vectors: the recorder is on the hot path (the gateway
 takes ~37k events/s), and one MiniLM embedding costs milliseconds on a CPU, a hundred times the
-recorder's whole per-event budget (docs/dedup.md has the measurement). A bag-of-words cosine
+recorder's whole per-event budget (docs/lifecycle.md has the measurement). A bag-of-words cosine
 catches what agents actually repeat (the same output with a different timestamp or counter, a
 retried prompt with a word changed) for a few microseconds, before the event fans out, which is
 what lets every later stage skip it without a race.

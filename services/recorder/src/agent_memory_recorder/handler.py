@@ -9,7 +9,7 @@ recorder's ~60 µs per event, so ``decode`` reads the gateway's own output with 
 checks and hands anything else (an older writer, a hand-made message, poison) to
 ``Event.from_wire``, which stays the definition of a valid message and raises for poison.
 
-Dedup at ingest (``dedup.py``, docs/dedup.md): a new event that repeats an original of its
+Dedup at ingest (``dedup.py``, docs/lifecycle.md): a new event that repeats an original of its
 session is stored, marked in ``event_duplicates`` in the same transaction, and not announced,
 so no later stage sees it. A redelivered event is announced or not by its stored mark.
 """

@@ -9,7 +9,7 @@ from agent_memory_recorder.dedup import DedupRules
 
 
 class DedupOptions(BaseModel):
-    """Dedup at ingest (docs/dedup.md): ``AGENT_MEMORY_RECORDER__DEDUP__*``."""
+    """Dedup at ingest (docs/lifecycle.md (dedup)): ``AGENT_MEMORY_RECORDER__DEDUP__*``."""
 
     enabled: bool = True
     window_s: float = Field(

@@ -41,7 +41,7 @@ class Accepted(TypedDict):
 class Event(TypedDict):
     """A stored event. ``duplicate_of``: the event this one repeats (same session, identical
     after normalisation or a near-duplicate), set at ingest; such an event is kept in the log
-    but never indexed or summarised (docs/dedup.md). None for an original."""
+    but never indexed or summarised (docs/lifecycle.md (dedup)). None for an original."""
 
     event_id: str
     ts: Timestamp

@@ -30,7 +30,7 @@ class ConsumerStatus(TypedDict):
 @with_config(CLOSED)
 class Status(TypedDict):
     """``events_stored`` counts every event; ``duplicates_stored`` those of them marked
-    ``duplicate_of`` another at ingest (stored, never indexed or summarised: docs/dedup.md)."""
+    ``duplicate_of`` another at ingest (stored, never indexed or summarised: docs/lifecycle.md)."""
 
     consumers: list[ConsumerStatus]
     events_stored: int

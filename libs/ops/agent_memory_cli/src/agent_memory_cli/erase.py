@@ -8,7 +8,7 @@
 Without ``--yes`` nothing changes: the query service counts what the scope holds now (events,
 sessions, segments, TOC versions, grips, episodes). With it, the erasure is accepted and this
 command waits until the receipt says ``verified`` (every store searched, nothing found) or
-``--wait`` seconds have passed; the erasure goes on either way. See docs/erasure.md.
+``--wait`` seconds have passed; the erasure goes on either way. See docs/lifecycle.md.
 """
 
 from __future__ import annotations
@@ -153,7 +153,7 @@ def register(subparsers: Any) -> None:
 def register_admin(admin_sub: Any) -> None:
     """``agent-memory admin redact --since T --project P [--yes]`` (issue 16): the stored events
     since T that hold a secret the current redactor finds are erased, with everything derived
-    from them, through the erasure path (not rewritten in place: docs/erasure.md says why)."""
+    from them, through the erasure path (not rewritten in place: docs/lifecycle.md says why)."""
     redact = admin_sub.add_parser(
         "redact",
         help="erase stored events holding a secret the current redactor finds (dry run first)",

@@ -46,7 +46,7 @@ from agent_memory_common.natslink import NatsLink
 from agent_memory_common.streams import ConsumerSpec
 from agent_memory_common.subjects import ERASURE_WILDCARD, STREAM_ERASURE
 
-# The participants of this repository and what each erases (docs/asyncapi.json, docs/erasure.md).
+# The participants of this repository and what each erases (docs/asyncapi.json, docs/lifecycle.md).
 DOCUMENTED_PARTICIPANTS = {
     "recorder": "the events",
     "segmenter": "the segments (sessions re-segmented without the erased events; retractions "

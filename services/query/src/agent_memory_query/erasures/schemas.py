@@ -27,7 +27,7 @@ class ErasureScope(BaseModel):
     redactable_since: datetime | None = Field(
         default=None,
         description="The events since this time whose stored text holds a secret the current "
-        "redactor finds (issue 16's `admin redact --since`: see docs/erasure.md).",
+        "redactor finds (issue 16's `admin redact --since`: see docs/lifecycle.md (erasure)).",
     )
 
     @model_validator(mode="after")

@@ -27,7 +27,7 @@ WHERE NOT EXISTS (
 ON CONFLICT (tenant, event_id) DO NOTHING
 
 -- name: refused_in_incoming
--- Erased event ids in this batch: refused, and not announced (docs/erasure.md).
+-- Erased event ids in this batch: refused, and not announced (docs/lifecycle.md (erasure)).
 SELECT i.tenant, i.event_id FROM incoming i
 JOIN erased_events x ON x.tenant = i.tenant AND x.event_id = i.event_id
 

@@ -1,4 +1,4 @@
--- Cascade erasure (docs/erasure.md): an audit row per erasure, the tombstones that keep erased
+-- Cascade erasure (docs/lifecycle.md (erasure)): an audit row per erasure, the tombstones that keep erased
 -- events from coming back, the reports of the services that own data, and the one exception to
 -- append-only: a DELETE inside a transaction that declared itself an erasure.
 

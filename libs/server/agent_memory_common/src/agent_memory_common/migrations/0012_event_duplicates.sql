@@ -4,7 +4,7 @@
 -- (its trigger forbids UPDATE), so the mark lives beside it rather than in a column. Readers
 -- join on (tenant, event_id); the segmenter, rebuild-index and the event search tier skip
 -- the rows listed here, and the recorder never announces them on mem.recorded, so a duplicate
--- is neither indexed nor summarised twice. See docs/dedup.md.
+-- is neither indexed nor summarised twice. See docs/lifecycle.md (dedup).
 CREATE TABLE event_duplicates (
     tenant        text        NOT NULL,
     event_id      text        NOT NULL,

@@ -11,7 +11,7 @@ WHERE e.tenant = %(tenant)s AND e.project_id = %(project_id)s
 ON CONFLICT (tenant, event_id) DO NOTHING
 
 -- name: tombstone_duplicates
--- The stored copies of an erased event (dedup at ingest, docs/dedup.md) hold the same text:
+-- The stored copies of an erased event (dedup at ingest, docs/lifecycle.md (dedup)) hold the same text:
 -- they are erased with it.
 INSERT INTO erased_events (tenant, event_id, erasure_id, project_id, session_id, ts)
 SELECT e.tenant, e.event_id, %(erasure_id)s, e.project_id, e.session_id, e.ts
