@@ -112,6 +112,13 @@ def settled(stack: Stack, expected: int) -> bool:
 
 @pytest.mark.slow
 @pytest.mark.timeout(900)  # the whole pipeline, the model load included, on a busy machine
+def settings_of(stack: Stack, path: str) -> dict[str, Any]:
+    """A project's retention or sharing answer, without when it was set."""
+    answer: dict[str, Any] = httpx.get(f"{stack.query_url}/v1/projects/{path}").json()
+    answer.pop("updated_at", None)
+    return answer
+
+
 def test_a_project_round_trips_between_deployments(
     two_stacks: tuple[Stack, Stack], tmp_path: Path
 ) -> None:
@@ -142,6 +149,13 @@ def test_a_project_round_trips_between_deployments(
         json={"entries": [{"text": "Run the consumer tests twice.", "section": "testing"}]},
     )
     assert r.status_code == 200, r.text
+    # the project's settings travel with it
+    r = httpx.put(f"{a.query_url}/v1/projects/proj/retention", json={"vector": {"segment": "90d"}})
+    assert r.status_code == 200, r.text
+    r = httpx.put(f"{a.query_url}/v1/projects/proj/sharing", json={"strategy": "team"})
+    assert r.status_code == 200, r.text
+    r = httpx.put(f"{a.query_url}/v1/projects/other/sharing", json={"strategy": "separate"})
+    assert r.status_code == 200, r.text
     eventually(lambda: settled(a, 9), timeout=180, what="stack A drained")
 
     dump = tmp_path / "proj.jsonl.gz"
@@ -154,6 +168,7 @@ def test_a_project_round_trips_between_deployments(
         assert out.returncode == 0, out.stdout + out.stderr
         assert "imported 8 event(s)" in out.stdout
         assert ("1 new episode(s)" if attempt == 1 else "0 new episode(s)") in out.stdout
+        assert ("2 project setting(s)" if attempt == 1 else "0 project setting(s)") in out.stdout
         eventually(lambda: settled(b, 8), timeout=180, what="stack B drained")
 
     assert events_of(b, "proj") == events_of(a, "proj")
@@ -164,6 +179,12 @@ def test_a_project_round_trips_between_deployments(
     book_a = httpx.get(f"{a.query_url}/v1/playbooks/proj/entries").json()["entries"]
     book_b = httpx.get(f"{b.query_url}/v1/playbooks/proj/entries").json()["entries"]
     assert book_b == book_a and len(book_a) == 1
+    for path in ("proj/retention", "proj/sharing", "other/sharing"):
+        a_view, b_view = (settings_of(stack, path) for stack in (a, b))
+        if path == "other/sharing":  # another project's setting stays out of a project's dump
+            assert (a_view["strategy"], b_view["strategy"]) == ("separate", "unified")
+        else:
+            assert b_view == a_view, path
 
     def same_toc() -> bool:
         seen = toc_terms(a, "flaky test")

@@ -40,9 +40,11 @@ from agent_memory_client import AgentMemoryClient, ApiError, UnavailableError
 from agent_memory_client.types import EventIn
 
 FORMAT = "agent-memory-export"
-VERSION = 1
+VERSION = 2
+# version 1 had no project settings; its files read the same (with none)
+READABLE_VERSIONS = (1, 2)
 EVENT_BATCH = 500
-RECORD_KINDS = ("event", "pin", "episode", "playbook_entry")
+RECORD_KINDS = ("event", "pin", "episode", "playbook_entry", "retention", "sharing")
 
 EVENTS_SQL = """
 SELECT event_id, ts, project_id, agent_id, session_id, user_id, role, type, text, metadata
@@ -79,6 +81,27 @@ SELECT project_id, entry_id, section, text, helpful, harmful, neutral, embedder,
 FROM playbook_entries
 WHERE tenant = %(tenant)s AND (%(project)s::text IS NULL OR project_id = %(project)s)
 ORDER BY project_id, entry_id
+"""
+RETENTION_SQL = """
+SELECT project_id, overrides FROM retention_policies
+WHERE tenant = %(tenant)s AND (%(project)s::text IS NULL OR project_id = %(project)s)
+ORDER BY project_id
+"""
+SHARING_SQL = """
+SELECT project_id, strategy FROM project_sharing
+WHERE tenant = %(tenant)s AND (%(project)s::text IS NULL OR project_id = %(project)s)
+ORDER BY project_id
+"""
+# a project's settings already set in the importing deployment are kept, as every row is
+INSERT_RETENTION_SQL = """
+INSERT INTO retention_policies (tenant, project_id, overrides)
+VALUES (%(tenant)s, %(project_id)s, %(overrides)s)
+ON CONFLICT (tenant, project_id) DO NOTHING
+"""
+INSERT_SHARING_SQL = """
+INSERT INTO project_sharing (tenant, project_id, strategy)
+VALUES (%(tenant)s, %(project_id)s, %(strategy)s)
+ON CONFLICT (tenant, project_id) DO NOTHING
 """
 INSERT_EPISODE_SQL = """
 INSERT INTO episodes (tenant, episode_id, project_id, agent_id, session_id, task, status,
@@ -188,6 +211,10 @@ def export_dump(
         for row in conn.execute(PLAYBOOK_SQL, params).fetchall():
             gz.write(_line({"kind": "playbook_entry", **row}))
             report.counts["playbook_entry"] += 1
+        for kind, stmt in (("retention", RETENTION_SQL), ("sharing", SHARING_SQL)):
+            for row in conn.execute(stmt, params).fetchall():
+                gz.write(_line({"kind": kind, **row}))
+                report.counts[kind] += 1
         gz.write(_line({"kind": "end", "counts": report.counts}))
     return report
 
@@ -259,10 +286,10 @@ def read_dump(path: Path) -> Dump:
                 if number == 1:
                     if kind != "header" or item.get("format") != FORMAT:
                         raise DumpError("not an agent-memory export (no header line)")
-                    if item.get("version") != VERSION:
+                    if item.get("version") not in READABLE_VERSIONS:
                         raise DumpError(
                             f"export version {item.get('version')}; this agent-memory reads "
-                            f"version {VERSION}"
+                            f"versions {', '.join(map(str, READABLE_VERSIONS))}"
                         )
                     header = item
                 elif kind == "end":
@@ -278,6 +305,8 @@ def read_dump(path: Path) -> Dump:
     if end is None:
         raise DumpError("truncated: no end line")
     counts = {k: len(v) for k, v in records.items()}
+    if header.get("version") == 1:  # its end line counts only the kinds version 1 had
+        counts = {k: n for k, n in counts.items() if k not in ("retention", "sharing") or n}
     if end.get("counts") != counts:
         raise DumpError(f"the end line counts {end.get('counts')}, the file holds {counts}")
     return Dump(header=header, records=records)
@@ -306,6 +335,7 @@ class ImportReport:
     events: int = 0
     episodes_added: int = 0
     playbook_added: int = 0
+    settings_added: int = 0
     pins_applied: int = 0
     pins_pending: list[str] = field(default_factory=list)
 
@@ -326,7 +356,7 @@ async def import_dump(
             await client.post_events(cast(list[EventIn], chunk))
             report.events += len(chunk)
             bar.advance(task, len(chunk))
-    report.episodes_added, report.playbook_added = await asyncio.to_thread(
+    report.episodes_added, report.playbook_added, report.settings_added = await asyncio.to_thread(
         _write_rows, dsn, tenant, dump
     )
     deadline = time.monotonic() + wait_pins_s
@@ -349,10 +379,11 @@ async def import_dump(
     return report
 
 
-def _write_rows(dsn: str, tenant: str, dump: Dump) -> tuple[int, int]:
-    """Episodes (with their actions) and playbook entries, with their own ids: rows already
-    present are left as they are, so a second import changes nothing."""
-    episodes = playbook = 0
+def _write_rows(dsn: str, tenant: str, dump: Dump) -> tuple[int, int, int]:
+    """Episodes (with their actions), playbook entries and project settings (retention,
+    sharing), with their own ids: rows already present are left as they are, so a second import
+    changes nothing and a project configured here keeps its settings."""
+    episodes = playbook = settings = 0
     with psycopg.connect(dsn) as conn, conn.transaction():
         for ep in dump.records["episode"]:
             row = {**ep, "tenant": tenant, "metadata": orjson.dumps(ep["metadata"]).decode()}
@@ -371,7 +402,12 @@ def _write_rows(dsn: str, tenant: str, dump: Dump) -> tuple[int, int]:
         for entry in dump.records["playbook_entry"]:
             row = {**entry, "tenant": tenant, "sources": orjson.dumps(entry["sources"]).decode()}
             playbook += conn.execute(INSERT_PLAYBOOK_SQL, row).rowcount
-    return episodes, playbook
+        for item in dump.records["retention"]:
+            row = {**item, "tenant": tenant, "overrides": orjson.dumps(item["overrides"]).decode()}
+            settings += conn.execute(INSERT_RETENTION_SQL, row).rowcount
+        for item in dump.records["sharing"]:
+            settings += conn.execute(INSERT_SHARING_SQL, {**item, "tenant": tenant}).rowcount
+    return episodes, playbook, settings
 
 
 # --- the commands -----------------------------------------------------------------------------
@@ -460,7 +496,8 @@ def run_import_dump(settings: Settings, path: str, argv: Sequence[str]) -> int:
         return REFUSED
     print(
         f"imported {report.events} event(s), {report.episodes_added} new episode(s), "
-        f"{report.playbook_added} new playbook entr(ies), {report.pins_applied} pin(s)"
+        f"{report.playbook_added} new playbook entr(ies), {report.pins_applied} pin(s), "
+        f"{report.settings_added} project setting(s)"
     )
     if report.pins_pending:
         print(
