@@ -5,13 +5,15 @@ JetStream consumers. Here the same events go to two pipelines, each on its own n
 database: one runs every consumer once; the other runs two processes of each (recorder,
 segmenter, summarizer, bm25-indexer, embedder, topics) and has its nats-server restarted halfway
 through. Once both have drained, their segments, TOC (every node's latest version with its
-grips), vector documents, BM25 answers and the topic service's segments must be the same.
+grips), vector documents, BM25 documents and the topic service's segments must be the same.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -19,6 +21,8 @@ import psycopg
 import pytest
 
 from agent_memory_embedded.servers import PostgresServer
+from agent_memory_retrieval import RetrievalSettings, SearchFilter
+from agent_memory_retrieval.factory import open_text_index
 from tests.helpers import eventually, make_event
 from tests.stack import Stack, create_database, make_stack, start_nats
 from tests.toc_support import latest_snapshot
@@ -109,26 +113,29 @@ def snapshot(stack: Stack) -> dict[str, Any]:
         topic_segments = conn.execute(
             "SELECT tenant, node_id, node_version, event_ids FROM topic_segments ORDER BY 1, 2"
         ).fetchall()
-    # what BM25 holds, as the set each query matches (all of it: ranks move with usage counts
-    # and near-ties, the documents must not)
-    answers = {
-        q: sorted(
-            (hit["id"], sorted(hit["event_ids"]))
-            for hit in httpx.post(
-                f"{stack.query_url}/v1/search",
-                json={"query": q, "project_id": "proj", "tiers": ["bm25"], "limit": 100},
-                timeout=30,
-            ).json()["results"]
-        )
-        for q in QUERIES
-    }
     return {
         "segments": segments,
         "toc": latest_snapshot(stack.pg_dsn),
         "vectors": vectors,
         "topic_segments": topic_segments,
-        "bm25": answers,
+        "bm25": asyncio.run(bm25_documents(stack)),
     }
+
+
+async def bm25_documents(stack: Stack) -> dict[str, Any]:
+    """What the BM25 index holds: its size, and every document each query matches, read from
+    the index itself (search answers are ranked by usage and thinned of near-duplicates, so
+    two equal indexes can answer differently)."""
+    settings = RetrievalSettings(pg_dsn=stack.pg_dsn, home=Path(stack.env["AGENT_MEMORY_HOME"]))
+    index = await open_text_index(settings, writer=False)
+    try:
+        answers: dict[str, Any] = {"documents": await index.count("default")}
+        for q in QUERIES:
+            hits = await index.search(q, SearchFilter(tenant="default", project_id="proj"), 1000)
+            answers[q] = sorted((h.id, sorted(h.doc.event_ids)) for h in hits)
+        return answers
+    finally:
+        await index.close()
 
 
 def differences(last: dict[str, Any]) -> str:
