@@ -5,6 +5,8 @@ What it removes: index entries only (vector and BM25 documents of events, TOC no
 beyond retention; the "similar" entry of episodes below the value score). Events, TOC nodes,
 grips and episodes themselves stay, so a pruned moment is still reached through the TOC and
 ``/v1/events``.
+Extra steps report beside them: topic pruning (``topic_prune``, index "topics") deletes the
+topics whose importance has faded, never their segments.
 
 How it knows what to remove: candidates are read from the system of record, not from the
 engines: index document ids are deterministic (``docs.py``), so one query per source serves
