@@ -150,3 +150,64 @@ def topic_snapshot(dsn: str, tenant: str | None = None) -> dict[str, Any]:
 
 def dumps(value: Any) -> str:
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+
+
+def seed_topic(
+    dsn: str,
+    topic_id: str,
+    *,
+    ended: datetime,
+    tenant: str = "acme",
+    project_id: str = "proj",
+    members: int = 2,
+    salience: float = 0.5,
+    label: str = "",
+) -> list[str]:
+    """A topic with ``members`` segments ending at ``ended``, written straight to the topic
+    tables as a re-cluster leaves them (no clustering); returns the members' node ids."""
+    nodes = [f"segment:{topic_id.removeprefix('topic:')}-{i}" for i in range(members)]
+    with psycopg.connect(dsn) as conn:
+        conn.execute(
+            "INSERT INTO topics (tenant, topic_id, project_id, label, keywords, centroid) "
+            "VALUES (%s, %s, %s, %s, %s, %s)",
+            (tenant, topic_id, project_id, label or topic_id, ["k"], [1.0, 0.0]),
+        )
+        for node_id in nodes:
+            conn.execute(
+                "INSERT INTO topic_segments (tenant, node_id, project_id, node_version, session_id,"
+                " title, text, event_ids, salience, start_ts, end_ts, embedding, pending)"
+                " VALUES (%s, %s, %s, 1, 's', %s, %s, %s, %s, %s, %s, %s, false)",
+                (
+                    tenant,
+                    node_id,
+                    project_id,
+                    node_id,
+                    node_id,
+                    ["e"],
+                    salience,
+                    ended - timedelta(hours=1),
+                    ended,
+                    [1.0, 0.0],
+                ),
+            )
+            conn.execute(
+                "INSERT INTO topic_members (tenant, node_id, topic_id, project_id, assigned_by,"
+                " similarity) VALUES (%s, %s, %s, %s, 'cluster', 0.9)",
+                (tenant, node_id, topic_id, project_id),
+            )
+    return nodes
+
+
+def topic_rows(dsn: str) -> dict[str, list[tuple[Any, ...]]]:
+    """The rows of the topic tables a prune may touch (topics, membership) or must not
+    (segments)."""
+    with psycopg.connect(dsn) as conn:
+        return {
+            "topics": conn.execute("SELECT tenant, topic_id FROM topics ORDER BY 1, 2").fetchall(),
+            "members": conn.execute(
+                "SELECT tenant, topic_id, node_id FROM topic_members ORDER BY 1, 2, 3"
+            ).fetchall(),
+            "segments": conn.execute(
+                "SELECT tenant, node_id FROM topic_segments ORDER BY 1, 2"
+            ).fetchall(),
+        }

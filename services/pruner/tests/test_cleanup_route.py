@@ -1,10 +1,12 @@
-"""``POST /v1/admin/cleanup`` on a real pruner process and a real Postgres: who may call it, and
-bad bodies answered with a 422 naming the field."""
+"""``POST /v1/admin/cleanup`` on a real pruner process and a real Postgres: who may call it, bad
+bodies answered with a 422 naming the field, and faded topics pruned and reported (index
+"topics") with the topics service's variables."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
@@ -14,7 +16,9 @@ import pytest
 from agent_memory_common.db import prepare_database
 from agent_memory_common.keys import create_key
 from agent_memory_embedded.servers import NatsServer
+from tests.helpers import eventually
 from tests.stack import Stack, make_stack
+from tests.topics_support import seed_topic, topic_rows
 
 ADMIN = "admin-token-1"  # a bootstrap token: an admin of tenant acme
 
@@ -38,6 +42,9 @@ def pruner(nats_server: NatsServer, pg_dsn: str, tmp_path: Path) -> Iterator[Sta
         tmp_path,
         AGENT_MEMORY_TOKENS=f"{ADMIN}:acme",
         AGENT_MEMORY_PRUNER__FIRST_RUN_AFTER_S="3600",
+        # the topics service's variables, read alike by the pruner
+        AGENT_MEMORY_TOPIC_PRUNE_BELOW="0.1",
+        AGENT_MEMORY_TOPIC_HALF_LIFE_DAYS="20",
     )
     try:
         stack.start("pruner")
@@ -62,7 +69,7 @@ def test_admin_only_when_auth_is_on(pruner: Stack) -> None:
     assert ok.status_code == 200, ok.text
     report = ok.json()
     assert report["dry_run"] is True and report["tenant"] == "acme"
-    assert [i["index"] for i in report["indexes"]] == ["vector", "bm25", "episodes"]
+    assert [i["index"] for i in report["indexes"]] == ["vector", "bm25", "episodes", "topics"]
     assert report["entries"] == 0
 
 
@@ -80,3 +87,63 @@ def test_bad_bodies_name_the_field(pruner: Stack, body: object, field: str | Non
     assert r.status_code == 422, r.text
     if field is not None:
         assert r.json()["field"] == field
+
+
+def test_faded_topics_are_pruned_and_reported(pruner: Stack) -> None:
+    now = datetime.now(UTC)
+    dsn = pruner.pg_dsn
+    seed_topic(dsn, "topic:faded", ended=now - timedelta(days=200), label="flamingo cache")
+    seed_topic(dsn, "topic:fresh", ended=now - timedelta(days=1))
+    seed_topic(dsn, "topic:faded-other", ended=now - timedelta(days=200), project_id="other")
+    seed_topic(dsn, "topic:globex", ended=now - timedelta(days=200), tenant="globex")
+    before = topic_rows(dsn)
+
+    dry = _post(pruner, {"dry_run": True, "project_id": "proj"})
+    assert dry.status_code == 200, dry.text
+    (topics,) = [i for i in dry.json()["indexes"] if i["index"] == "topics"]
+    assert (topics["status"], topics["entries"]) == ("ok", 1)
+    (level,) = topics["levels"]
+    assert level["keep"] == "importance >= 0.1 (half-life 20d)"
+    assert [(e["id"], e["excerpt"]) for e in level["examples"]] == [
+        ("topic:faded", "flamingo cache")
+    ]
+    assert dry.json()["entries"] == 1
+    assert topic_rows(dsn) == before
+
+    done = _post(pruner, {"dry_run": False, "project_id": "proj"})
+    assert done.status_code == 200, done.text
+    (topics,) = [i for i in done.json()["indexes"] if i["index"] == "topics"]
+    assert topics["entries"] == 1
+    after = topic_rows(dsn)
+    # acme's other project and the other tenant are out of scope; the segments all stay
+    assert after["topics"] == [
+        ("acme", "topic:faded-other"),
+        ("acme", "topic:fresh"),
+        ("globex", "topic:globex"),
+    ]
+    assert after["segments"] == before["segments"]
+    assert not [m for m in after["members"] if m[1] == "topic:faded"]
+
+    # the tenant-wide run (what the schedule does per tenant) takes the other project's too
+    everything = _post(pruner, {"dry_run": False})
+    assert everything.status_code == 200, everything.text
+    assert topic_rows(dsn)["topics"] == [("acme", "topic:fresh"), ("globex", "topic:globex")]
+
+
+def test_the_schedule_prunes_faded_topics(
+    nats_server: NatsServer, pg_dsn: str, tmp_path: Path
+) -> None:
+    """No topics service running and no request: the pruner's scheduled run (every tenant)."""
+    now = datetime.now(UTC)
+    seed_topic(pg_dsn, "topic:faded", ended=now - timedelta(days=365))
+    seed_topic(pg_dsn, "topic:globex", ended=now - timedelta(days=365), tenant="globex")
+    seed_topic(pg_dsn, "topic:fresh", ended=now - timedelta(days=1))
+    stack = make_stack(nats_server, pg_dsn, tmp_path, AGENT_MEMORY_PRUNER__FIRST_RUN_AFTER_S="0")
+    try:
+        stack.start("pruner")
+        eventually(
+            lambda: topic_rows(pg_dsn)["topics"] == [("acme", "topic:fresh")],
+            what="the scheduled run pruned both faded topics",
+        )
+    finally:
+        stack.stop()

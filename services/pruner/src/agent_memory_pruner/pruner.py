@@ -20,13 +20,12 @@ from agent_memory_pruner.settings import Settings
 from agent_memory_retrieval.cleanup import CleanupReport, CleanupScope, ExtraStep, run_cleanup
 from agent_memory_retrieval.factory import open_text_index, open_vector_index
 from agent_memory_retrieval.ports import TextIndex, VectorIndex
+from agent_memory_retrieval.topic_prune import topic_step
 
 log = get_logger(__name__)
 
-# EXTENSION POINT (topics, issue 14): topic pruning. The topics engineer prunes topics below the
-# importance threshold on the topics service's own timer; to report them in the same cleanup
-# (dry run included), append an ``ExtraStep`` here: ``async (conn, scope, dry_run, now) ->
-# IndexReport`` with ``index="topics"``. Nothing prunes topics in this branch.
+# Steps beyond the retention matrix and the episode rule, each reporting its own index; topic
+# pruning (index "topics") joins them from the settings when a Pruner is built (``extra_steps``).
 EXTRA_STEPS: list[ExtraStep] = []
 
 
@@ -36,6 +35,11 @@ class Pruner:
         self.text: TextIndex | None = None
         self.vectors: VectorIndex | None = None
         self._lock = asyncio.Lock()
+        # topics below AGENT_MEMORY_TOPIC_PRUNE_BELOW (the topics service's variables)
+        self.extra_steps: list[ExtraStep] = [
+            topic_step(settings.topic_prune_rule(), settings.pruner.page_size),
+            *EXTRA_STEPS,
+        ]
 
     async def open(self) -> None:
         self.text = await open_text_index(self.settings, writer=True)
@@ -66,7 +70,7 @@ class Pruner:
                     dry_run=dry_run,
                     now=now,
                     episodes=self.settings.pruner.episode_rule(),
-                    extra_steps=EXTRA_STEPS,
+                    extra_steps=self.extra_steps,
                     page_size=self.settings.pruner.page_size,
                 )
         except Exception:

@@ -1,11 +1,13 @@
-"""Pruner settings: ``AGENT_MEMORY_PRUNER__*`` plus the retrieval ones (which engines to prune)."""
+"""Pruner settings: ``AGENT_MEMORY_PRUNER__*``, the retrieval ones (which engines to prune), and
+the topic rule the topics service reads too (``AGENT_MEMORY_TOPIC_HALF_LIFE_DAYS``,
+``AGENT_MEMORY_TOPIC_PRUNE_BELOW``)."""
 
 from __future__ import annotations
 
 from pydantic import Field
 
 from agent_memory_retrieval.retention import EpisodeOptions
-from agent_memory_retrieval.settings import RetrievalSettings
+from agent_memory_retrieval.topic_prune import TopicPruneSettings
 
 
 class PrunerOptions(EpisodeOptions):
@@ -20,5 +22,5 @@ class PrunerOptions(EpisodeOptions):
     page_size: int = Field(default=1000, ge=1, le=100_000, description="Entries per delete.")
 
 
-class Settings(RetrievalSettings):
+class Settings(TopicPruneSettings):
     pruner: PrunerOptions = PrunerOptions()

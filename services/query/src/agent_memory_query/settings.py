@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from agent_memory_retrieval.settings import RetrievalSettings
+from agent_memory_retrieval.topic_prune import DEFAULT_HALF_LIFE_DAYS
 
 
 class SearchOptions(BaseModel):
@@ -95,7 +96,10 @@ class Settings(RetrievalSettings):
     """Retrieval settings (index engines, model) are shared with the index writers."""
 
     query: QueryOptions = QueryOptions()
-    # shared with the topics service (one env var): importance halves every this many days
+    # shared with the topics service and the pruner (one env var, one default): importance
+    # halves every this many days
     topic_half_life_days: float = Field(
-        default=30.0, gt=0, description="Topic importance halves for every this many days."
+        default=DEFAULT_HALF_LIFE_DAYS,
+        gt=0,
+        description="Topic importance halves for every this many days of age.",
     )

@@ -1,5 +1,5 @@
 """Composition root of the topics service: the embedder, one consumer, and the timer that
-re-clusters due projects and prunes faded topics."""
+re-clusters due projects (and prunes faded topics, if ``topic_prune_interval`` is set)."""
 
 from __future__ import annotations
 
@@ -44,8 +44,9 @@ async def recluster_due(pool: AsyncConnectionPool, settings: Settings) -> int:
 
 
 async def housekeeping(pool: AsyncConnectionPool, settings: Settings, stop: asyncio.Event) -> None:
-    """The timer: due re-clusters every ``check_interval_s``, a prune every
-    ``topic_prune_interval`` seconds. Failures are logged and retried on the next tick."""
+    """The timer: due re-clusters every ``check_interval_s``, and a prune every
+    ``topic_prune_interval`` seconds when set (off by default: the retention pruner prunes
+    faded topics). Failures are logged and retried on the next tick."""
     last_prune = time.monotonic()
     while not stop.is_set():
         with contextlib.suppress(TimeoutError):
@@ -57,7 +58,7 @@ async def housekeeping(pool: AsyncConnectionPool, settings: Settings, stop: asyn
             every = settings.topic_prune_interval
             if every > 0 and time.monotonic() - last_prune >= every:
                 async with pool.connection() as conn:
-                    await prune(conn, settings.topic_half_life_days, settings.topic_prune_below)
+                    await prune(conn, settings.topic_prune_rule())
                 last_prune = time.monotonic()
         except Exception as exc:  # Postgres away: the next tick tries again
             log.warning("topics.housekeeping_failed", error=str(exc))

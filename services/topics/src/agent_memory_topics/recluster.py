@@ -11,12 +11,15 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 from psycopg import AsyncConnection
 
 from agent_memory_common.logs import get_logger
+from agent_memory_retrieval.cleanup import CleanupScope
+from agent_memory_retrieval.topic_prune import TopicPruneRule, prune_topics
 from agent_memory_topics import labels, store
 from agent_memory_topics.clustering import (
     UNASSIGNED,
@@ -141,9 +144,11 @@ async def recluster(
     return summary
 
 
-async def prune(conn: AsyncConnection, half_life_days: float, below: float) -> int:
-    """Drop topics whose importance now is below ``below``; their members stay, unassigned."""
-    gone = await store.rows(conn, "prune", half_life_days=half_life_days, below=below)
-    if gone:
-        log.info("topics.pruned", topics=len(gone))
-    return len(gone)
+async def prune(conn: AsyncConnection, rule: TopicPruneRule) -> int:
+    """Drop topics whose importance now is below ``rule.below``, every tenant; their members
+    stay, unassigned. The same code as the retention pruner's "topics" step
+    (``agent_memory_retrieval.topic_prune``)."""
+    report = await prune_topics(conn, rule, CleanupScope(), dry_run=False, now=datetime.now(UTC))
+    if report.entries:
+        log.info("topics.pruned", topics=report.entries)
+    return report.entries

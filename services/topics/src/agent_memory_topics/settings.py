@@ -1,12 +1,14 @@
-"""Topics settings: ``AGENT_MEMORY_TOPICS__*``, plus three top-level ones the query service
-shares (``AGENT_MEMORY_TOPIC_HALF_LIFE_DAYS``, ``AGENT_MEMORY_TOPIC_PRUNE_BELOW``) or that the
-retention pruner may take over (``AGENT_MEMORY_TOPIC_PRUNE_INTERVAL``)."""
+"""Topics settings: ``AGENT_MEMORY_TOPICS__*``, plus three top-level ones:
+``AGENT_MEMORY_TOPIC_HALF_LIFE_DAYS`` (shared with the query service and the retention pruner),
+``AGENT_MEMORY_TOPIC_PRUNE_BELOW`` (shared with the pruner, which prunes on its schedule; both
+from ``agent_memory_retrieval.topic_prune``) and ``AGENT_MEMORY_TOPIC_PRUNE_INTERVAL`` (this
+service's own prune timer, off by default: for a deployment without the pruner)."""
 
 from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from agent_memory_retrieval.settings import RetrievalSettings
+from agent_memory_retrieval.topic_prune import TopicPruneSettings
 from agent_memory_topics.clustering import ClusterParams
 
 
@@ -47,14 +49,14 @@ class TopicsOptions(BaseModel):
         )
 
 
-class Settings(RetrievalSettings):
+class Settings(TopicPruneSettings):
     topics: TopicsOptions = TopicsOptions()
-    topic_half_life_days: float = Field(
-        default=30.0, gt=0, description="Importance halves for every this many days of age."
-    )
-    topic_prune_below: float = Field(
-        default=0.05, ge=0, description="Topics whose importance now is lower are pruned."
-    )
     topic_prune_interval: float = Field(
-        default=3600.0, ge=0, description="Seconds between prunes (0: never)."
+        default=0.0,
+        ge=0,
+        description=(
+            "Seconds between this service's own prunes (0: never, the default: the retention "
+            "pruner prunes faded topics on its schedule and reports them). Set it only for a "
+            "deployment without the pruner."
+        ),
     )

@@ -1,10 +1,13 @@
-"""``agent-memory admin cleanup [--dry-run]``: apply the retention matrix now, from a terminal.
+"""``agent-memory admin cleanup [--dry-run]``: apply the retention matrix (and prune faded topics)
+now, from a terminal.
 
 Runs the pruner's own cleanup (``agent_memory_retrieval.cleanup``) in this process, against the
 stack's Postgres and index engines, like ``admin rebuild-index``: it works whether or not the
 pruner service is up, and is safe beside it (both are idempotent). Every tenant unless
 ``--tenant``; per index and level, how many entries would go (``--dry-run``) or went, with a few
-examples. The episode rule is read from ``AGENT_MEMORY_PRUNER__EPISODE_*``, as the service does.
+examples. The episode rule is read from ``AGENT_MEMORY_PRUNER__EPISODE_*`` and the topic rule
+from ``AGENT_MEMORY_TOPIC_HALF_LIFE_DAYS`` / ``AGENT_MEMORY_TOPIC_PRUNE_BELOW``, as the service
+does.
 """
 
 from __future__ import annotations
@@ -23,17 +26,18 @@ from agent_memory_common.logs import configure_logging
 from agent_memory_retrieval.cleanup import CleanupReport, CleanupScope, run_cleanup
 from agent_memory_retrieval.factory import open_text_index, open_vector_index
 from agent_memory_retrieval.retention import EpisodeOptions
-from agent_memory_retrieval.settings import RetrievalSettings
+from agent_memory_retrieval.topic_prune import TopicPruneSettings, topic_step
 
 
-class CleanupSettings(RetrievalSettings):
+class CleanupSettings(TopicPruneSettings):
     pruner: EpisodeOptions = EpisodeOptions()
 
 
 def register(admin_sub: Any) -> None:
     """Adds ``cleanup`` under ``agent-memory admin``."""
     parser = admin_sub.add_parser(
-        "cleanup", help="prune index entries beyond retention (--dry-run: only count them)"
+        "cleanup",
+        help="prune index entries beyond retention and faded topics (--dry-run: only count them)",
     )
     parser.add_argument("--dry-run", action="store_true", help="count, remove nothing")
     parser.add_argument("--project-id", help="one project only")
@@ -56,6 +60,7 @@ async def cleanup(
                 scope=scope,
                 dry_run=dry_run,
                 episodes=settings.pruner.episode_rule(),
+                extra_steps=[topic_step(settings.topic_prune_rule())],
             )
     finally:
         await text.close()
@@ -65,7 +70,7 @@ async def cleanup(
 def render(report: CleanupReport) -> str:
     verb = "would go" if report.dry_run else "went"
     lines = [
-        f"{'dry run: ' if report.dry_run else ''}{report.entries} index entries {verb} "
+        f"{'dry run: ' if report.dry_run else ''}{report.entries} entries {verb} "
         f"in {report.seconds:.1f}s (ages measured at {report.now:%Y-%m-%d %H:%M} UTC)"
     ]
     for index in report.indexes:

@@ -5,6 +5,8 @@ What it removes: index entries only (vector and BM25 documents of events, TOC no
 beyond retention; the "similar" entry of episodes below the value score). Events, TOC nodes,
 grips and episodes themselves stay, so a pruned moment is still reached through the TOC and
 ``/v1/events``.
+Extra steps report beside them: topic pruning (``topic_prune``, index "topics") deletes the
+topics whose importance has faded, never their segments.
 
 How it knows what to remove: candidates are read from the system of record, not from the
 engines: index document ids are deterministic (``docs.py``), so one query per source serves
@@ -51,7 +53,7 @@ NODE_LEVELS = ("segment", "day", "week", "month", "year")
 
 
 class Example(BaseModel):
-    id: str = Field(description="Index document id (or episode id).")
+    id: str = Field(description="Index document id (or episode id, or topic id).")
     project_id: str
     ts: datetime = Field(description="The entry's time: what its age is counted from.")
     excerpt: str = Field(description="The first words of its text or title.")
@@ -70,7 +72,7 @@ class LevelReport(BaseModel):
 
 
 class IndexReport(BaseModel):
-    index: str = Field(description="'vector', 'bm25' or 'episodes'.")
+    index: str = Field(description="'vector', 'bm25', 'episodes' or 'topics'.")
     engine: str = Field(description="The adapter: PgVectorIndex, TantivyIndex, ...")
     status: Literal["ok", "unavailable"] = "ok"
     reason: str | None = None
@@ -119,7 +121,7 @@ async def _projects(conn: AsyncConnection[Any], scope: CleanupScope) -> list[tup
 
 # --- the run -----------------------------------------------------------------------------------
 
-# An extra step (the topics engineer's topic pruning, for one) adds its own IndexReport:
+# An extra step (topic pruning, ``topic_prune.topic_step``, for one) adds its own IndexReport:
 # called with the connection, the scope, dry_run and now.
 ExtraStep = Callable[[AsyncConnection[Any], CleanupScope, bool, datetime], Awaitable[IndexReport]]
 

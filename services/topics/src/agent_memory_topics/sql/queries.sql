@@ -121,20 +121,6 @@ VALUES (%(tenant)s, %(project_id)s, now(), %(size)s)
 ON CONFLICT (tenant, project_id) DO UPDATE SET
     clustered_at = EXCLUDED.clustered_at, clustered_size = EXCLUDED.clustered_size
 
--- name: prune
--- Topics whose importance now (members' salience, halved every half-life since each member's
--- end) is below the threshold leave the graph; their members stay, unassigned.
-DELETE FROM topics t
-WHERE NOT EXISTS (
-    SELECT 1 FROM topic_members m JOIN topic_segments s
-      ON s.tenant = m.tenant AND s.node_id = m.node_id
-    WHERE m.tenant = t.tenant AND m.topic_id = t.topic_id
-    GROUP BY m.topic_id
-    HAVING sum(s.salience * power(0.5, greatest(extract(epoch FROM now() - s.end_ts), 0)
-                                       / (%(half_life_days)s * 86400.0))) >= %(below)s
-)
-RETURNING tenant, topic_id
-
 -- name: latest_segments
 -- The table of contents' segments as they read now (rebuild-topics).
 SELECT v.tenant, v.node_id, v.project_id, v.version, v.session_id, v.title, v.bullets,
