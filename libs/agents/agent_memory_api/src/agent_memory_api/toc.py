@@ -80,6 +80,10 @@ class NodeAnswer(NodeSummary):
     summarizer: str
     created_at: Timestamp
     empty: bool
+    # who it came from: the distinct agents and users of the events below it, sorted (a segment:
+    # its own events; a day, week...: those of every segment under it)
+    agent_ids: list[str]
+    user_ids: list[str]
     # segments only
     session_id: NotRequired[str | None]
     agent_id: NotRequired[str | None]

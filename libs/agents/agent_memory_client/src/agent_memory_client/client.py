@@ -290,7 +290,8 @@ class AgentMemoryClient:
         return cast(SearchResponse, await self._post("/v1/search", body))
 
     async def toc(self, **params: Any) -> dict[str, Any]:
-        """The top of the table of contents (years), filtered by e.g. ``project_id``."""
+        """The top of the table of contents (years), filtered by e.g. ``project_id``,
+        ``user_id`` (as are ``toc_children`` and ``toc_search``)."""
         return cast(dict[str, Any], await self._get("/v1/toc", **params))
 
     async def toc_node(self, node_id: str, **params: Any) -> dict[str, Any]:
@@ -325,12 +326,16 @@ class AgentMemoryClient:
         since: TimeArg | None = None,
         until: TimeArg | None = None,
         limit: int = 20,
+        user_id: str | None = None,
     ) -> TopicList:
         """The themes by importance; ``since``/``until``: those active in the window, ranked as
-        of ``until`` ("what have I worked on this month?")."""
+        of ``until`` ("what have I worked on this month?"); ``user_id``: those this user worked
+        on (a member segment holds an event of theirs)."""
         params: dict[str, Any] = {"limit": limit}
         if project_id is not None:
             params["project_id"] = project_id
+        if user_id is not None:
+            params["user_id"] = user_id
         if since is not None:
             params["since"] = _time_param(since)
         if until is not None:
@@ -343,12 +348,19 @@ class AgentMemoryClient:
         return cast(TopicDetail, await self._get(path, members=members))
 
     async def search_topics(
-        self, query: str, *, project_id: str | None = None, limit: int = 10
+        self,
+        query: str,
+        *,
+        project_id: str | None = None,
+        limit: int = 10,
+        user_id: str | None = None,
     ) -> TopicSearchAnswer:
-        """Topics by meaning ("what is related to the billing work?")."""
+        """Topics by meaning ("what is related to the billing work?"), of ``user_id`` if given."""
         body: dict[str, Any] = {"query": query, "limit": limit}
         if project_id is not None:
             body["project_id"] = project_id
+        if user_id is not None:
+            body["user_id"] = user_id
         return cast(TopicSearchAnswer, await self._post("/v1/topics/search", body))
 
     # -- episodes ---------------------------------------------------------------------------

@@ -167,7 +167,8 @@ def build_server(client: AgentMemoryClient, defaults: ServerDefaults | None = No
         description=(
             "Browse the table of contents of memory. Without arguments: the years. With node_id: "
             "that node (year, month, week, day or segment) and its children, to drill down to a "
-            "segment. With at (RFC 3339 time): the nodes containing that moment."
+            "segment. With at (RFC 3339 time): the nodes containing that moment. user_id: only "
+            "the nodes (and a segment's events) of that user, in team projects."
         )
     )
     async def memory_toc(
@@ -178,10 +179,14 @@ def build_server(client: AgentMemoryClient, defaults: ServerDefaults | None = No
             str | None, Field(description="RFC 3339 time, e.g. 2026-01-31T12:00Z")
         ] = None,
         project_id: Annotated[str | None, Field(description="Default: the current one")] = None,
+        user_id: Annotated[
+            str | None, Field(description="Only what this user wrote (team projects)")
+        ] = None,
         ctx: Context | None = None,
     ) -> dict[str, Any]:
         pid = project(project_id)
         params = {"project_id": pid} if pid else {}
+        who = {"user_id": user_id} if user_id else {}
         with _as_caller(ctx):
             try:
                 if at:
@@ -189,9 +194,9 @@ def build_server(client: AgentMemoryClient, defaults: ServerDefaults | None = No
                 if node_id:
                     _, plain = split_doc_id(node_id)
                     node = await client.toc_node(plain)
-                    children = await client.toc_children(plain)
+                    children = await client.toc_children(plain, **who)
                     return {"node": node, "children": children}
-                return await client.toc(**params)
+                return await client.toc(**params, **who)
             except Exception as exc:
                 raise _fail("memory_toc", exc) from exc
 
@@ -200,7 +205,7 @@ def build_server(client: AgentMemoryClient, defaults: ServerDefaults | None = No
             "The themes worked on, by importance (recent work counts more). Without arguments: "
             "the top topics of the project; since/until (RFC 3339) for a window like this month; "
             "query: topics about something; topic_id: that topic's segments (with event ids) "
-            "and its related topics."
+            "and its related topics. user_id: only the topics that user worked on (team projects)."
         )
     )
     async def memory_topics(
@@ -210,6 +215,9 @@ def build_server(client: AgentMemoryClient, defaults: ServerDefaults | None = No
         until: Annotated[str | None, Field(description="Window end; ranked as of it")] = None,
         limit: Annotated[int, Field(ge=1, le=50)] = 10,
         project_id: Annotated[str | None, Field(description="Default: the current one")] = None,
+        user_id: Annotated[
+            str | None, Field(description="Only topics this user worked on (team projects)")
+        ] = None,
         ctx: Context | None = None,
     ) -> dict[str, Any]:
         pid = project(project_id)
@@ -218,9 +226,15 @@ def build_server(client: AgentMemoryClient, defaults: ServerDefaults | None = No
                 if topic_id:
                     return dict(await client.topic(topic_id, members=50))
                 if query:
-                    return dict(await client.search_topics(query, project_id=pid, limit=limit))
+                    return dict(
+                        await client.search_topics(
+                            query, project_id=pid, limit=limit, user_id=user_id
+                        )
+                    )
                 return dict(
-                    await client.topics(project_id=pid, since=since, until=until, limit=limit)
+                    await client.topics(
+                        project_id=pid, since=since, until=until, limit=limit, user_id=user_id
+                    )
                 )
             except Exception as exc:
                 raise _fail("memory_topics", exc) from exc

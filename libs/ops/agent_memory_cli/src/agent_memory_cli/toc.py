@@ -4,6 +4,7 @@
     agent-memory toc month:2026-03@my-project        a node: bullets, grips, children
     agent-memory toc segment:sg_...  --events        a segment and the events it holds
     agent-memory toc --project my-project --at 2026-03-31T14:00:00Z   the path to an instant
+    agent-memory toc --project my-project --user dana                  only what Dana wrote in
 
 Everything goes through the query service's HTTP API, so the CLI shows exactly what an agent
 sees; ids printed can be pasted back as the next argument.
@@ -44,15 +45,17 @@ def _line(node: dict[str, Any], indent: str = "") -> str:
     )
 
 
-async def render_years(client: AgentMemoryClient, project: str | None) -> list[str]:
-    years = (await client.toc(project_id=project))["years"]
+async def render_years(
+    client: AgentMemoryClient, project: str | None, user: str | None = None
+) -> list[str]:
+    years = (await client.toc(project_id=project, user_id=user))["years"]
     if not years:
         scope = f"project {project!r}" if project else "any project"
         return [f"no table of contents yet for {scope}"]
     lines = []
     for year in years:
         lines.append(_line(year))
-        for month in (await client.toc_children(year["node_id"]))["children"]:
+        for month in (await client.toc_children(year["node_id"], user_id=user))["children"]:
             lines.append(_line(month, "  "))
     lines.append("")
     lines.append("open one: agent-memory toc <id>")
@@ -60,7 +63,12 @@ async def render_years(client: AgentMemoryClient, project: str | None) -> list[s
 
 
 async def render_node(
-    client: AgentMemoryClient, node_id: str, version: int | None, events: bool, width: int
+    client: AgentMemoryClient,
+    node_id: str,
+    version: int | None,
+    events: bool,
+    width: int,
+    user: str | None = None,
 ) -> list[str]:
     node = await client.toc_node(node_id, version=version)
     version_note = f"v{node['version']} of {node['latest_version']}"
@@ -78,6 +86,11 @@ async def render_node(
         lines.append(
             f"  session: {node['session_id']}   agent: {node['agent_id']}   "
             f"events: {len(node['event_ids'])} (overlap {node['overlap_count'] or 0})"
+        )
+    if node.get("user_ids") or node.get("agent_ids"):
+        lines.append(
+            f"  agents: {', '.join(node.get('agent_ids') or []) or '-'}   "
+            f"users: {', '.join(node.get('user_ids') or []) or '-'}"
         )
     if node["parent_id"]:
         lines.append(f"  up: {node['parent_id']}")
@@ -97,7 +110,7 @@ async def render_node(
                 f"      ↳ {grip['grip_id']}  events {', '.join(grip['event_ids'])}: "
                 f"“{_one_line(grip['excerpt'], EXCERPT_CHARS)}”"
             )
-    children = await client.toc_children(node_id, version=version)
+    children = await client.toc_children(node_id, version=version, user_id=user)
     if node["level"] == "segment":
         if events:
             lines.append("")
@@ -146,19 +159,21 @@ async def _output(client: AgentMemoryClient, args: argparse.Namespace, width: in
         if args.node_id:
             data: Any = {
                 "node": await client.toc_node(args.node_id, version=args.version),
-                "children": await client.toc_children(args.node_id, version=args.version),
+                "children": await client.toc_children(
+                    args.node_id, version=args.version, user_id=args.user
+                ),
             }
         elif args.at:
             data = await client.toc_at(args.at, project_id=args.project)
         else:
-            data = await client.toc(project_id=args.project)
+            data = await client.toc(project_id=args.project, user_id=args.user)
         return json.dumps(data, indent=2, ensure_ascii=False)
     if args.node_id:
-        lines = await render_node(client, args.node_id, args.version, args.events, width)
+        lines = await render_node(client, args.node_id, args.version, args.events, width, args.user)
     elif args.at:
         lines = await render_at(client, args.project, args.at)
     else:
-        lines = await render_years(client, args.project)
+        lines = await render_years(client, args.project, args.user)
     return "\n".join(lines)
 
 
@@ -185,6 +200,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--events", action="store_true", help="a segment's events")
     parser.add_argument("--version", type=int, help="an older version of the node")
     parser.add_argument("--at", help="the path to this instant (RFC 3339 or epoch ms)")
+    parser.add_argument(
+        "--user", help="only nodes and events of this user (team projects; not with --at)"
+    )
     parser.add_argument("--json", action="store_true", help="the raw JSON of the API")
     parser.add_argument("--token", help="bearer token (default: AGENT_MEMORY_TOKEN)")
     parser.set_defaults(run=_run)

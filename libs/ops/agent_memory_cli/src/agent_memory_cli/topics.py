@@ -2,6 +2,7 @@
 
     agent-memory topics --project my-project --since 2026-11-01      themes this month
     agent-memory topics search "billing" --project my-project         topics about X
+    agent-memory topics --project my-project --user dana               themes Dana worked on
     agent-memory topics show topic:4f1c...                            a topic, members, related
     agent-memory admin rebuild-topics [--project P]                   the graph again from the TOC
 
@@ -71,11 +72,17 @@ async def _output(client: AgentMemoryClient, args: argparse.Namespace) -> str:
         data = await client.topic(args.topic_id)
         lines = render_topic(dict(data))
     elif args.topic_command == "search":
-        data = await client.search_topics(args.query, project_id=args.project, limit=args.limit)
+        data = await client.search_topics(
+            args.query, project_id=args.project, limit=args.limit, user_id=args.user
+        )
         lines = render_list([dict(t) for t in data["topics"]], f"{args.query!r}")
     else:
         data = await client.topics(
-            project_id=args.project, since=args.since, until=args.until, limit=args.limit
+            project_id=args.project,
+            since=args.since,
+            until=args.until,
+            limit=args.limit,
+            user_id=args.user,
         )
         scope = f"project {args.project!r}" if args.project else "any project"
         lines = render_list([dict(t) for t in data["topics"]], scope)
@@ -110,6 +117,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--since", help="only topics active since (RFC 3339 or epoch ms)")
     parser.add_argument("--until", help="window end; importance is ranked as of it")
     parser.add_argument("--limit", type=int, default=20)
+    parser.add_argument("--user", help="only topics this user worked on (team projects)")
     _common(parser)
     parser.set_defaults(run=_run, topic_command=None)
     sub = parser.add_subparsers(dest="topic_command")
@@ -120,6 +128,7 @@ def register(subparsers: Any) -> None:
     search.add_argument("query")
     search.add_argument("--project", help="one project")
     search.add_argument("--limit", type=int, default=10)
+    search.add_argument("--user", help="only topics this user worked on (team projects)")
     _common(search)
 
 

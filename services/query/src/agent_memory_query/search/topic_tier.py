@@ -57,7 +57,7 @@ async def topic_results(
 
             vector = await embed(ctx, about)
             found = await topic_store.search(
-                conn, tenant, body.project_id, about, vector, limit, half_life
+                conn, tenant, body.project_id, about, vector, limit, half_life, body.user_id
             )
             found = [t for t in found if t["score"] >= (0.3 if vector is not None else 0.5)]
         else:
@@ -69,6 +69,7 @@ async def topic_results(
                 until=until,
                 limit=limit,
                 half_life_days=half_life,
+                user_id=body.user_id,
             )
         if not found:
             return []

@@ -42,6 +42,15 @@ _ID = r"^[^\x00-\x1f\x7f]+$"
 MAX_QUERY_CHARS = 1000
 NodeId = Annotated[str, Path(min_length=1, max_length=300, pattern=_ID)]
 ProjectParam = Annotated[str | None, Query(min_length=1, max_length=200, pattern=_ID)]
+UserParam = Annotated[
+    str | None,
+    Query(
+        min_length=1,
+        max_length=200,
+        pattern=_ID,
+        description="Only nodes holding an event of this user (team projects)",
+    ),
+]
 
 
 def _not_found(what: str, value: str, field: str) -> ApiError:
@@ -60,9 +69,10 @@ async def toc_years(
     tenant: Tenant,
     project_id: ProjectParam = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    user_id: UserParam = None,
 ) -> dict[str, Any]:
     async with ctx.pool.connection() as conn:
-        years = await store.years(conn, tenant, project_id, limit)
+        years = await store.years(conn, tenant, project_id, limit, user_id)
     return {"project_id": project_id, "years": years}
 
 
@@ -106,7 +116,9 @@ async def toc_children(
     tenant: Tenant,
     node_id: NodeId,
     version: Annotated[int | None, Query(ge=1, description="Children of an older version")] = None,
+    user_id: UserParam = None,
 ) -> dict[str, Any]:
+    """With ``user_id``: only the children holding an event of that user, only their events."""
     async with ctx.pool.connection() as conn:
         found = await store.node(conn, tenant, node_id, version)
         if found is None:
@@ -121,10 +133,14 @@ async def toc_children(
             overlap = set(found["event_ids"][: found["overlap_count"] or 0])
             out["children"] = []
             out["events"] = [
-                store.event_json(e) | {"overlap": e["event_id"] in overlap} for e in events
+                store.event_json(e) | {"overlap": e["event_id"] in overlap}
+                for e in events
+                if user_id is None or e["user_id"] == user_id
             ]
         else:
-            out["children"] = await store.latest_summaries(conn, tenant, found["child_ids"])
+            out["children"] = await store.latest_summaries(
+                conn, tenant, found["child_ids"], user_id
+            )
     return out
 
 
@@ -210,6 +226,7 @@ async def toc_search(ctx: Ctx, tenant: Tenant, body: TocSearch) -> dict[str, Any
             until=until,
             levels=list(body.levels) if body.levels else None,
             limit=body.limit,
+            user_id=body.user_id,
         )
     return {"terms": terms, "hits": hits}
 

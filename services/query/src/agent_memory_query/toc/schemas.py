@@ -46,6 +46,13 @@ class TocSearch(BaseModel):
     until: str | int | None = Field(default=None, description="RFC 3339 or epoch ms")
     levels: list[Level] | None = Field(default=None, min_length=1)
     limit: int = Field(default=20, ge=1, le=200)
+    user_id: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=200,
+        pattern=_ID,
+        description="Only nodes holding an event of this user (team projects)",
+    )
 
     @field_validator("since", "until", mode="before")
     @classmethod

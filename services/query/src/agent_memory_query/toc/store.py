@@ -2,6 +2,21 @@
 
 Nodes are shown as the API returns them: salience with the pin bonus applied, bullets with
 their grips expanded, rows free of internal columns.
+
+By user (team mode, docs/team.md). Users are recorded on events only (``events.user_id``), the
+notion search's ``user_id`` filter uses too, so a node "has" a user when one of the segments
+below it (itself, for a segment) holds an event of that user: the segments of the current tree
+(``toc_nodes.parent_id``, latest versions), their ``event_ids`` probed in ``events`` through its
+``(tenant, event_id)`` key. Costs:
+
+- the filter (``user_id`` of the listings and of the term search) is an ``EXISTS`` per node
+  listed or matched, after the other filters: it stops at the first event of the user, so a node
+  the user wrote in costs a few index probes; a node they did not write costs one probe per event
+  below it (a year: every event of the project that year). Fine for the listings' tens of nodes;
+  a term search with ``user_id`` over years pays that for each matching year.
+- ``agent_ids`` / ``user_ids`` of a node answer: a segment reads its own version (agent from the
+  version, users by one probe per event); a calendar node walks the whole subtree, one probe per
+  event below it. Listings do not carry them, for that reason.
 """
 
 from __future__ import annotations
@@ -63,9 +78,14 @@ def summary_json(row: dict[str, Any]) -> dict[str, Any]:
 
 
 async def years(
-    conn: AsyncConnection, tenant: str, project_id: str | None, limit: int
+    conn: AsyncConnection,
+    tenant: str,
+    project_id: str | None,
+    limit: int,
+    user_id: str | None = None,
 ) -> list[dict[str, Any]]:
-    rows = await _all(conn, "years", {"tenant": tenant, "project_id": project_id, "limit": limit})
+    params = {"tenant": tenant, "project_id": project_id, "limit": limit, "user_id": user_id}
+    rows = await _all(conn, "years", params)
     return [summary_json(r) for r in rows]
 
 
@@ -116,11 +136,20 @@ async def node(
         }
     )
     if row["level"] == "segment":
+        agent_ids = [row["agent_id"]] if row["agent_id"] else []
+        user_ids = list(row["user_ids"])
+    else:
+        who = await _one(conn, "subtree_attribution", {"tenant": tenant, "node_id": node_id})
+        agent_ids = list(who["agent_ids"]) if who else []
+        user_ids = list(who["user_ids"]) if who else []
+    out.update({"agent_ids": agent_ids, "user_ids": user_ids})
+    if row["level"] == "segment":
         out.update(
             {
                 "session_id": row["session_id"],
                 "agent_id": row["agent_id"],
-                "user_id": row.get("user_id"),
+                # the one user of its events (null: none or several)
+                "user_id": user_ids[0] if len(user_ids) == 1 else None,
                 "event_ids": list(row["event_ids"] or []),
                 "overlap_count": row["overlap_count"],
                 "segment_version": row["source_version"],
@@ -153,11 +182,14 @@ async def grips_by_id(
 
 
 async def latest_summaries(
-    conn: AsyncConnection, tenant: str, node_ids: list[str]
+    conn: AsyncConnection, tenant: str, node_ids: list[str], user_id: str | None = None
 ) -> list[dict[str, Any]]:
+    """Latest versions of the nodes, in time order; with ``user_id``, only the nodes holding an
+    event of that user (see "By user" above)."""
     if not node_ids:
         return []
-    rows = await _all(conn, "latest_summaries", {"tenant": tenant, "node_ids": node_ids})
+    params = {"tenant": tenant, "node_ids": node_ids, "user_id": user_id}
+    rows = await _all(conn, "latest_summaries", params)
     return [summary_json(r) | {"empty": r["is_empty"]} for r in rows]
 
 
@@ -273,9 +305,11 @@ async def search(
     until: datetime | None,
     levels: list[str] | None,
     limit: int,
+    user_id: str | None = None,
 ) -> list[dict[str, Any]]:
     """Term matching over titles, bullets and key phrases of the latest node versions, scored
-    and ranked in the database (see ``search`` in sql/toc.sql); ties go to the more recent."""
+    and ranked in the database (see ``search`` in sql/toc.sql); ties go to the more recent.
+    With ``user_id``, only nodes holding an event of that user (see "By user" above)."""
     rows = await _all(
         conn,
         "search",
@@ -289,6 +323,7 @@ async def search(
             "patterns": [_like(t) for t in terms],
             "terms": terms,
             "limit": limit,
+            "user_id": user_id,
         },
     )
     hits = []

@@ -30,6 +30,15 @@ router = APIRouter(tags=["topics"])
 _ID = r"^[^\x00-\x1f\x7f]+$"
 TopicId = Annotated[str, Path(min_length=1, max_length=300, pattern=_ID)]
 ProjectParam = Annotated[str | None, Query(min_length=1, max_length=200, pattern=_ID)]
+UserParam = Annotated[
+    str | None,
+    Query(
+        min_length=1,
+        max_length=200,
+        pattern=_ID,
+        description="Only topics with a member segment holding an event of this user",
+    ),
+]
 TimeParam = Annotated[str | None, Query(min_length=1, description="RFC 3339 or epoch ms")]
 
 
@@ -47,6 +56,7 @@ async def list_topics(
     since: TimeParam = None,
     until: TimeParam = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 20,
+    user_id: UserParam = None,
 ) -> dict[str, Any]:
     start = parse_time_param("since", since)
     end = parse_time_param("until", until)
@@ -61,6 +71,7 @@ async def list_topics(
             until=end,
             limit=limit,
             half_life_days=ctx.settings.topic_half_life_days,
+            user_id=user_id,
         )
     return {"topics": topics}
 
@@ -85,6 +96,7 @@ async def search_topics(ctx: Ctx, tenant: Tenant, body: TopicSearch) -> dict[str
             vector,
             body.limit,
             ctx.settings.topic_half_life_days,
+            user_id=body.user_id,
         )
     return {"query": body.query, "topics": topics}
 

@@ -17,3 +17,10 @@ class TopicSearch(BaseModel):
     query: str = Field(min_length=1, max_length=1000, description="What the topics are about")
     project_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=_ID)
     limit: int = Field(default=10, ge=1, le=100)
+    user_id: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=200,
+        pattern=_ID,
+        description="Only topics with a member segment holding an event of this user",
+    )

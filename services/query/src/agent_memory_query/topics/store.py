@@ -1,5 +1,13 @@
 """Reads of the topic graph; SQL in ``sql/topics.sql``. Importance is computed here, at read
-time, from the members' salience and end times (never stored, so it never goes stale)."""
+time, from the members' salience and end times (never stored, so it never goes stale).
+
+By user (team mode, docs/team.md): with ``user_id``, only topics with a member segment holding
+an event of that user (``events.user_id``, the notion search's filter uses). An ``EXISTS`` per
+topic: the member segments' ``event_ids`` probed in ``events`` by its ``(tenant, event_id)`` key,
+stopping at the first event of the user, so a topic the user worked on costs a few probes and
+one they did not costs one per event of its members. The topic itself (importance, size,
+sessions) is shown whole: the filter chooses topics, it does not split them.
+"""
 
 from __future__ import annotations
 
@@ -48,6 +56,7 @@ async def list_topics(
     limit: int,
     half_life_days: float,
     topic_ids: Sequence[str] | None = None,
+    user_id: str | None = None,
 ) -> list[dict[str, Any]]:
     found = await _all(
         conn,
@@ -59,6 +68,7 @@ async def list_topics(
         limit=limit,
         half_life_days=half_life_days,
         topic_ids=list(topic_ids) if topic_ids is not None else None,
+        user_id=user_id,
     )
     return [_summary(r) for r in found]
 
@@ -125,10 +135,12 @@ async def search(
     vector: list[float] | None,
     limit: int,
     half_life_days: float,
+    user_id: str | None = None,
 ) -> list[dict[str, Any]]:
     """Topics by meaning: cosine of the query vector to each centroid; without a vector (the
-    embedder is not loaded), the share of the query's words found in label and keywords."""
-    rows = await _all(conn, "centroids", tenant=tenant, project_id=project_id)
+    embedder is not loaded), the share of the query's words found in label and keywords. With
+    ``user_id``, among the topics of that user only."""
+    rows = await _all(conn, "centroids", tenant=tenant, project_id=project_id, user_id=user_id)
     if not rows:
         return []
     if vector is not None:

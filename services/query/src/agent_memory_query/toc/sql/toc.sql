@@ -10,6 +10,21 @@ JOIN toc_node_versions v
   ON v.tenant = n.tenant AND v.node_id = n.node_id AND v.version = n.latest_version
 WHERE n.tenant = %(tenant)s AND n.level = 'year' AND NOT n.is_empty
   AND (%(project_id)s::text IS NULL OR n.project_id = %(project_id)s)
+  -- the user filter (store.py, "By user"): a segment below holds an event of the user
+  AND (%(user_id)s::text IS NULL OR EXISTS (
+      WITH RECURSIVE below AS (
+          SELECT n.node_id
+          UNION ALL
+          SELECT c.node_id FROM toc_nodes c JOIN below b ON c.parent_id = b.node_id
+          WHERE c.tenant = n.tenant
+      )
+      SELECT 1
+      FROM below b
+      JOIN toc_nodes s ON s.tenant = n.tenant AND s.node_id = b.node_id AND s.level = 'segment'
+      JOIN toc_node_versions sv
+        ON sv.tenant = s.tenant AND sv.node_id = s.node_id AND sv.version = s.latest_version
+      JOIN events e ON e.tenant = sv.tenant AND e.event_id = ANY(sv.event_ids)
+      WHERE e.user_id = %(user_id)s))
 ORDER BY n.project_id, n.start_ts DESC
 LIMIT %(limit)s
 
@@ -20,16 +35,41 @@ SELECT n.node_id, n.project_id, n.level, n.bucket, n.pinned, n.latest_version, n
        v.child_ids, v.start_ts, v.end_ts, v.session_id, v.agent_id, v.event_ids,
        v.overlap_count, v.source_version, v.summarizer, v.created_at,
        cardinality(v.child_ids) AS child_count,
-       -- who wrote a segment (docs/team.md): the one user of its events, else NULL
+       -- who wrote a segment (docs/team.md): the users of its events, sorted
        CASE WHEN n.level = 'segment' THEN (
-           SELECT CASE WHEN count(DISTINCT e.user_id) = 1 THEN min(e.user_id) END
-           FROM events e WHERE e.tenant = n.tenant AND e.event_id = ANY(v.event_ids)
-       ) END AS user_id
+           SELECT coalesce(array_agg(DISTINCT e.user_id ORDER BY e.user_id), '{}')
+           FROM events e
+           WHERE e.tenant = n.tenant AND e.event_id = ANY(v.event_ids) AND e.user_id IS NOT NULL
+       ) END AS user_ids
 FROM toc_nodes n
 JOIN toc_node_versions v
   ON v.tenant = n.tenant AND v.node_id = n.node_id
  AND v.version = coalesce(%(version)s, n.latest_version)
 WHERE n.tenant = %(tenant)s AND n.node_id = %(node_id)s
+
+-- name: subtree_attribution
+-- Who a calendar node came from: the agents and users of the events of the segments below it
+-- (the current tree, latest versions); see store.py, "By user", for the cost.
+WITH RECURSIVE below AS (
+    SELECT %(node_id)s::text AS node_id
+    UNION ALL
+    SELECT c.node_id FROM toc_nodes c JOIN below b ON c.parent_id = b.node_id
+    WHERE c.tenant = %(tenant)s
+),
+segments AS (
+    SELECT sv.agent_id, sv.event_ids
+    FROM below b
+    JOIN toc_nodes s ON s.tenant = %(tenant)s AND s.node_id = b.node_id AND s.level = 'segment'
+                    AND NOT s.is_empty
+    JOIN toc_node_versions sv
+      ON sv.tenant = s.tenant AND sv.node_id = s.node_id AND sv.version = s.latest_version
+)
+SELECT (SELECT coalesce(array_agg(DISTINCT agent_id ORDER BY agent_id), '{}')
+        FROM segments WHERE agent_id IS NOT NULL) AS agent_ids,
+       (SELECT coalesce(array_agg(DISTINCT e.user_id ORDER BY e.user_id), '{}')
+        FROM segments g
+        JOIN events e ON e.tenant = %(tenant)s AND e.event_id = ANY(g.event_ids)
+        WHERE e.user_id IS NOT NULL) AS user_ids
 
 -- name: node_exists
 SELECT latest_version FROM toc_nodes WHERE tenant = %(tenant)s AND node_id = %(node_id)s
@@ -44,6 +84,21 @@ FROM toc_nodes n
 JOIN toc_node_versions v
   ON v.tenant = n.tenant AND v.node_id = n.node_id AND v.version = n.latest_version
 WHERE n.tenant = %(tenant)s AND n.node_id = ANY(%(node_ids)s)
+  -- the user filter, as in years
+  AND (%(user_id)s::text IS NULL OR EXISTS (
+      WITH RECURSIVE below AS (
+          SELECT n.node_id
+          UNION ALL
+          SELECT c.node_id FROM toc_nodes c JOIN below b ON c.parent_id = b.node_id
+          WHERE c.tenant = n.tenant
+      )
+      SELECT 1
+      FROM below b
+      JOIN toc_nodes s ON s.tenant = n.tenant AND s.node_id = b.node_id AND s.level = 'segment'
+      JOIN toc_node_versions sv
+        ON sv.tenant = s.tenant AND sv.node_id = s.node_id AND sv.version = s.latest_version
+      JOIN events e ON e.tenant = sv.tenant AND e.event_id = ANY(sv.event_ids)
+      WHERE e.user_id = %(user_id)s))
 ORDER BY n.start_ts, n.node_id
 
 -- name: grips_by_id
@@ -141,8 +196,23 @@ SELECT node_id, project_id, level, bucket, parent_id, pinned, latest_version, ve
        round((3 * in_keywords + 2 * in_title + in_bullets
               + 0.5 * (base_salience + CASE WHEN pinned THEN 0.2 ELSE 0 END)
               + 0.5 * matched / cardinality(%(terms)s::text[]))::numeric, 4)::float8 AS score
-FROM scored
+FROM scored n
 WHERE matched > 0
+  -- the user filter, as in years (on the matching nodes only)
+  AND (%(user_id)s::text IS NULL OR EXISTS (
+      WITH RECURSIVE below AS (
+          SELECT n.node_id
+          UNION ALL
+          SELECT c.node_id FROM toc_nodes c JOIN below b ON c.parent_id = b.node_id
+          WHERE c.tenant = %(tenant)s
+      )
+      SELECT 1
+      FROM below b
+      JOIN toc_nodes s ON s.tenant = %(tenant)s AND s.node_id = b.node_id AND s.level = 'segment'
+      JOIN toc_node_versions sv
+        ON sv.tenant = s.tenant AND sv.node_id = s.node_id AND sv.version = s.latest_version
+      JOIN events e ON e.tenant = sv.tenant AND e.event_id = ANY(sv.event_ids)
+      WHERE e.user_id = %(user_id)s))
 ORDER BY score DESC, start_ts DESC, node_id
 LIMIT %(limit)s
 

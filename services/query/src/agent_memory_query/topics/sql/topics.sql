@@ -15,7 +15,14 @@ WHERE t.tenant = %(tenant)s
   AND (%(topic_ids)s::text[] IS NULL OR t.topic_id = ANY(%(topic_ids)s))
   AND s.start_ts < %(asof)s
 GROUP BY t.topic_id, t.project_id, t.label, t.keywords
-HAVING %(since)s::timestamptz IS NULL OR max(s.end_ts) >= %(since)s
+HAVING (%(since)s::timestamptz IS NULL OR max(s.end_ts) >= %(since)s)
+  -- the user filter (store.py), once per topic: a member segment holds an event of the user
+  AND (%(user_id)s::text IS NULL OR EXISTS (
+      SELECT 1
+      FROM topic_members um
+      JOIN topic_segments us ON us.tenant = um.tenant AND us.node_id = um.node_id
+      JOIN events e ON e.tenant = us.tenant AND e.event_id = ANY(us.event_ids)
+      WHERE um.tenant = %(tenant)s AND um.topic_id = t.topic_id AND e.user_id = %(user_id)s))
 ORDER BY importance DESC, t.topic_id
 LIMIT %(limit)s
 
@@ -39,5 +46,12 @@ WHERE e.tenant = %(tenant)s AND e.topic_id = %(topic_id)s
 ORDER BY e.weight DESC, e.other_id
 
 -- name: centroids
-SELECT topic_id, label, keywords, centroid FROM topics
-WHERE tenant = %(tenant)s AND (%(project_id)s::text IS NULL OR project_id = %(project_id)s)
+SELECT t.topic_id, t.label, t.keywords, t.centroid FROM topics t
+WHERE t.tenant = %(tenant)s AND (%(project_id)s::text IS NULL OR t.project_id = %(project_id)s)
+  -- the user filter (store.py): a member segment holds an event of the user
+  AND (%(user_id)s::text IS NULL OR EXISTS (
+      SELECT 1
+      FROM topic_members um
+      JOIN topic_segments us ON us.tenant = um.tenant AND us.node_id = um.node_id
+      JOIN events e ON e.tenant = us.tenant AND e.event_id = ANY(us.event_ids)
+      WHERE um.tenant = t.tenant AND um.topic_id = t.topic_id AND e.user_id = %(user_id)s))
