@@ -123,10 +123,15 @@ def test_a_stream_is_one_batch_and_a_repeated_id_is_stored_once(stack: Stack, st
     assert sorted(ids) == sorted([*(f"stream-{i}" for i in range(5)), "stream-9"])
 
 
-def _refusal(call: Any) -> grpc.RpcError:
+def _refusal(call: Any) -> Any:
+    """The ``grpc.RpcError`` raised by ``call`` (also a ``grpc.Call``: code, details...)."""
     with pytest.raises(grpc.RpcError) as err:
         call()
     return err.value
+
+
+def trailing(err: Any) -> dict[str, str]:
+    return {k: v if isinstance(v, str) else v.decode() for k, v in err.trailing_metadata()}
 
 
 @pytest.mark.parametrize(
@@ -146,7 +151,7 @@ def test_bad_input_is_invalid_argument_naming_the_field(
     err = _refusal(lambda: stub.IngestEvents(batch, metadata=BOOT, timeout=30))
     assert err.code() == grpc.StatusCode.INVALID_ARGUMENT, err.details()
     assert err.details().startswith(f"{field}: "), err.details()
-    assert dict(err.trailing_metadata())["field"] == field
+    assert trailing(err)["field"] == field
     # the same refusal for the stream
     err = _refusal(lambda: stub.IngestEventStream(iter(batch.events), metadata=BOOT, timeout=30))
     assert err.code() == grpc.StatusCode.INVALID_ARGUMENT
@@ -161,7 +166,7 @@ def test_an_empty_batch_and_too_many_events_are_refused(stub: Any) -> None:
     assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     err = _refusal(lambda: stub.IngestEventStream(iter(many), metadata=BOOT, timeout=30))
     assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-    assert dict(err.trailing_metadata())["error"] == "batch_too_large"
+    assert trailing(err)["error"] == "batch_too_large"
 
 
 def test_keys_are_checked_as_over_http(stack: Stack, stub: Any) -> None:
