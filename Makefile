@@ -16,7 +16,7 @@ export HF_HUB_OFFLINE := 1
 
 MEMBERS := $(wildcard libs/*/*/pyproject.toml services/*/pyproject.toml)
 
-.PHONY: help install run test check lint format typecheck test-fast k8s-tools k8s-render browser screenshots chaos bench bench-ingest bench-toc bench-search bench-locomo bench-coding bench-summary bench-lifecycle bench-erasure bench-topics clean
+.PHONY: help install run test check lint format typecheck test-fast k8s-tools k8s-render proto browser screenshots chaos bench bench-ingest bench-toc bench-search bench-locomo bench-coding bench-summary bench-lifecycle bench-erasure bench-topics clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -76,6 +76,9 @@ format: install ## apply ruff fixes and formatting
 
 typecheck: install
 	$(BIN)/mypy
+
+proto: install ## regenerate the Python stubs of proto/ into libs/agents/agent_memory_proto (commit them)
+	$(BIN)/python libs/agents/agent_memory_proto/generate.py
 
 # kubectl renders deploy/k8s (its built-in kustomize) for tests/test_k8s.py. The one already on
 # PATH is used when there is one; else Debian's kubernetes-client package is unpacked into

@@ -84,6 +84,7 @@ class Stack:
     workdir: Path
     env: dict[str, str]
     gateway_url: str = ""
+    gateway_grpc: str = ""  # host:port of the gateway's gRPC IngestService
     query_url: str = ""
     pruner_url: str = ""
     processes: dict[str, ManagedProcess] = field(default_factory=dict)
@@ -143,12 +144,14 @@ def _http_ok(url: str) -> Callable[[], bool]:
 
 def make_stack(nats: NatsServer, pg_dsn: str, workdir: Path, **extra_env: str) -> Stack:
     gateway_port, query_port, pruner_port = free_port(), free_port(), free_port()
+    grpc_port = free_port()
     env = {
         **os.environ,
         "AGENT_MEMORY_NATS_URL": nats.url,
         "AGENT_MEMORY_PG_DSN": pg_dsn,
         "AGENT_MEMORY_HOME": str(workdir / "home"),
         "AGENT_MEMORY_GATEWAY__PORT": str(gateway_port),
+        "AGENT_MEMORY_GATEWAY__GRPC_PORT": str(grpc_port),
         "AGENT_MEMORY_QUERY__PORT": str(query_port),
         "AGENT_MEMORY_PRUNER__PORT": str(pruner_port),
         "AGENT_MEMORY_LOG_JSON": "true",
@@ -160,6 +163,7 @@ def make_stack(nats: NatsServer, pg_dsn: str, workdir: Path, **extra_env: str) -
         workdir=workdir,
         env=env,
         gateway_url=f"http://127.0.0.1:{gateway_port}",
+        gateway_grpc=f"127.0.0.1:{grpc_port}",
         query_url=f"http://127.0.0.1:{query_port}",
         pruner_url=f"http://127.0.0.1:{pruner_port}",
     )

@@ -634,7 +634,9 @@ def test_built_services_are_wired_to_the_infrastructure() -> None:
         for port in published:
             target = str(port["target"] if isinstance(port, dict) else port).split(":")[-1]
             assert env.get(f"{prefix}HOST") == "0.0.0.0", f"{name}: {prefix}HOST"
-            assert env.get(f"{prefix}PORT") == target.split("/")[0], f"{name}: {prefix}PORT"
+            # the HTTP port, or a second listener of the same service (the gateway's gRPC)
+            listens = {env.get(f"{prefix}PORT"), env.get(f"{prefix}GRPC_PORT")}
+            assert target.split("/")[0] in listens, f"{name}: {prefix}PORT"
 
 
 def test_consumers_scale_out() -> None:

@@ -136,7 +136,8 @@ def test_http_services_listen_on_all_addresses_at_their_port(
         prefix = f"AGENT_MEMORY_{svc.port_of.upper()}__"
         assert env.get(prefix + "HOST") == "0.0.0.0", svc.name
         ports = [p["containerPort"] for p in container["ports"]]
-        assert ports == [int(env[prefix + "PORT"])], svc.name
+        grpc = [int(env[prefix + "GRPC_PORT"])] if prefix + "GRPC_PORT" in env else []
+        assert ports == [int(env[prefix + "PORT"]), *grpc], svc.name
 
 
 def test_nats_is_a_three_node_jetstream_cluster(rendered: list[dict[str, Any]]) -> None:

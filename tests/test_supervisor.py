@@ -38,6 +38,7 @@ class Up:
             AGENT_MEMORY_EMBEDDED__NATS_PORT=str(free_port()),
             AGENT_MEMORY_EMBEDDED__PG_PORT=str(free_port()),
             AGENT_MEMORY_GATEWAY__PORT=self.gateway.rsplit(":", 1)[1],
+            AGENT_MEMORY_GATEWAY__GRPC_PORT=str(free_port()),
             AGENT_MEMORY_QUERY__PORT=self.query.rsplit(":", 1)[1],
             AGENT_MEMORY_PRUNER__PORT=str(free_port()),
             AGENT_MEMORY_DASHBOARD__PORT=self.dashboard.rsplit(":", 1)[1],

@@ -9,7 +9,8 @@ plain ASGI front door, ``IngestFrontDoor``, ahead of FastAPI's exception handlin
 dependency machinery, which cost ~75 µs per request for nothing this endpoint uses. It is
 installed as the outermost user middleware, so FastAPI's server-error handler still turns an
 unexpected exception into a logged 500. The FastAPI route stays for the OpenAPI document and runs
-the very same ``Gateway.accept``.
+the very same ``Gateway.accept``, and so does gRPC's ``IngestService`` (``grpc_server.py``), served
+from the same process on its own port.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ from agent_memory_common.publisher import NoStreamError, Outgoing
 from agent_memory_common.redaction import Redactor
 from agent_memory_common.streams import ensure_pipeline
 from agent_memory_common.subjects import event_subject, msg_id
+from agent_memory_gateway.grpc_server import start_grpc
 from agent_memory_gateway.intake import prepare
 from agent_memory_gateway.settings import Settings
 
@@ -259,7 +261,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await gateway.start()
         try:
-            yield
+            grpc_server = await start_grpc(gateway)  # IngestService, beside HTTP
+            try:
+                yield
+            finally:
+                if grpc_server is not None:
+                    await grpc_server.stop(grace=settings.gateway.publish_timeout_s)
         finally:
             await gateway.stop()
 

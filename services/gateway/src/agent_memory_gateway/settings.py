@@ -10,6 +10,9 @@ from agent_memory_common.settings import CommonSettings
 class GatewayOptions(BaseModel):
     host: str = "127.0.0.1"
     port: int = Field(default=8700, ge=1, le=65535)
+    grpc_port: int = Field(
+        default=8720, ge=0, le=65535, description="gRPC IngestService (docs/grpc.md); 0: off"
+    )
     max_body_bytes: int = Field(default=16 * 1024 * 1024, gt=0)
     max_batch_events: int = Field(default=1000, gt=0)
     max_event_bytes: int = Field(

@@ -1,0 +1,1 @@
+"""Generated from proto/agent_memory/v1 by `make proto`."""
