@@ -167,14 +167,15 @@ def detect(new: Sequence[Statement], known: Sequence[Statement]) -> list[Link]:
     which may include ``new``), whichever side is older: segments are summarized in any
     order, so a reversal is found whether its predecessor was seen before or after it."""
     pool = {s.event_id: s for s in [*known, *new]}
-    everyone = sorted(pool.values(), key=lambda s: (s.ts, s.event_id))
-    new_ids = {s.event_id for s in new}
+    fresh = [pool[i] for i in dict.fromkeys(s.event_id for s in new)]
+    new_ids = {s.event_id for s in fresh}
     pairs: dict[tuple[str, str], float] = {}
-    for newer in everyone:
+    # only pairs with a new statement on a side (an old pair was decided when the later of the
+    # two arrived): len(new) x len(known) comparisons per segment, not the project's square
+    for newer in pool.values():
+        olders = pool.values() if newer.event_id in new_ids else fresh
         scored = []
-        for older in everyone:
-            if newer.event_id not in new_ids and older.event_id not in new_ids:
-                continue  # an old pair, decided when the later of the two arrived
+        for older in olders:
             score = match(newer, older)
             if score > 0:
                 scored.append((-score, -older.ts.timestamp(), older.event_id))

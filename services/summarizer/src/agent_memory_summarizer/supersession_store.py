@@ -36,7 +36,12 @@ async def record_segment(
     if new:
         async with conn.cursor(row_factory=dict_row) as cur:
             await cur.execute(
-                QUERIES["project_statements"], {"tenant": tenant, "project_id": project_id}
+                QUERIES["project_statements"],
+                {
+                    "tenant": tenant,
+                    "project_id": project_id,
+                    "words": sorted({w for s in new for w in s.subject}),
+                },
             )
             rows = await cur.fetchall()
         known = [Statement(**{**r, "subject": tuple(r["subject"])}) for r in rows]

@@ -6,9 +6,11 @@ FROM events
 WHERE tenant = %(tenant)s AND event_id = ANY(%(event_ids)s)
 
 -- name: project_statements
+-- Only the project's statements sharing a subject word with the new ones: a link needs
+-- MIN_SHARED (3) shared words, so the rest can never match (GIN index of migration 0017).
 SELECT event_id, project_id, session_id, ts, kind, subject, text, cue
 FROM memory_statements
-WHERE tenant = %(tenant)s AND project_id = %(project_id)s
+WHERE tenant = %(tenant)s AND project_id = %(project_id)s AND subject && %(words)s::text[]
 
 -- name: insert_statement
 INSERT INTO memory_statements (tenant, event_id, project_id, session_id, ts, kind, subject, text, cue)
