@@ -16,8 +16,12 @@ class Address(BaseModel):
     port: int
 
 
+class GatewayAddress(Address):
+    grpc_port: int = 8720  # the gateway's gRPC listener (0: off), as the gateway reads it
+
+
 class Settings(CommonSettings):
-    gateway: Address = Address(port=8700)
+    gateway: GatewayAddress = GatewayAddress(port=8700)
     query: Address = Address(port=8701)
     pruner: Address = Address(port=8704)
     dashboard: Address = Address(port=8702)
@@ -25,6 +29,13 @@ class Settings(CommonSettings):
     @property
     def gateway_url(self) -> str:
         return f"http://{_client_host(self.gateway.host)}:{self.gateway.port}"
+
+    @property
+    def gateway_grpc(self) -> str | None:
+        """host:port of the gRPC IngestService, None when it is off."""
+        if not self.gateway.grpc_port:
+            return None
+        return f"{_client_host(self.gateway.host)}:{self.gateway.grpc_port}"
 
     @property
     def query_url(self) -> str:

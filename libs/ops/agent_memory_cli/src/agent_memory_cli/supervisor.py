@@ -184,9 +184,11 @@ class Supervisor:
 
     def _print_banner(self) -> None:
         s = self.settings
+        grpc = f"  gRPC ingest    : {s.gateway_grpc}   (docs/grpc.md)\n" if s.gateway_grpc else ""
         self.say(
             "\nagent-memory is running.\n"
             f"  ingest gateway : {s.gateway_url}   (POST /v1/events)\n"
+            f"{grpc}"
             f"  query service  : {s.query_url}   (GET /v1/events, /v1/status, /docs)\n"
             f"  pruner         : {s.pruner_url}   (POST /v1/admin/cleanup, hourly)\n"
             f"  dashboard      : {s.dashboard_url}   (open it in a browser)\n"
