@@ -165,6 +165,11 @@ def test_listings_show_a_bound_key_its_projects_only(
     assert {e["project_id"] for e in events} == {"alpha"}
     refused = get(team, "/v1/events", alpha, project_id="beta")
     assert refused.status_code == 403 and refused.json()["field"] == "project_id"
+    # settings of another project: a 403 naming project_id, as for sharing
+    for setting in ("sharing", "retention"):
+        other = get(team, f"/v1/projects/beta/{setting}", alpha)
+        assert other.status_code == 403 and other.json()["field"] == "project_id", setting
+        assert get(team, f"/v1/projects/alpha/{setting}", alpha).status_code == 200, setting
     topics = get(team, "/v1/topics", alpha).json()["topics"]
     assert {t["project_id"] for t in topics} <= {"alpha"}
 
