@@ -104,8 +104,12 @@ def seeded(team: Stack) -> dict[str, dict[str, str]]:
         )
         assert r.status_code == 201, r.text
     for project in PROJECTS:
-        body = {"project_id": project, "scope": {"session_id": "no-such-session"}}
-        r = httpx.post(f"{team.query_url}/v1/erasures", json=body, headers=BOOT)
+        scope = {"session_id": "no-such-session"}
+        r = httpx.post(
+            f"{team.query_url}/v1/erasures",
+            json={"project_id": project, "scope": scope},
+            headers=BOOT,
+        )
         assert r.status_code == 202, r.text
         ids[project]["erasure"] = r.json()["erasure_id"]
     ids["alpha"]["event"], ids["beta"]["event"] = "e-000001", "e-000002"
