@@ -1,4 +1,5 @@
-"""Every route of both services, and every MCP tool, with every role: allowed or forbidden.
+"""Every route of the HTTP services (gateway, query, pruner), and every MCP tool, with every role:
+allowed or forbidden.
 
 The routes are enumerated from the apps themselves (``app.routes``), so a route added anywhere
 is walked here. A route must declare its role (``dependencies=[READ]``, see
@@ -25,6 +26,8 @@ from agent_memory_common.auth import ROLES, Role, app_routes, declared_access
 from agent_memory_embedded.servers import PostgresServer
 from agent_memory_gateway.app import create_app as gateway_app
 from agent_memory_gateway.settings import Settings as GatewaySettings
+from agent_memory_pruner.app import create_app as pruner_app
+from agent_memory_pruner.settings import Settings as PrunerSettings
 from agent_memory_query.app import create_app as query_app
 from agent_memory_query.settings import Settings as QuerySettings
 from tests.stack import Stack, module_stack
@@ -44,20 +47,26 @@ TOOL_ROLES: dict[str, Role] = {
 
 
 def apps() -> dict[str, FastAPI]:
-    return {"gateway": gateway_app(GatewaySettings()), "query": query_app(QuerySettings())}
+    return {
+        "gateway": gateway_app(GatewaySettings()),
+        "query": query_app(QuerySettings()),
+        "pruner": pruner_app(PrunerSettings()),
+    }
 
 
 def api_routes() -> list[tuple[str, str, APIRoute]]:
-    """(service, path, route) of every API route of both apps."""
+    """(service, path, route) of every API route of the apps."""
     return [
         (service, path, route) for service, app in apps().items() for path, route in app_routes(app)
     ]
 
 
 def test_every_route_declares_its_role() -> None:
+    routes = api_routes()
+    assert {service for service, _, _ in routes} == set(apps())
     missing = [
         f"{service}: {sorted(route.methods or ())} {path}"
-        for service, path, route in api_routes()
+        for service, path, route in routes
         if declared_access(route) is None
     ]
     assert not missing, (
@@ -73,7 +82,9 @@ def secured(pg_server: PostgresServer, tmp_path_factory: pytest.TempPathFactory)
         tmp_path_factory,
         AGENT_MEMORY_TOKENS="boot-token:acme",
         AGENT_MEMORY_QUERY__SEARCH__LOAD_EMBEDDER="false",
+        AGENT_MEMORY_PRUNER__FIRST_RUN_AFTER_S="3600",
     ) as s:
+        s.start("pruner")
         yield s
 
 
@@ -88,8 +99,8 @@ def keys(secured: Stack) -> dict[str, dict[str, str]]:
 
 
 def _url(stack: Stack, service: str, path: str) -> str:
-    base = stack.gateway_url if service == "gateway" else stack.query_url
-    return base + re.sub(r"\{[^}]+\}", "x", path)
+    base = {"gateway": stack.gateway_url, "query": stack.query_url, "pruner": stack.pruner_url}
+    return base[service] + re.sub(r"\{[^}]+\}", "x", path)
 
 
 def test_every_route_with_every_role(secured: Stack, keys: dict[str, dict[str, str]]) -> None:

@@ -46,8 +46,8 @@ def signed_in(url: str, key: str) -> Iterator[httpx.Client]:
 
 
 def test_without_a_key_every_page_asks_to_sign_in(dashboard: str) -> None:
-    pages = ("/", "/projects/p", "/toc", "/search?q=x", "/pipeline", "/topics", "/retention")
-    for page in (*pages, "/erasures", "/keys"):
+    pages = ("/", "/projects/p", "/toc", "/toc/nodes/n", "/search?q=x", "/pipeline", "/topics")
+    for page in (*pages, "/retention", "/erasures", "/keys"):
         r = httpx.get(dashboard + page)
         assert r.status_code == 303, (page, r.status_code)
         assert r.headers["location"].startswith("/login?next=/"), page

@@ -3,6 +3,9 @@
 ``POST /v1/admin/cleanup {"dry_run": true, "project_id"?}`` answers per index and level how many
 entries would go (dry run) or went, with a few examples, for the caller's tenant; admins only
 when authentication is on (``admin.py``). The scheduled run covers every tenant.
+
+Every route declares its role like those of the gateway and the query service (``ADMIN``,
+``PUBLIC``; a route without one is admin-only and fails ``tests/test_role_matrix.py``).
 """
 
 from __future__ import annotations
@@ -13,10 +16,10 @@ from collections.abc import AsyncIterator
 from typing import Annotated
 
 import psycopg
-from fastapi import Depends, FastAPI, Header
+from fastapi import Depends, FastAPI
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent_memory_common.auth import Authenticator
+from agent_memory_common.auth import ADMIN, PUBLIC, Authenticator, Principal, authorize
 from agent_memory_common.browser import CrossOriginGuard
 from agent_memory_common.db import make_pool, prepare_database
 from agent_memory_common.http import (
@@ -27,7 +30,7 @@ from agent_memory_common.http import (
     reject_unknown_query_parameters,
 )
 from agent_memory_common.metrics import HttpMetrics
-from agent_memory_pruner.admin import AdminCheck
+from agent_memory_pruner.admin import cleanup_tenant
 from agent_memory_pruner.pruner import Pruner
 from agent_memory_pruner.settings import Settings
 from agent_memory_retrieval.cleanup import CleanupReport, CleanupScope
@@ -56,7 +59,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
     pruner = Pruner(settings)
     auth = Authenticator(settings.tokens, None, cache_s=settings.key_cache_s)
-    admin = AdminCheck(auth)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -76,11 +78,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app = FastAPI(
         title="agent-memory pruner",
-        dependencies=[Depends(reject_unknown_query_parameters)],
+        # a route that declares no role (agent_memory_common.auth) is admin-only: fail closed
+        dependencies=[Depends(reject_unknown_query_parameters), Depends(authorize)],
         version="0.1.0",
         lifespan=lifespan,
         default_response_class=JSONBytesResponse,
     )
+    app.state.auth = auth
     install_error_handlers(app)
     app.add_middleware(CrossOriginGuard, allowed_origins=settings.allowed_origins)
     app.add_middleware(HttpMetrics, service="pruner")  # outermost: counts every answer; /metrics
@@ -96,20 +100,20 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         summary="Apply the retention matrix now (or, dry_run, say what would go)",
         responses=error_responses(401, 403, 422, 503),
     )
-    async def cleanup(
-        body: CleanupRequest,
-        authorization: Annotated[str | None, Header()] = None,
-    ) -> CleanupReport:
-        tenant = await admin.admin_tenant(authorization, body.project_id)
+    async def cleanup(body: CleanupRequest, caller: Annotated[Principal, ADMIN]) -> CleanupReport:
+        tenant = cleanup_tenant(caller, body.project_id)
         scope = CleanupScope(tenant=tenant, project_id=body.project_id)
         return await pruner.run(scope, dry_run=body.dry_run)
 
-    @app.get("/healthz", summary="The process is alive", response_model=Health)
+    @app.get(
+        "/healthz", dependencies=[PUBLIC], summary="The process is alive", response_model=Health
+    )
     async def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
     @app.get(
         "/readyz",
+        dependencies=[PUBLIC],
         summary="The indexes are open",
         response_model=Health,
         responses=error_responses(503),

@@ -19,12 +19,12 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Path, Query, Response
 from pydantic import BaseModel, Field
 
-from agent_memory_common.auth import READ, WRITE
+from agent_memory_common.auth import READ, WRITE, Principal
 from agent_memory_common.event import parse_ts
-from agent_memory_common.http import error_responses
+from agent_memory_common.http import ApiError, error_responses
 from agent_memory_common.settings import CommonSettings
 from agent_memory_common.ulid import new_ulid
-from agent_memory_query.context import Ctx, QueryContext, Tenant
+from agent_memory_query.context import Caller, Ctx, QueryContext
 from agent_memory_query.episodes import store
 from agent_memory_query.episodes.playbook import EmbedderChoice, choose_embedder
 from agent_memory_query.episodes.schemas import (
@@ -38,6 +38,7 @@ from agent_memory_query.episodes.schemas import (
     PlaybookAnswer,
     SimilarEpisodes,
 )
+from agent_memory_query.sharing.policy import scoped_project, visible
 
 router = APIRouter(tags=["episodes"])
 
@@ -84,17 +85,27 @@ def _action_json(row: dict[str, Any]) -> dict[str, Any]:
     return dict(row)
 
 
+async def _visible_episode(conn: Any, caller: Principal, episode_id: str) -> dict[str, Any]:
+    """The episode, or a 404 (as for an unknown id) when it lies outside the caller's bounds."""
+    row = await store.get_episode(conn, caller.tenant, episode_id)
+    if row is None or not await visible(conn, caller, row["project_id"], row["agent_id"]):
+        raise ApiError(404, "not_found", f"no episode {episode_id!r}", field="episode_id")
+    return row
+
+
 @router.post(
     "/v1/episodes",
     dependencies=[WRITE],
     response_model=Episode,
     status_code=201,
     summary="Start an episode (a task an agent takes on)",
-    responses=error_responses(401, 409, 422),
+    responses=error_responses(401, 403, 409, 422),
 )
 async def start_episode(
-    ctx: Ctx, tenant: Tenant, body: EpisodeStart, response: Response
+    ctx: Ctx, caller: Caller, body: EpisodeStart, response: Response
 ) -> dict[str, Any]:
+    caller.require_project(body.project_id)
+    tenant = caller.tenant
     data = body.model_dump()
     data["episode_id"] = body.episode_id or new_ulid()
     async with ctx.pool.connection() as conn, conn.transaction():
@@ -109,20 +120,22 @@ async def start_episode(
     dependencies=[READ],
     response_model=SimilarEpisodes,
     summary="Completed episodes like a task, best first",
-    responses=error_responses(401, 422),
+    responses=error_responses(401, 403, 422),
 )
 async def similar_episodes(
     ctx: Ctx,
-    tenant: Tenant,
+    caller: Caller,
     q: Annotated[str, Query(min_length=1, max_length=4000, description="The new task")],
     project_id: str | None = None,
     outcome: Literal["success", "failure", "partial"] | None = None,
     limit: Annotated[int, Query(ge=1, le=50)] = 5,
 ) -> dict[str, Any]:
+    project_id = scoped_project(caller, project_id)
     async with ctx.pool.connection() as conn:
         rows = await store.similar_episodes(
-            conn, tenant, q, project_id=project_id, outcome=outcome, limit=limit
+            conn, caller.tenant, q, project_id=project_id, outcome=outcome, limit=limit
         )
+        rows = [r for r in rows if await visible(conn, caller, r["project_id"], r["agent_id"])]
     return {"results": [store.episode_json(r) for r in rows]}
 
 
@@ -134,11 +147,11 @@ async def similar_episodes(
     responses=error_responses(401, 404, 422),
 )
 async def get_episode(
-    ctx: Ctx, tenant: Tenant, episode_id: Annotated[str, Path(min_length=1)]
+    ctx: Ctx, caller: Caller, episode_id: Annotated[str, Path(min_length=1)]
 ) -> dict[str, Any]:
     async with ctx.pool.connection() as conn:
-        row = await store.require_episode(conn, tenant, episode_id)
-        actions = await store.list_actions(conn, tenant, episode_id)
+        row = await _visible_episode(conn, caller, episode_id)
+        actions = await store.list_actions(conn, caller.tenant, episode_id)
     return store.episode_json(row, [_action_json(a) for a in actions])
 
 
@@ -152,7 +165,7 @@ async def get_episode(
 )
 async def add_actions(
     ctx: Ctx,
-    tenant: Tenant,
+    caller: Caller,
     body: ActionsIn,
     episode_id: Annotated[str, Path(min_length=1)],
 ) -> dict[str, Any]:
@@ -163,7 +176,8 @@ async def add_actions(
         action["ts"] = parse_ts(item.ts) if item.ts is not None else None
         actions.append(action)
     async with ctx.pool.connection() as conn, conn.transaction():
-        total = await store.add_actions(conn, tenant, episode_id, actions)
+        await _visible_episode(conn, caller, episode_id)
+        total = await store.add_actions(conn, caller.tenant, episode_id, actions)
     return {
         "episode_id": episode_id,
         "action_ids": [a["action_id"] for a in actions],
@@ -180,14 +194,15 @@ async def add_actions(
 )
 async def complete_episode(
     ctx: Ctx,
-    tenant: Tenant,
+    caller: Caller,
     body: EpisodeComplete,
     episode_id: Annotated[str, Path(min_length=1)],
 ) -> dict[str, Any]:
     async with ctx.pool.connection() as conn, conn.transaction():
+        await _visible_episode(conn, caller, episode_id)
         row = await store.complete_episode(
             conn,
-            tenant,
+            caller.tenant,
             episode_id,
             outcome=body.outcome,
             lessons=list(body.lessons),
@@ -205,20 +220,21 @@ async def complete_episode(
     dependencies=[READ],
     response_model=PlaybookAnswer,
     summary="The project's playbook; with q, the entries most relevant to q first",
-    responses=error_responses(401, 422),
+    responses=error_responses(401, 403, 422),
 )
 async def get_playbook(
     ctx: Ctx,
-    tenant: Tenant,
+    caller: Caller,
     project_id: Annotated[str, Path(min_length=1, max_length=200)],
     q: Annotated[str | None, Query(min_length=1, max_length=4000)] = None,
     section: str | None = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 20,
 ) -> dict[str, Any]:
+    caller.require_project(project_id)
     choice = embedder_choice(ctx)
     async with ctx.pool.connection() as conn:
         entries = await store.read_playbook(
-            conn, tenant, project_id, choice, q=q, section=section, limit=limit
+            conn, caller.tenant, project_id, choice, q=q, section=section, limit=limit
         )
     return {"project_id": project_id, "embedder": choice.name, "entries": entries}
 
@@ -228,14 +244,16 @@ async def get_playbook(
     dependencies=[WRITE],
     response_model=CurateAnswer,
     summary="Curate lessons into the playbook: merge by meaning, count +/-/o marks",
-    responses=error_responses(401, 404, 422),
+    responses=error_responses(401, 403, 404, 422),
 )
 async def post_playbook(
     ctx: Ctx,
-    tenant: Tenant,
+    caller: Caller,
     body: CurateIn,
     project_id: Annotated[str, Path(min_length=1, max_length=200)],
 ) -> dict[str, Any]:
+    caller.require_project(project_id)
+    tenant = caller.tenant
     choice = embedder_choice(ctx)
     stamp = datetime.now().astimezone().isoformat()
     lessons = [

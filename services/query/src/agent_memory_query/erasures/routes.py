@@ -18,7 +18,7 @@ from agent_memory_common.auth import ADMIN
 from agent_memory_common.http import ApiError, error_responses
 from agent_memory_common.logs import get_logger
 from agent_memory_common.ulid import new_ulid
-from agent_memory_query.context import Caller, Ctx, Tenant
+from agent_memory_query.context import Caller, Ctx
 from agent_memory_query.erasures import store
 from agent_memory_query.erasures.coordinator import publish_request
 from agent_memory_query.erasures.schemas import (
@@ -28,6 +28,7 @@ from agent_memory_query.erasures.schemas import (
     ErasurePreview,
     ErasureReceipt,
 )
+from agent_memory_query.sharing.policy import scoped_project, visible
 
 router = APIRouter(tags=["erasures"])
 log = get_logger(__name__)
@@ -83,9 +84,11 @@ async def preview_erasure(ctx: Ctx, caller: Caller, body: ErasureCreate) -> dict
     responses=error_responses(401, 403, 404, 422),
     dependencies=[ADMIN],
 )
-async def get_erasure(ctx: Ctx, tenant: Tenant, erasure_id: ErasureId) -> dict[str, Any]:
+async def get_erasure(ctx: Ctx, caller: Caller, erasure_id: ErasureId) -> dict[str, Any]:
     async with ctx.pool.connection() as conn:
-        found = await store.get(conn, tenant, erasure_id)
+        found = await store.get(conn, caller.tenant, erasure_id)
+        if found is not None and not await visible(conn, caller, found["project_id"]):
+            found = None  # another project's erasure: as if it did not exist
     if found is None:
         raise ApiError(404, "not_found", f"no erasure {erasure_id!r}", field="erasure_id")
     return found
@@ -100,11 +103,12 @@ async def get_erasure(ctx: Ctx, tenant: Tenant, erasure_id: ErasureId) -> dict[s
 )
 async def list_erasures(
     ctx: Ctx,
-    tenant: Tenant,
+    caller: Caller,
     project_id: Annotated[
         str | None, Query(min_length=1, max_length=200, pattern=r"^[^\x00-\x1f\x7f]+$")
     ] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
 ) -> dict[str, Any]:
+    project_id = scoped_project(caller, project_id)
     async with ctx.pool.connection() as conn:
-        return {"erasures": await store.listing(conn, tenant, project_id, limit)}
+        return {"erasures": await store.listing(conn, caller.tenant, project_id, limit)}

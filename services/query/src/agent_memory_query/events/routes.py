@@ -11,9 +11,10 @@ from fastapi import APIRouter, Path, Query
 
 from agent_memory_common.auth import READ
 from agent_memory_common.http import ApiError, error_responses
-from agent_memory_query.context import Ctx, Tenant
+from agent_memory_query.context import Caller, Ctx
 from agent_memory_query.events.schemas import Event, EventPage
 from agent_memory_query.events.store import EventFilter, get_event, list_events
+from agent_memory_query.sharing.policy import read_bounds, visible
 from agent_memory_query.timeparam import parse_time_param
 
 router = APIRouter(tags=["events"])
@@ -44,12 +45,12 @@ def decode_cursor(cursor: str) -> tuple[datetime, int]:
     "/v1/events",
     dependencies=[READ],
     response_model=EventPage,
-    summary="List events, oldest first by default",
-    responses=error_responses(401, 422),
+    summary="List events, oldest first by default (those the key may read)",
+    responses=error_responses(401, 403, 422),
 )
 async def get_events(
     ctx: Ctx,
-    tenant: Tenant,
+    caller: Caller,
     project_id: str | None = None,
     agent_id: str | None = None,
     session_id: str | None = None,
@@ -59,8 +60,10 @@ async def get_events(
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     cursor: Annotated[str | None, Query(description="next_cursor of the previous page")] = None,
 ) -> dict[str, Any]:
+    if project_id is not None:
+        caller.require_project(project_id)
     flt = EventFilter(
-        tenant=tenant,
+        tenant=caller.tenant,
         project_id=project_id,
         agent_id=agent_id,
         session_id=session_id,
@@ -69,7 +72,10 @@ async def get_events(
     )
     after = decode_cursor(cursor) if cursor else None
     async with ctx.pool.connection() as conn:
-        rows = await list_events(conn, flt, order=order, limit=limit + 1, after=after)
+        bounds = await read_bounds(conn, caller)
+        rows = await list_events(
+            conn, flt, order=order, limit=limit + 1, after=after, bounds=bounds
+        )
     more = len(rows) > limit
     rows = rows[:limit]
     next_cursor = encode_cursor(rows[-1]["ts"], rows[-1]["seq"]) if more and rows else None
@@ -84,10 +90,12 @@ async def get_events(
     responses=error_responses(401, 404, 422),
 )
 async def get_one_event(
-    ctx: Ctx, tenant: Tenant, event_id: Annotated[str, Path(min_length=1)]
+    ctx: Ctx, caller: Caller, event_id: Annotated[str, Path(min_length=1)]
 ) -> dict[str, Any]:
     async with ctx.pool.connection() as conn:
-        row = await get_event(conn, tenant, event_id)
+        row = await get_event(conn, caller.tenant, event_id)
+        if row is not None and not await visible(conn, caller, row["project_id"], row["agent_id"]):
+            row = None  # outside the key's bounds: as if it did not exist
     if row is None:
         raise ApiError(404, "not_found", f"no event {event_id!r}", field="event_id")
     return event_json(row)

@@ -11,6 +11,7 @@ from psycopg import AsyncConnection, sql
 from psycopg.rows import dict_row
 
 from agent_memory_common.db import load_queries
+from agent_memory_query.sharing.policy import BOUNDS_SQL, ReadBounds
 
 QUERIES = load_queries(__package__ or "", "sql/events.sql")
 
@@ -75,10 +76,15 @@ async def list_events(
     order: Literal["asc", "desc"],
     limit: int,
     after: tuple[datetime, int] | None,
+    bounds: ReadBounds | None = None,
 ) -> list[dict[str, Any]]:
-    """Keyset pagination on (ts, seq): stable while new events keep arriving."""
+    """Keyset pagination on (ts, seq): stable while new events keep arriving; ``bounds``: only
+    what the caller's key may read."""
     params: dict[str, Any] = {"limit": limit}
     where = event_conditions(flt, params)
+    if bounds is not None:
+        where.append(sql.SQL(BOUNDS_SQL))
+        params.update(bounds.params)
     if after is not None:
         op = sql.SQL(">") if order == "asc" else sql.SQL("<")
         where.append(sql.SQL("(ts, seq) {} (%(after_ts)s, %(after_seq)s)").format(op))

@@ -1,7 +1,8 @@
 """``GET /v1/projects``, ``GET /v1/projects/{project_id}/sessions``, ``GET /v1/agents``.
 
 The first thing a new user (and the dashboard) asks: what is in here? Answered from the event
-log, so a project is listed as soon as its first event is stored.
+log, so a project is listed as soon as its first event is stored. A key sees only what it may
+read (``sharing/policy.py``): its projects, and under ``separate`` its own agent's events.
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ from fastapi import APIRouter, Path, Query
 
 from agent_memory_common.auth import READ
 from agent_memory_common.http import ApiError, error_responses
-from agent_memory_query.context import Ctx, Tenant
+from agent_memory_query.context import Caller, Ctx
 from agent_memory_query.listing import store
 from agent_memory_query.listing.schemas import Agents, Projects, Sessions
+from agent_memory_query.sharing.policy import read_bounds
 
 router = APIRouter(tags=["listing"])
 
@@ -29,9 +31,9 @@ Limit = Annotated[int, Query(ge=1, le=1000)]
     responses=error_responses(401, 403, 422),
     dependencies=[READ],
 )
-async def list_projects(ctx: Ctx, tenant: Tenant, limit: Limit = 100) -> dict[str, Any]:
+async def list_projects(ctx: Ctx, caller: Caller, limit: Limit = 100) -> dict[str, Any]:
     async with ctx.pool.connection() as conn:
-        rows = await store.projects(conn, tenant, limit)
+        rows = await store.projects(conn, caller.tenant, await read_bounds(conn, caller), limit)
     return {"projects": rows}
 
 
@@ -44,12 +46,13 @@ async def list_projects(ctx: Ctx, tenant: Tenant, limit: Limit = 100) -> dict[st
 )
 async def list_sessions(
     ctx: Ctx,
-    tenant: Tenant,
+    caller: Caller,
     project_id: Annotated[str, Path(min_length=1, max_length=200, pattern=_ID)],
     limit: Limit = 100,
 ) -> dict[str, Any]:
     async with ctx.pool.connection() as conn:
-        rows = await store.sessions(conn, tenant, project_id, limit)
+        bounds = await read_bounds(conn, caller)  # another project of a bound key: a 404
+        rows = await store.sessions(conn, caller.tenant, bounds, project_id, limit)
     if not rows:
         raise ApiError(404, "not_found", f"no project {project_id!r}", field="project_id")
     return {"project_id": project_id, "sessions": rows}
@@ -64,10 +67,13 @@ async def list_sessions(
 )
 async def list_agents(
     ctx: Ctx,
-    tenant: Tenant,
+    caller: Caller,
     project_id: Annotated[str | None, Query(min_length=1, max_length=200, pattern=_ID)] = None,
     limit: Limit = 100,
 ) -> dict[str, Any]:
+    if project_id is not None:
+        caller.require_project(project_id)
     async with ctx.pool.connection() as conn:
-        rows = await store.agents(conn, tenant, project_id, limit)
+        bounds = await read_bounds(conn, caller)
+        rows = await store.agents(conn, caller.tenant, bounds, project_id, limit)
     return {"agents": rows}

@@ -9,8 +9,12 @@ from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 
 from agent_memory_common.db import load_queries
+from agent_memory_query.sharing.policy import BOUNDS_SQL, ReadBounds
 
-Q = load_queries(__package__ or "", "sql/listing.sql")
+Q = {
+    name: query.replace("{bounds}", BOUNDS_SQL)
+    for name, query in load_queries(__package__ or "", "sql/listing.sql").items()
+}
 
 
 async def _all(conn: AsyncConnection, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
@@ -19,8 +23,10 @@ async def _all(conn: AsyncConnection, name: str, params: dict[str, Any]) -> list
         return await cur.fetchall()
 
 
-async def projects(conn: AsyncConnection, tenant: str, limit: int) -> list[dict[str, Any]]:
-    rows = await _all(conn, "projects", {"tenant": tenant, "limit": limit})
+async def projects(
+    conn: AsyncConnection, tenant: str, bounds: ReadBounds, limit: int
+) -> list[dict[str, Any]]:
+    rows = await _all(conn, "projects", {"tenant": tenant, "limit": limit, **bounds.params})
     counts = {
         r["project_id"]: r
         for r in await _all(
@@ -37,15 +43,15 @@ async def projects(conn: AsyncConnection, tenant: str, limit: int) -> list[dict[
 
 
 async def sessions(
-    conn: AsyncConnection, tenant: str, project_id: str, limit: int
+    conn: AsyncConnection, tenant: str, bounds: ReadBounds, project_id: str, limit: int
 ) -> list[dict[str, Any]]:
-    rows = await _all(
-        conn, "sessions", {"tenant": tenant, "project_id": project_id, "limit": limit}
-    )
+    params = {"tenant": tenant, "project_id": project_id, "limit": limit, **bounds.params}
+    rows = await _all(conn, "sessions", params)
     return [r | {"project_id": project_id} for r in rows]
 
 
 async def agents(
-    conn: AsyncConnection, tenant: str, project_id: str | None, limit: int
+    conn: AsyncConnection, tenant: str, bounds: ReadBounds, project_id: str | None, limit: int
 ) -> list[dict[str, Any]]:
-    return await _all(conn, "agents", {"tenant": tenant, "project_id": project_id, "limit": limit})
+    params = {"tenant": tenant, "project_id": project_id, "limit": limit, **bounds.params}
+    return await _all(conn, "agents", params)

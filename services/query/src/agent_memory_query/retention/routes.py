@@ -14,7 +14,7 @@ from fastapi import APIRouter, Path
 
 from agent_memory_common.auth import ADMIN, READ
 from agent_memory_common.http import ApiError, error_responses
-from agent_memory_query.context import Ctx, Tenant
+from agent_memory_query.context import Caller, Ctx
 from agent_memory_query.retention import store
 from agent_memory_query.retention.schemas import RetentionAnswer, RetentionUpdate
 from agent_memory_retrieval.retention import DEFAULT_MATRIX, RetentionPolicy, check_overrides
@@ -43,9 +43,10 @@ def _answer(
     responses=error_responses(401, 403, 422),
     dependencies=[READ],
 )
-async def get_retention(ctx: Ctx, tenant: Tenant, project_id: ProjectId) -> RetentionAnswer:
+async def get_retention(ctx: Ctx, caller: Caller, project_id: ProjectId) -> RetentionAnswer:
+    caller.require_project(project_id)  # like the sharing routes: a 403 naming project_id
     async with ctx.pool.connection() as conn:
-        overrides, updated_at = await store.get(conn, tenant, project_id)
+        overrides, updated_at = await store.get(conn, caller.tenant, project_id)
     return _answer(project_id, overrides, updated_at)
 
 
@@ -57,8 +58,9 @@ async def get_retention(ctx: Ctx, tenant: Tenant, project_id: ProjectId) -> Rete
     dependencies=[ADMIN],
 )
 async def put_retention(
-    ctx: Ctx, tenant: Tenant, project_id: ProjectId, body: RetentionUpdate
+    ctx: Ctx, caller: Caller, project_id: ProjectId, body: RetentionUpdate
 ) -> RetentionAnswer:
+    caller.require_project(project_id)
     raw = {k: v for k, v in body.model_dump().items() if v is not None}
     try:
         overrides = check_overrides(raw)
@@ -66,5 +68,5 @@ async def put_retention(
         field = str(exc).partition(":")[0]
         raise ApiError(422, "validation_error", str(exc), field=field) from None
     async with ctx.pool.connection() as conn:
-        saved, updated_at = await store.put(conn, tenant, project_id, overrides)
+        saved, updated_at = await store.put(conn, caller.tenant, project_id, overrides)
     return _answer(project_id, saved, updated_at)

@@ -10,22 +10,85 @@
 
 Every result says its ``agent_id`` and ``user_id`` (the one user of its events, null when they
 have none or several).
+
+The same two bounds hold for every other read:
+
+- by id (an event, a TOC node, a grip, an episode, a topic, an erasure receipt): ``visible``
+  decides, and the route answers 404 for an item outside the key's bounds, exactly as for an id
+  that does not exist (a 403 would tell a bound key that the id exists elsewhere);
+- listings of the event log (``/v1/events``, ``/v1/projects``, sessions, agents): ``ReadBounds``
+  adds the key's projects and, for an agent-bound key, "only its own agent in ``separate``
+  projects" to the query (``BOUNDS_SQL``).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from psycopg import AsyncConnection
 
 from agent_memory_common.auth import Principal
 from agent_memory_common.http import ApiError
-from agent_memory_query.sharing.store import strategies
+from agent_memory_query.sharing.store import separate_projects, strategies
 
 _USERS_SQL = (
     "SELECT event_id, user_id FROM events "
     "WHERE tenant = %(tenant)s AND event_id = ANY(%(event_ids)s) AND user_id IS NOT NULL"
 )
+
+
+# The bounds of ``ReadBounds.params`` as a condition on a table with project_id and agent_id.
+BOUNDS_SQL = (
+    "(%(bound_projects)s::text[] IS NULL OR project_id = ANY(%(bound_projects)s::text[]))"
+    " AND (%(bound_agent)s::text IS NULL OR agent_id = %(bound_agent)s::text"
+    " OR NOT project_id = ANY(%(separate_projects)s::text[]))"
+)
+
+
+async def visible(
+    conn: AsyncConnection[Any],
+    principal: Principal,
+    project_id: str,
+    agent_id: str | None = None,
+) -> bool:
+    """May this key read an item of ``project_id`` (written by ``agent_id``, when it has one)?
+
+    False outside the key's projects, and for another agent's item of a ``separate`` project
+    when the key is bound to an agent. Routes answer 404 then, as for an unknown id.
+    """
+    if principal.projects is not None and project_id not in principal.projects:
+        return False
+    if principal.agent_id is None or agent_id is None or agent_id == principal.agent_id:
+        return True
+    strategy = (await strategies(conn, principal.tenant, [project_id]))[project_id]
+    return strategy != "separate"
+
+
+@dataclass(frozen=True, slots=True)
+class ReadBounds:
+    """What a listing may show a key, as the parameters of ``BOUNDS_SQL``."""
+
+    projects: list[str] | None = None  # None: every project
+    agent_id: str | None = None  # set: other agents' rows of ``separate`` are hidden
+    separate: list[str] = field(default_factory=list)
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return {
+            "bound_projects": self.projects,
+            "bound_agent": self.agent_id,
+            "separate_projects": self.separate,
+        }
+
+
+async def read_bounds(conn: AsyncConnection[Any], principal: Principal) -> ReadBounds:
+    """The key's ``ReadBounds`` (one small query for an agent-bound key, none otherwise)."""
+    projects = sorted(principal.projects) if principal.projects is not None else None
+    if principal.agent_id is None:
+        return ReadBounds(projects)
+    separate = await separate_projects(conn, principal.tenant)
+    return ReadBounds(projects, principal.agent_id if separate else None, separate)
 
 
 def scoped_project(principal: Principal, project_id: str | None) -> str | None:

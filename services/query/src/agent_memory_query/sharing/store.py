@@ -39,6 +39,13 @@ async def strategies(
     return found
 
 
+async def separate_projects(conn: AsyncConnection[Any], tenant: str) -> list[str]:
+    """The tenant's projects whose strategy is ``separate``."""
+    async with conn.cursor() as cur:
+        await cur.execute(Q["separate_projects"], {"tenant": tenant})
+        return sorted(row[0] for row in await cur.fetchall())
+
+
 async def put_sharing(
     conn: AsyncConnection[Any], tenant: str, project_id: str, strategy: str
 ) -> dict[str, Any]:

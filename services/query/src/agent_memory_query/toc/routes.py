@@ -13,13 +13,14 @@ import orjson
 from fastapi import APIRouter, Path, Query
 from psycopg import AsyncConnection
 
-from agent_memory_common.auth import READ, WRITE
+from agent_memory_common.auth import READ, WRITE, Principal
 from agent_memory_common.event import parse_ts
 from agent_memory_common.http import ApiError, error_responses
 from agent_memory_common.logs import get_logger
 from agent_memory_common.subjects import toc_subject
 from agent_memory_common.ulid import new_ulid
-from agent_memory_query.context import Ctx, Tenant
+from agent_memory_query.context import Caller, Ctx
+from agent_memory_query.sharing.policy import scoped_project, visible
 from agent_memory_query.timeparam import parse_time_param
 from agent_memory_query.toc import store
 from agent_memory_query.toc.schemas import (
@@ -62,17 +63,18 @@ def _not_found(what: str, value: str, field: str) -> ApiError:
     dependencies=[READ],
     response_model=TocYears,
     summary="The years of a project's table of contents (of every project if none is given)",
-    responses=error_responses(401, 422),
+    responses=error_responses(401, 403, 422),
 )
 async def toc_years(
     ctx: Ctx,
-    tenant: Tenant,
+    caller: Caller,
     project_id: ProjectParam = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     user_id: UserParam = None,
 ) -> dict[str, Any]:
+    project_id = scoped_project(caller, project_id)
     async with ctx.pool.connection() as conn:
-        years = await store.years(conn, tenant, project_id, limit, user_id)
+        years = await store.years(conn, caller.tenant, project_id, limit, user_id)
     return {"project_id": project_id, "years": years}
 
 
@@ -85,23 +87,36 @@ async def toc_years(
 )
 async def toc_node(
     ctx: Ctx,
-    tenant: Tenant,
+    caller: Caller,
     node_id: NodeId,
     version: Annotated[
         int | None, Query(ge=1, description="An older version; default latest")
     ] = None,
 ) -> dict[str, Any]:
     async with ctx.pool.connection() as conn:
-        found = await store.node(conn, tenant, node_id, version)
-        if found is None:
-            raise await _missing_node(conn, tenant, node_id, version)
-    return found
+        return await _visible_node(conn, caller, node_id, version)
 
 
-async def _missing_node(conn: Any, tenant: str, node_id: str, version: int | None) -> ApiError:
-    if version is not None and await store.node_exists(conn, tenant, node_id):
-        return _not_found(f"version {version} of node", node_id, "version")
-    return _not_found("node", node_id, "node_id")
+async def _visible_node(
+    conn: Any, caller: Principal, node_id: str, version: int | None
+) -> dict[str, Any]:
+    """The node, or the 404 of an unknown one when it lies outside the caller's bounds."""
+    found = await store.node(conn, caller.tenant, node_id, version)
+    if found is not None and await _shown(conn, caller, found):
+        return found
+    if found is None and version is not None and await _node_visible(conn, caller, node_id):
+        raise _not_found(f"version {version} of node", node_id, "version")
+    raise _not_found("node", node_id, "node_id")
+
+
+async def _node_visible(conn: Any, caller: Principal, node_id: str) -> bool:
+    latest = await store.node(conn, caller.tenant, node_id, None)
+    return latest is not None and await _shown(conn, caller, latest)
+
+
+async def _shown(conn: Any, caller: Principal, node: dict[str, Any]) -> bool:
+    """A segment is its agent's; a rollup node spans the agents of its project."""
+    return await visible(conn, caller, node["project_id"], node.get("agent_id"))
 
 
 @router.get(
@@ -113,16 +128,15 @@ async def _missing_node(conn: Any, tenant: str, node_id: str, version: int | Non
 )
 async def toc_children(
     ctx: Ctx,
-    tenant: Tenant,
+    caller: Caller,
     node_id: NodeId,
     version: Annotated[int | None, Query(ge=1, description="Children of an older version")] = None,
     user_id: UserParam = None,
 ) -> dict[str, Any]:
     """With ``user_id``: only the children holding an event of that user, only their events."""
+    tenant = caller.tenant
     async with ctx.pool.connection() as conn:
-        found = await store.node(conn, tenant, node_id, version)
-        if found is None:
-            raise await _missing_node(conn, tenant, node_id, version)
+        found = await _visible_node(conn, caller, node_id, version)
         out: dict[str, Any] = {
             "node_id": node_id,
             "level": found["level"],
@@ -149,14 +163,16 @@ async def toc_children(
     dependencies=[READ],
     response_model=TocAt,
     summary="The path year -> month -> week -> day -> segment holding an instant",
-    responses=error_responses(401, 404, 422),
+    responses=error_responses(401, 403, 404, 422),
 )
 async def toc_at(
     ctx: Ctx,
-    tenant: Tenant,
+    caller: Caller,
     ts: Annotated[str, Query(min_length=1, description="RFC 3339 or epoch ms")],
     project_id: Annotated[str, Query(min_length=1, max_length=200, pattern=_ID)],
 ) -> dict[str, Any]:
+    caller.require_project(project_id)
+    tenant = caller.tenant
     instant = parse_time_param("ts", ts)
     assert instant is not None
     async with ctx.pool.connection() as conn:
@@ -183,12 +199,17 @@ async def toc_at(
 )
 async def grip(
     ctx: Ctx,
-    tenant: Tenant,
+    caller: Caller,
     grip_id: NodeId,
     context: Annotated[int, Query(ge=0, le=50, description="Events before and after")] = 2,
 ) -> dict[str, Any]:
     async with ctx.pool.connection() as conn:
-        found = await store.grip_with_context(conn, tenant, grip_id, context)
+        found = await store.grip_with_context(conn, caller.tenant, grip_id, context)
+        if found is not None:
+            agents = {e["agent_id"] for e in found["events"]}
+            agent = agents.pop() if len(agents) == 1 else None
+            if not await visible(conn, caller, found["project_id"], agent):
+                found = None  # outside the key's bounds: as if it did not exist
     if found is None:
         raise _not_found("grip", grip_id, "grip_id")
     return found
@@ -199,9 +220,11 @@ async def grip(
     dependencies=[READ],
     response_model=TocSearchAnswer,
     summary="Index-free term search over node titles, bullets and key phrases",
-    responses=error_responses(401, 404, 422),
+    responses=error_responses(401, 403, 404, 422),
 )
-async def toc_search(ctx: Ctx, tenant: Tenant, body: TocSearch) -> dict[str, Any]:
+async def toc_search(ctx: Ctx, caller: Caller, body: TocSearch) -> dict[str, Any]:
+    tenant = caller.tenant
+    project_id = scoped_project(caller, body.project_id)
     if len(body.query) > MAX_QUERY_CHARS:
         raise ApiError(
             422, "validation_error", f"query: at most {MAX_QUERY_CHARS} characters", field="query"
@@ -214,13 +237,13 @@ async def toc_search(ctx: Ctx, tenant: Tenant, body: TocSearch) -> dict[str, Any
     if since and until and since >= until:
         raise ApiError(422, "validation_error", "until: must be after since", field="until")
     async with ctx.pool.connection() as conn:
-        if body.node_id is not None and not await store.node_exists(conn, tenant, body.node_id):
-            raise _not_found("node", body.node_id, "node_id")
+        if body.node_id is not None:
+            await _visible_node(conn, caller, body.node_id, None)
         hits = await store.search(
             conn,
             tenant,
             terms,
-            project_id=body.project_id,
+            project_id=project_id,
             root=body.node_id,
             since=since,
             until=until,
@@ -231,13 +254,14 @@ async def toc_search(ctx: Ctx, tenant: Tenant, body: TocSearch) -> dict[str, Any
     return {"terms": terms, "hits": hits}
 
 
-async def _pin(ctx: Ctx, tenant: str, memory_id: str, pinned: bool) -> dict[str, Any]:
+async def _pin(ctx: Ctx, caller: Principal, memory_id: str, pinned: bool) -> dict[str, Any]:
+    tenant = caller.tenant
     async with ctx.pool.connection() as conn:
-        async with conn.transaction():
+        async with conn.transaction():  # rolled back when the memory is outside the bounds
             result = await store.pin(conn, tenant, memory_id, pinned)
-        if result is None:
-            raise _not_found("memory (grip or node)", memory_id, "memory_id")
-        answer, (node_id, version) = result
+            if result is None or not await visible(conn, caller, result[2]):
+                raise _not_found("memory (grip or node)", memory_id, "memory_id")
+        answer, (node_id, version), _ = result
         answer["reindexed"] = await _republish(ctx, conn, tenant, node_id, version)
     return answer
 
@@ -274,8 +298,8 @@ async def _republish(
     summary="Pin a grip or a node: +0.20 salience, in the TOC and (republished) in search",
     responses=error_responses(401, 404, 422),
 )
-async def pin(ctx: Ctx, tenant: Tenant, memory_id: NodeId) -> dict[str, Any]:
-    return await _pin(ctx, tenant, memory_id, True)
+async def pin(ctx: Ctx, caller: Caller, memory_id: NodeId) -> dict[str, Any]:
+    return await _pin(ctx, caller, memory_id, True)
 
 
 @router.post(
@@ -285,5 +309,5 @@ async def pin(ctx: Ctx, tenant: Tenant, memory_id: NodeId) -> dict[str, Any]:
     summary="Unpin a grip or a node",
     responses=error_responses(401, 404, 422),
 )
-async def unpin(ctx: Ctx, tenant: Tenant, memory_id: NodeId) -> dict[str, Any]:
-    return await _pin(ctx, tenant, memory_id, False)
+async def unpin(ctx: Ctx, caller: Caller, memory_id: NodeId) -> dict[str, Any]:
+    return await _pin(ctx, caller, memory_id, False)

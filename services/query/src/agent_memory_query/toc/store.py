@@ -355,11 +355,11 @@ async def search(
 
 async def pin(
     conn: AsyncConnection, tenant: str, memory_id: str, pinned: bool
-) -> tuple[dict[str, Any], tuple[str, int]] | None:
+) -> tuple[dict[str, Any], tuple[str, int], str] | None:
     """Pin or unpin a grip (``grip:...``) or a node; None when there is no such memory.
 
-    Returns the answer and the node version whose documents carry the pin: the node's latest
-    version, or for a grip the version that made it.
+    Returns the answer, the node version whose documents carry the pin (the node's latest
+    version, or for a grip the version that made it) and the memory's project.
     """
     params = {"tenant": tenant, "memory_id": memory_id, "pinned": pinned}
     if memory_id.startswith("grip:"):
@@ -372,7 +372,7 @@ async def pin(
             "pinned": row["pinned"],
             "salience": round(float(row["salience"]), 4),
         }
-        return answer, (str(row["node_id"]), int(row["version"]))
+        return answer, (str(row["node_id"]), int(row["version"])), str(row["project_id"])
     row = await _one(conn, "pin_node", params)
     if row is None:
         return None
@@ -383,4 +383,4 @@ async def pin(
         "pinned": row["pinned"],
         "salience": pinned_salience(base, row["pinned"]),
     }
-    return answer, (str(row["node_id"]), int(row["version"]))
+    return answer, (str(row["node_id"]), int(row["version"])), str(row["project_id"])

@@ -15,7 +15,8 @@ from fastapi import APIRouter, Path, Query
 
 from agent_memory_common.auth import READ
 from agent_memory_common.http import ApiError, error_responses
-from agent_memory_query.context import Ctx, Tenant
+from agent_memory_query.context import Caller, Ctx
+from agent_memory_query.sharing.policy import scoped_project, visible
 from agent_memory_query.timeparam import parse_time_param
 from agent_memory_query.topics import store
 from agent_memory_query.topics.schemas import (
@@ -51,7 +52,7 @@ TimeParam = Annotated[str | None, Query(min_length=1, description="RFC 3339 or e
 )
 async def list_topics(
     ctx: Ctx,
-    tenant: Tenant,
+    caller: Caller,
     project_id: ProjectParam = None,
     since: TimeParam = None,
     until: TimeParam = None,
@@ -62,10 +63,11 @@ async def list_topics(
     end = parse_time_param("until", until)
     if start and end and start >= end:
         raise ApiError(422, "validation_error", "until: must be after since", field="until")
+    project_id = scoped_project(caller, project_id)
     async with ctx.pool.connection() as conn:
         topics = await store.list_topics(
             conn,
-            tenant,
+            caller.tenant,
             project_id=project_id,
             since=start,
             until=end,
@@ -83,15 +85,16 @@ async def list_topics(
     responses=error_responses(401, 403, 422),
     dependencies=[READ],
 )
-async def search_topics(ctx: Ctx, tenant: Tenant, body: TopicSearch) -> dict[str, Any]:
+async def search_topics(ctx: Ctx, caller: Caller, body: TopicSearch) -> dict[str, Any]:
+    project_id = scoped_project(caller, body.project_id)
     if not body.query.strip():
         raise ApiError(422, "validation_error", "query: no word in it", field="query")
     vector = await embed(ctx, body.query)
     async with ctx.pool.connection() as conn:
         topics = await store.search(
             conn,
-            tenant,
-            body.project_id,
+            caller.tenant,
+            project_id,
             body.query,
             vector,
             body.limit,
@@ -119,14 +122,16 @@ async def embed(ctx: Any, text: str) -> list[float] | None:
 )
 async def get_topic(
     ctx: Ctx,
-    tenant: Tenant,
+    caller: Caller,
     topic_id: TopicId,
     members: Annotated[int, Query(ge=1, le=1000, description="At most this many members")] = 100,
 ) -> dict[str, Any]:
     async with ctx.pool.connection() as conn:
         found = await store.topic(
-            conn, tenant, topic_id, ctx.settings.topic_half_life_days, members
+            conn, caller.tenant, topic_id, ctx.settings.topic_half_life_days, members
         )
+        if found is not None and not await visible(conn, caller, found["project_id"]):
+            found = None  # outside the key's projects: as if it did not exist
     if found is None:
         raise ApiError(404, "not_found", f"no topic {topic_id!r}", field="topic_id")
     return found

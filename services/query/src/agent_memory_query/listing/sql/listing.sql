@@ -1,5 +1,6 @@
 -- Listings straight from the event log (migration 0001), so a project appears with its first
 -- stored event; segments (0002) say what is still open, the TOC (0003) gives session titles.
+-- {bounds}: what the caller's key may read (sharing/policy.py, BOUNDS_SQL), put in on loading.
 
 -- name: projects
 SELECT project_id, count(*) AS events, count(DISTINCT session_id) AS sessions,
@@ -7,7 +8,7 @@ SELECT project_id, count(*) AS events, count(DISTINCT session_id) AS sessions,
        array_agg(DISTINCT agent_id ORDER BY agent_id) AS agent_ids,
        min(ts) AS first_ts, max(ts) AS last_ts, max(recorded_at) AS last_recorded_at
 FROM events
-WHERE tenant = %(tenant)s
+WHERE tenant = %(tenant)s AND {bounds}
 GROUP BY project_id
 ORDER BY max(recorded_at) DESC, project_id
 LIMIT %(limit)s
@@ -27,7 +28,7 @@ WITH s AS (
            coalesce(array_agg(DISTINCT user_id ORDER BY user_id)
                     FILTER (WHERE user_id IS NOT NULL), '{}') AS user_ids
     FROM events
-    WHERE tenant = %(tenant)s AND project_id = %(project_id)s
+    WHERE tenant = %(tenant)s AND project_id = %(project_id)s AND {bounds}
     GROUP BY session_id
     ORDER BY max(ts) DESC, session_id
     LIMIT %(limit)s
@@ -58,6 +59,7 @@ SELECT agent_id, count(*) AS events, count(DISTINCT (project_id, session_id)) AS
        min(ts) AS first_ts, max(ts) AS last_ts
 FROM events
 WHERE tenant = %(tenant)s AND (%(project_id)s::text IS NULL OR project_id = %(project_id)s)
+  AND {bounds}
 GROUP BY agent_id
 ORDER BY max(ts) DESC, agent_id
 LIMIT %(limit)s

@@ -12,3 +12,7 @@ VALUES (%(tenant)s, %(project_id)s, %(strategy)s)
 ON CONFLICT (tenant, project_id)
 DO UPDATE SET strategy = EXCLUDED.strategy, updated_at = now()
 RETURNING strategy, updated_at
+
+-- name: separate_projects
+SELECT project_id FROM project_sharing
+WHERE tenant = %(tenant)s AND strategy = 'separate'

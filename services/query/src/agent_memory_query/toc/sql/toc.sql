@@ -219,15 +219,15 @@ LIMIT %(limit)s
 -- name: pin_grip
 UPDATE toc_grips SET pinned = %(pinned)s
 WHERE tenant = %(tenant)s AND grip_id = %(memory_id)s
-RETURNING pinned, salience, node_id, node_version AS version
+RETURNING pinned, salience, node_id, node_version AS version, project_id
 
 -- name: pin_node
 WITH updated AS (
     UPDATE toc_nodes SET pinned = %(pinned)s, updated_at = now()
     WHERE tenant = %(tenant)s AND node_id = %(memory_id)s
-    RETURNING tenant, node_id, pinned, latest_version
+    RETURNING tenant, node_id, pinned, latest_version, project_id
 )
-SELECT u.pinned, v.base_salience, u.node_id, u.latest_version AS version
+SELECT u.pinned, v.base_salience, u.node_id, u.latest_version AS version, u.project_id
 FROM updated u
 LEFT JOIN toc_node_versions v
   ON v.tenant = u.tenant AND v.node_id = u.node_id AND v.version = u.latest_version
