@@ -189,6 +189,7 @@ class Answers:
     stale_first: int = 0
     superseded: int = 0
     misses: list[tuple[str, str, str]] = field(default_factory=list)
+    detail: list[str] = field(default_factory=list)  # ``--misses``: each miss's top five
     latency_ms: list[float] = field(default_factory=list)
     match_scores: list[float] = field(default_factory=list)  # best cosine of each question
     no_match: int = 0  # answerable questions answered no_match (false alarms)
@@ -197,6 +198,32 @@ class Answers:
 def first_rank(ranked: Sequence[str], ids: Sequence[str]) -> int:
     wanted = set(ids)
     return next((i for i, e in enumerate(ranked) if e in wanted), len(ranked) + 1)
+
+
+def describe_miss(q: dict[str, Any], answer: dict[str, Any], ranked: Sequence[str]) -> str:
+    """A missed question: intent, where the gold first ranks, and the first results with the
+    tiers' ranks and the ranking factors that put them there (``--misses``)."""
+    gold, stale = set(q["event_ids"]), set(q["stale_event_ids"])
+    at = first_rank(ranked, q["event_ids"])
+    where = f"gold first at id {at}" if at <= len(ranked) else "gold not returned"
+    lines = [
+        f"  [{q['id']} {q['kind']}] {q['question']}  (intent {answer.get('intent')}, {where},"
+        f" match {answer.get('match_score')}, no_match {bool(answer.get('no_match'))})"
+    ]
+    explained = {r["id"]: r for r in answer.get("explain", {}).get("ranking", [])}
+    for i, result in enumerate(answer.get("results", [])[:6], 1):
+        ids = result.get("event_ids", [])
+        mark = "GOLD " if gold & set(ids) else "STALE" if stale & set(ids) else "     "
+        why = explained.get(result["id"], {})
+        ranks = ",".join(f"{t}{r}" for t, r in why.get("ranks", {}).items())
+        factors = ",".join(f"{f[:4]}{v:.2f}" for f, v in why.get("factors", {}).items() if v != 1)
+        text = str(result.get("text") or result.get("title") or "")[:80].replace("\n", " ")
+        lines.append(
+            f"    {i} {mark} {result['type'][:5]:<5} ids {len(ids):>2} score"
+            f" {result.get('score', 0):.3f} fused {why.get('fused', 0):.3f} [{ranks}] [{factors}]"
+            f" {text}"
+        )
+    return "\n".join(lines)
 
 
 def ask(url: str, questions: Sequence[dict[str, Any]], limit: int) -> Answers:
@@ -228,6 +255,7 @@ def ask(url: str, questions: Sequence[dict[str, Any]], limit: int) -> Answers:
                 top = answer["results"][0] if answer["results"] else {}
                 shown = str(top.get("title") or top.get("text") or "")[:90].replace("\n", " ")
                 out.misses.append((q["kind"], q["question"], shown))
+                out.detail.append(describe_miss(q, answer, ranked))
     return out
 
 
@@ -415,6 +443,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--set", action="append", default=[], metavar="VAR=VALUE", help="extra stack setting"
     )
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
+    parser.add_argument(
+        "--reuse",
+        metavar="WORKDIR",
+        help="start the stack on a work folder kept by --keep and only ask the questions (no"
+        " ingest; the usage counts of earlier runs are cleared): to measure a change of search",
+    )
+    parser.add_argument(
+        "--misses", action="store_true", help="print each missed question's first results"
+    )
     args = parser.parse_args(argv)
     stop_on_sigterm()
     stale = [p for p, text in files(build()).items() if not p.exists() or p.read_text() != text]
@@ -454,7 +491,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("\n".join(f"{verdict(ok)}  {name}: {value}" for name, value, ok in targets))
         return 0
 
-    workdir = Path(tempfile.mkdtemp(prefix="agent-memory-bench-coding-"))
+    reuse = args.reuse is not None
+    workdir = (
+        Path(args.reuse) if reuse else Path(tempfile.mkdtemp(prefix="agent-memory-bench-coding-"))
+    )
     product = Product(workdir, dict(item.split("=", 1) for item in args.set))
     failed = True
     answers = Answers()
@@ -465,10 +505,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         t0 = time.monotonic()
         product.start()
         print(f"  stack up in {time.monotonic() - t0:.0f} s ({workdir})")
-        post_s = ingest(product, events)
-        print(f"  posted {len(events):,} events in {post_s:.1f} s")
-        indexed_s = wait_until_indexed(product, len(events))
-        print(f"  drained, segments closed and indexed {indexed_s:.0f} s after the last post")
+        if reuse:
+            with psycopg.connect(product.pg_dsn) as conn:
+                conn.execute("DELETE FROM search_access")
+        else:
+            post_s = ingest(product, events)
+            print(f"  posted {len(events):,} events in {post_s:.1f} s")
+            indexed_s = wait_until_indexed(product, len(events))
+            print(f"  drained, segments closed and indexed {indexed_s:.0f} s after the last post")
         wait_for_vectors(product)
         answers = ask(product.query_url, questions, args.limit)
         unanswerable = ask_negatives(product.query_url, negatives())
@@ -479,7 +523,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("interrupted")
     finally:
         product.stop()
-        if args.keep or failed:
+        if args.keep or failed or reuse:
             print(f"work folder kept: {workdir}")
         else:
             shutil.rmtree(workdir, ignore_errors=True)
@@ -506,6 +550,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("  not found in the first 5 (kind, question, first result):")
         for kind, question, shown in answers.misses:
             print(f"    {kind:<15} {question[:70]:<70} | {shown}")
+    if args.misses and answers.detail:
+        print("  missed questions, first results (GOLD: holds a gold event; ranks; factors):")
+        print("\n".join(answers.detail))
     print("\n=== Table of contents ===")
     print(toc_table(toc))
     prose, bullets = share(toc.bullets, ("segment", "day"))

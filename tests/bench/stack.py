@@ -49,7 +49,7 @@ class Product:
     pg_dsn: str = ""
 
     def start(self) -> None:
-        ports = {name: free_port() for name in ("nats", "pg", "gateway", "query")}
+        ports = {name: free_port() for name in ("nats", "pg", "gateway", "query", "pruner")}
         self.gateway_url = f"http://127.0.0.1:{ports['gateway']}"
         self.query_url = f"http://127.0.0.1:{ports['query']}"
         self.pg_dsn = f"postgresql://postgres@127.0.0.1:{ports['pg']}/agent_memory"
@@ -69,6 +69,13 @@ class Product:
                 # a benchmark's sessions are over once their events are in: close them soon
                 "AGENT_MEMORY_SEGMENTER__IDLE_FLUSH_S": "15",
                 "AGENT_MEMORY_SEGMENTER__IDLE_CHECK_INTERVAL_S": "3",
+                # a benchmark replays conversations of the past with their own timestamps: the
+                # retention pruner, measured by bench_lifecycle, would drop every entry older
+                # than its 30 days (by the wall clock) from both indexes within a minute of the
+                # start, and the retrieval benchmarks would measure what is left
+                "AGENT_MEMORY_PRUNER__PORT": str(ports["pruner"]),
+                "AGENT_MEMORY_PRUNER__FIRST_RUN_AFTER_S": "31536000",
+                "AGENT_MEMORY_PRUNER__INTERVAL_S": "31536000",
                 **self.extra_env,
             }
         )

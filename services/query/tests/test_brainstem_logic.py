@@ -78,6 +78,8 @@ def hits(*ids: str) -> list[Hit]:
         ("tell me about the indexer", "explore"),
         ("overview of the retrieval work", "explore"),
         ("what did we decide about auth last week?", "answer"),  # a topic inside a period
+        ("which topics came up in the auth work?", "explore"),
+        ("what should the default theme be?", "answer"),  # a UI theme, not a survey
     ],
 )
 def test_intent(query: str, intent: str) -> None:

@@ -5,8 +5,10 @@
   Exact words matter most, so BM25 leads.
 - ``answer``: a question whose answer is in a few moments ("what port does the gateway use?").
   Hybrid, moments first (events and grips).
-- ``explore``: a topic to survey ("auth refactor", "tell me about the indexer"). Overviews (TOC
-  nodes) are welcome, and diversity matters more than the single best hit.
+- ``explore``: a topic to survey ("auth refactor", "tell me about the indexer", "which topics
+  came up?"). Overviews (TOC nodes) are welcome, and diversity matters more than the single
+  best hit. Only the plural "topics" and "themes" ask for a survey: in a coding session the
+  singular is mostly a thing asked about ("what should the default theme be?").
 - ``time-boxed``: the question is mostly a period ("what did we do yesterday?"): the time range
   is the main filter and the remaining words are too generic to rank by.
 
@@ -61,7 +63,7 @@ _ARTEFACT = re.compile(
 _EXPLORE = re.compile(
     r"(\boverview\b|\bsummar(y|ise|ize)\b|\brecap\b|\beverything\b|\btell\s+me\s+about\b|"
     r"\bwhat\s+do\s+(we|i|you)\s+know\b|\bhistory\s+of\b|\ball\s+about\b|\bwhat\s+have\s+we\b|"
-    r"\bwhat\s+has\s+been\b|\btopics?\b|\bthemes?\b|\bbackground\s+on\b|\bexplore\b)",
+    r"\bwhat\s+has\s+been\b|\btopics\b|\bthemes\b|\bbackground\s+on\b|\bexplore\b)",
     re.IGNORECASE,
 )
 _QUESTION_START = re.compile(
