@@ -132,7 +132,8 @@ def wait_built(dsn: str, sessions: int, timeout: float) -> float:
 
 
 def erase(query_url: str, dsn: str, project: str, scope: dict[str, Any]) -> dict[str, Any]:
-    with httpx.Client(base_url=query_url, timeout=60) as client:
+    # the accept step of a whole 100,000-event project took over 60 s once: measured, not cut
+    with httpx.Client(base_url=query_url, timeout=600) as client:
         started = time.perf_counter()
         r = client.post("/v1/erasures", json={"project_id": project, "scope": scope})
         r.raise_for_status()
