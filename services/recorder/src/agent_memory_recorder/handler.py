@@ -166,13 +166,15 @@ def make_handler(rules: DedupRules) -> Handler:
         # before the insert: what the index loads must not include this batch's own rows
         await _load_sessions(conn, index, rows)
         new, refused = await insert_new_rows(conn, rows)
-        duplicates = await _mark_duplicates(conn, index, [r for r in rows if (r[0], r[1]) in new])
+        all_new = len(new) == len(rows)  # the usual batch: no per-row lookups
+        fresh = rows if all_new else [r for r in rows if (r[0], r[1]) in new]
+        duplicates = await _mark_duplicates(conn, index, fresh)
         duplicates |= refused  # erased ids: refused, never announced
-        old = [
-            (r[0], r[1]) for r in rows if (r[0], r[1]) not in new and (r[0], r[1]) not in refused
-        ]
-        if old:  # redelivered: announce as first decided
-            duplicates |= await stored_duplicates(conn, old)
+        if not all_new:
+            decided = new | refused
+            old = [(r[0], r[1]) for r in rows if (r[0], r[1]) not in decided]
+            if old:  # redelivered: announce as first decided
+                duplicates |= await stored_duplicates(conn, old)
         if not duplicates:
             return _announce(rows, msgs)
         keep = [(r, m) for r, m in zip(rows, msgs, strict=True) if (r[0], r[1]) not in duplicates]
