@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from agent_memory_recorder.dedup import DedupIndex, DedupRules, Seen, cosine, fingerprint, normalise
+from agent_memory_recorder.dedup import (
+    DedupIndex,
+    DedupRules,
+    Seen,
+    cosine,
+    could_match,
+    fingerprint,
+    normalise,
+)
 
 RULES = DedupRules()
 KEY = ("t", "p", "s")
@@ -84,3 +92,24 @@ def test_the_index_is_bounded() -> None:
     for i in range(3):
         index.add((f"t{i}", "p", "s"), fp(f"x{i}", OUTPUT))
     assert index.missing([KEY]) == [KEY]  # evicted: reloaded from Postgres when next needed
+
+
+def test_the_size_bound_never_rules_out_a_match() -> None:
+    """``could_match`` skips pairs by size alone: it must hold whenever the cosine does."""
+    base = [f"w{i}" for i in range(60)]
+    original = fp("a", " ".join(base))
+    for extra in range(0, 80, 4):
+        for dropped in range(0, 40, 4):
+            other = fp("b", " ".join(base[dropped:] + [f"x{i}" for i in range(extra)]))
+            if cosine(original, other) >= RULES.cosine:
+                assert could_match(original, other, RULES.cosine)
+    assert not could_match(
+        original, fp("c", " ".join(base * 1 + [f"y{i}" for i in range(60)])), RULES.cosine
+    )
+
+
+def test_punctuation_does_not_split_a_repeat_from_its_original() -> None:
+    index = DedupIndex(RULES)
+    index.load(KEY, [fp("a", OUTPUT)])
+    verdict = index.check(KEY, fp("b", OUTPUT.replace(" ", ", "), 30))
+    assert verdict is not None and verdict.method == "near" and verdict.similarity == 1.0

@@ -22,9 +22,9 @@ catches what agents actually repeat (the same output with a different timestamp 
 retried prompt with a word changed) for a few microseconds, before the event fans out, which is
 what lets every later stage skip it without a race. Sets, not word counts: the intersection of
 two sets is one C call, and the cosine of sets is bounded by their sizes
-(``sqrt(min/max)``), so most pairs are ruled out without comparing a word; word counts cost
-three times as much per event (60 µs against 20, docs/lifecycle.md) and decide the same pairs
-on the coding corpus and the ingest benchmark's texts.
+(``sqrt(min/max)``), so texts of very different lengths are ruled out without comparing a
+word. Word counts cost nearly twice as much per event (63 µs against 34 on the ingest bench's
+texts) and mark the same five repeats of the coding corpus (docs/lifecycle.md).
 
 The originals of recent sessions are kept in a bounded in-memory index; a session it does not
 hold is loaded from Postgres (its latest originals), so a restarted recorder decides as the old
