@@ -9,8 +9,9 @@ below it (itself, for a segment) holds an event of that user: the segments of th
 (``toc_nodes.parent_id``, latest versions), their ``event_ids`` probed in ``events`` through its
 ``(tenant, event_id)`` key. Costs:
 
-- the filter (``user_id`` of the listings and of the term search) is an ``EXISTS`` per node
-  listed or matched, after the other filters: it stops at the first event of the user, so a node
+- the filter (``user_id`` of the listings and of the term search) is one call of the SQL
+  function ``toc_node_has_user`` (migration 0018) per node listed or matched, after the other
+  filters: its ``EXISTS`` stops at the first event of the user, so a node
   the user wrote in costs a few index probes; a node they did not write costs one probe per event
   below it (a year: every event of the project that year). Fine for the listings' tens of nodes;
   a term search with ``user_id`` over years pays that for each matching year.

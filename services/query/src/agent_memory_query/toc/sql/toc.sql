@@ -11,20 +11,8 @@ JOIN toc_node_versions v
 WHERE n.tenant = %(tenant)s AND n.level = 'year' AND NOT n.is_empty
   AND (%(project_id)s::text IS NULL OR n.project_id = %(project_id)s)
   -- the user filter (store.py, "By user"): a segment below holds an event of the user
-  AND (%(user_id)s::text IS NULL OR EXISTS (
-      WITH RECURSIVE below AS (
-          SELECT n.node_id
-          UNION ALL
-          SELECT c.node_id FROM toc_nodes c JOIN below b ON c.parent_id = b.node_id
-          WHERE c.tenant = n.tenant
-      )
-      SELECT 1
-      FROM below b
-      JOIN toc_nodes s ON s.tenant = n.tenant AND s.node_id = b.node_id AND s.level = 'segment'
-      JOIN toc_node_versions sv
-        ON sv.tenant = s.tenant AND sv.node_id = s.node_id AND sv.version = s.latest_version
-      JOIN events e ON e.tenant = sv.tenant AND e.event_id = ANY(sv.event_ids)
-      WHERE e.user_id = %(user_id)s))
+  -- (migration 0018)
+  AND (%(user_id)s::text IS NULL OR toc_node_has_user(n.tenant, n.node_id, %(user_id)s))
 ORDER BY n.project_id, n.start_ts DESC
 LIMIT %(limit)s
 
@@ -85,20 +73,7 @@ JOIN toc_node_versions v
   ON v.tenant = n.tenant AND v.node_id = n.node_id AND v.version = n.latest_version
 WHERE n.tenant = %(tenant)s AND n.node_id = ANY(%(node_ids)s)
   -- the user filter, as in years
-  AND (%(user_id)s::text IS NULL OR EXISTS (
-      WITH RECURSIVE below AS (
-          SELECT n.node_id
-          UNION ALL
-          SELECT c.node_id FROM toc_nodes c JOIN below b ON c.parent_id = b.node_id
-          WHERE c.tenant = n.tenant
-      )
-      SELECT 1
-      FROM below b
-      JOIN toc_nodes s ON s.tenant = n.tenant AND s.node_id = b.node_id AND s.level = 'segment'
-      JOIN toc_node_versions sv
-        ON sv.tenant = s.tenant AND sv.node_id = s.node_id AND sv.version = s.latest_version
-      JOIN events e ON e.tenant = sv.tenant AND e.event_id = ANY(sv.event_ids)
-      WHERE e.user_id = %(user_id)s))
+  AND (%(user_id)s::text IS NULL OR toc_node_has_user(n.tenant, n.node_id, %(user_id)s))
 ORDER BY n.start_ts, n.node_id
 
 -- name: grips_by_id
@@ -199,20 +174,7 @@ SELECT node_id, project_id, level, bucket, parent_id, pinned, latest_version, ve
 FROM scored n
 WHERE matched > 0
   -- the user filter, as in years (on the matching nodes only)
-  AND (%(user_id)s::text IS NULL OR EXISTS (
-      WITH RECURSIVE below AS (
-          SELECT n.node_id
-          UNION ALL
-          SELECT c.node_id FROM toc_nodes c JOIN below b ON c.parent_id = b.node_id
-          WHERE c.tenant = %(tenant)s
-      )
-      SELECT 1
-      FROM below b
-      JOIN toc_nodes s ON s.tenant = %(tenant)s AND s.node_id = b.node_id AND s.level = 'segment'
-      JOIN toc_node_versions sv
-        ON sv.tenant = s.tenant AND sv.node_id = s.node_id AND sv.version = s.latest_version
-      JOIN events e ON e.tenant = sv.tenant AND e.event_id = ANY(sv.event_ids)
-      WHERE e.user_id = %(user_id)s))
+  AND (%(user_id)s::text IS NULL OR toc_node_has_user(%(tenant)s, n.node_id, %(user_id)s))
 ORDER BY score DESC, start_ts DESC, node_id
 LIMIT %(limit)s
 
