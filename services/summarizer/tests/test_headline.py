@@ -142,3 +142,21 @@ def test_a_week_of_five_sessions_names_the_five_pieces_of_work() -> None:
                                                        week.bullets)])  # fmt: skip
     assert len([b for b in month.bullets if b.work]) == 5
     assert month.title.startswith("July 2026: topic")  # a month names its themes
+
+
+def test_a_title_never_says_its_goal_twice() -> None:
+    """A first request that is itself a decision is the goal, clipped; the outcome is another
+    decision of the segment, not the same sentence again ("X… — X")."""
+    turns = [
+        (
+            "user",
+            "message",
+            "We chose Tantivy as the embedded BM25 engine because readers work in any process.",
+        ),
+        ("assistant", "message", "Decision: the recorder must acknowledge only after the commit."),
+        ("user", "message", "I prefer plain SQL files over an ORM for the checkout service."),
+    ]
+    title = summarize_segment(session(turns), "fallback").title
+    goal, _, outcome = title.partition(WORK_SEPARATOR)
+    assert goal.startswith("We chose Tantivy as the embedded BM25 engine")
+    assert outcome == "The recorder must acknowledge only after the commit", title

@@ -46,7 +46,9 @@ _OUTCOME = re.compile(
     r"|\bfrom \S+ (?:\w+ )?to \S+|->|→",
     re.IGNORECASE,
 )
-_LABEL = re.compile(r"^(?:fixed|done|resolved|solved|outcome|result|root cause|cause)\s*:\s*", re.I)
+_LABEL = re.compile(
+    r"^(?:fixed|done|resolved|solved|outcome|result|root cause|cause|decision)\s*:\s*", re.I
+)
 # Not an outcome: a plan, an offer, an aside about findings left alone.
 ASIDE = re.compile(
     r"\b(?:left (?:them|it|the rest)|(?:code|files?) i did not touch|style (?:findings|only)|"
@@ -185,14 +187,26 @@ def outcome(turns: Sequence[Turn], goal_text: str) -> str:
         if not _OUTCOME.search(sentence):
             continue
         text = plain(_LABEL.sub("", sentence)).rstrip(" .!")
-        if len(tokens(text)) >= 3:
+        if len(tokens(text)) >= 3 and not _repeats(text, goal_text):
             return shorten(text, OUTCOME_CHARS)
     for turn in said:
         if turn.kind == "decision":
             text = plain(_LABEL.sub("", turn.text)).rstrip(" .!")
-            if len(tokens(text)) >= 3 and text.lower() != goal_text.lower():
+            if len(tokens(text)) >= 3 and not _repeats(text, goal_text):
                 return clip(text, OUTCOME_CHARS)
     return ""
+
+
+def _repeats(text: str, goal_text: str) -> bool:
+    """Whether an outcome would say the goal again: the goal is the first request clipped
+    ("We chose Tantivy as the embedded BM25 engine because readers work in…"), so a sentence
+    that starts like it, or that it starts like, is the same sentence (a title "X… — X")."""
+    goal_words = goal_text.rstrip("…").rstrip(_TRAIL).lower().split()
+    words = text.lower().split()
+    if not goal_words or not words:
+        return False
+    shared = min(len(goal_words), len(words))
+    return goal_words[:shared] == words[:shared]
 
 
 def headline(turns: Sequence[Turn]) -> tuple[str, str]:
