@@ -208,6 +208,26 @@ async def test_toc_messages_map_to_node_and_grip_documents(pg_dsn: str) -> None:
     assert "node:acme:segment:seg-gone" not in docs
 
 
+async def test_a_version_citing_an_erased_event_is_deleted_not_indexed(pg_dsn: str) -> None:
+    """A node version published before an erasure, handled after the indexer's part of it:
+    whatever cites the erased event leaves the index, the rest is indexed as usual."""
+    seed_toc(pg_dsn)
+    seed_segment_events(pg_dsn)
+    with psycopg.connect(pg_dsn) as conn:
+        conn.execute(
+            "INSERT INTO erased_events (tenant, event_id, erasure_id, project_id, session_id, ts)"
+            " VALUES ('acme', 'e3', 'er-1', 'proj', 's1', %s)",
+            (T,),
+        )
+    async with await psycopg.AsyncConnection.connect(pg_dsn) as conn:
+        live = await toc_changes(conn, [payload(v) for v in VERSIONS])
+    docs = by_id(live)
+    # the segment (e1..e3), the day (its bullets cite grip bbb) and grip bbb (e3) go
+    for gone in ("node:acme:segment:seg-1", "node:acme:day:2026-03-02@proj", "grip:acme:grip:bbb"):
+        assert gone not in docs and gone in live.deletes, gone
+    assert docs["grip:acme:grip:aaa"].event_ids == ("e1", "e2")
+
+
 async def test_rebuild_reads_the_same_documents_as_the_pipeline_wrote(pg_dsn: str) -> None:
     seed_toc(pg_dsn)
     seed_segment_events(pg_dsn)

@@ -386,7 +386,33 @@ async def toc_changes(
     changes = DocChanges()
     for message, key in zip(decoded, keys, strict=True):
         changes.extend(node_changes(message, stale=message.version < latest.get(key, 0)))
+    changes = await _citing_erased_dropped(changes, conn)
     return await with_segment_text(conn, changes) if context else changes
+
+
+async def _citing_erased_dropped(changes: DocChanges, conn: AsyncConnection) -> DocChanges:
+    """Documents that cite an erased event are deleted, not written: a node version published
+    before an erasure can reach an indexer after the indexer did its part of that erasure (the
+    TOC stream and the erasure requests are separate consumers; the summarizer, which publishes
+    the node's next version without the erased events, may be down or behind). Its grips would
+    bring the erased text back, which no later step removes."""
+    cited = {(d.tenant, e) for d in changes.upserts for e in d.event_ids}
+    if not cited:
+        return changes
+    cur = await conn.execute(
+        QUERIES["erased_among"],
+        {"tenants": [t for t, _ in cited], "event_ids": [e for _, e in cited]},
+    )
+    erased = {(r[0], r[1]) for r in await cur.fetchall()}
+    if not erased:
+        return changes
+    out = DocChanges(deletes=list(changes.deletes))
+    for doc in changes.upserts:
+        if any((doc.tenant, e) in erased for e in doc.event_ids):
+            out.deletes.append(doc.id)
+        else:
+            out.upserts.append(doc)
+    return out
 
 
 async def erasure_changes(

@@ -18,6 +18,9 @@ from agent_memory_common.redaction import default_redactor
 
 Q = load_queries(__package__ or "", "sql/erasures.sql")
 NEEDLES_PER_ERASURE = 25
+# From this many tombstones the planner's statistics of erased_events are refreshed in the
+# request (sql/erasures.sql, analyze_tombstones); below it they are near enough.
+ANALYZE_FROM = 1000
 
 
 def scope_params(tenant: str, project_id: str, scope: dict[str, Any]) -> dict[str, Any]:
@@ -85,8 +88,10 @@ async def create(
         Q["insert_erasure"],
         {**params, "scope": orjson.dumps(scope).decode(), "requested_by": requested_by},
     )
-    await conn.execute(Q["tombstone_scope"], params)
+    tombstoned = (await conn.execute(Q["tombstone_scope"], params)).rowcount
     await conn.execute(Q["tombstone_duplicates"], params)
+    if tombstoned >= ANALYZE_FROM:
+        await conn.execute(Q["analyze_tombstones"])
     await conn.execute(Q["snapshot_grips"], params)
     await conn.execute(Q["snapshot_needles"], {**params, "limit": NEEDLES_PER_ERASURE})
     return int(await _one(conn, "set_event_count", params) or 0)
