@@ -189,3 +189,28 @@ def test_keys_are_checked_as_over_http(stack: Stack, stub: Any) -> None:
     err = _refusal(lambda: stub.IngestEvents(batch, metadata=bound, timeout=30))
     assert err.code() == grpc.StatusCode.PERMISSION_DENIED
     assert err.details().startswith("events[0].agent_id: "), err.details()
+
+
+def test_unavailable_while_nats_is_down_then_accepted_again(stack: Stack, stub: Any) -> None:
+    """What ``POST /v1/events`` answers 503 (JetStream away) is UNAVAILABLE, which gRPC clients
+    retry; the same batch goes in once NATS is back, stored once."""
+    batch = EventBatch(events=[event(i, "nats-away") for i in range(3)])
+    stack.nats.stop()
+    try:
+        err = _refusal(lambda: stub.IngestEvents(batch, metadata=BOOT, timeout=30))
+        assert err.code() == grpc.StatusCode.UNAVAILABLE, err.details()
+    finally:
+        stack.nats.start(timeout=30)
+
+    def accepted() -> bool:
+        try:
+            stub.IngestEvents(batch, metadata=BOOT, timeout=30)
+        except grpc.RpcError as exc:
+            assert exc.code() == grpc.StatusCode.UNAVAILABLE, exc.details()
+            return False
+        return True
+
+    eventually(accepted, timeout=60, what="accepted once NATS is back")
+    assert [e["event_id"] for e in stored(stack, "nats-away", 3)] == [
+        f"nats-away-{i}" for i in range(3)
+    ]
