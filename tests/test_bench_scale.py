@@ -88,6 +88,18 @@ def test_rates_count_only_the_time_a_consumer_had_a_backlog() -> None:
     assert caught_up_at([sample(0, 0, 0)], "embedder") is None
 
 
+def test_a_rate_of_two_consumers_counts_both_while_either_is_behind() -> None:
+    def both(t: float, events: tuple[int, int], toc: tuple[int, int]) -> Sample:
+        backlog = {"embedder": events[0], "embedder-toc": toc[0]}
+        return Sample(
+            t=t, stored=0, backlog=backlog, floor={"embedder": events[1], "embedder-toc": toc[1]}
+        )
+
+    samples = [both(0, (10, 0), (5, 0)), both(1, (0, 10), (5, 0)), both(2, (0, 10), (0, 5))]
+    assert busy_rate(samples, "embedder", "embedder-toc") == pytest.approx(7.5)
+    assert busy_rate(samples, "embedder") == pytest.approx(10.0)
+
+
 def test_a_segment_fed_consumer_may_finish_a_little_after_the_embedder() -> None:
     def consumers(**drain: float) -> dict[str, dict[str, float | None]]:
         return {name: {"drain_s": s, "busy_msgs_per_s": None} for name, s in drain.items()}

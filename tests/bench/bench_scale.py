@@ -467,13 +467,13 @@ def caught_up_at(samples: Sequence[Sample], name: str) -> float | None:
     return samples[after].t if after < len(samples) else samples[-1].t
 
 
-def busy_rate(samples: Sequence[Sample], name: str) -> float | None:
-    """Messages/s of ``name`` over the intervals that began with a backlog: its own speed,
-    not the speed of whatever feeds it."""
+def busy_rate(samples: Sequence[Sample], *names: str) -> float | None:
+    """Messages/s of the consumers ``names`` together over the intervals that began with a
+    backlog for any of them: their own speed, not the speed of whatever feeds them."""
     done, seconds = 0, 0.0
     for a, b in itertools.pairwise(samples):
-        if a.backlog.get(name, 0) > 0 and name in a.floor and name in b.floor:
-            done += b.floor[name] - a.floor[name]
+        if any(a.backlog.get(n, 0) > 0 for n in names):
+            done += sum(b.floor[n] - a.floor[n] for n in names if n in a.floor and n in b.floor)
             seconds += b.t - a.t
     return done / seconds if seconds > 0 and done > 0 else None
 
@@ -740,7 +740,7 @@ def ingest_and_drain(run: Run, size: int) -> dict[str, Any]:
         rate = busy_rate(samples, name)
         consumers[name] = {
             "drain_s": round(max(0.0, at - last), 1) if at is not None else 0.0,
-            "busy_msgs_per_s": round(rate, 1) if rate is not None else None,
+            "busy_msgs_per_s": _round(rate),
         }
     recorder_at = caught_up_at(samples, "recorder") or last
     print(f"    drained; measuring the model alone on {len(sample):,} texts", flush=True)
@@ -756,6 +756,8 @@ def ingest_and_drain(run: Run, size: int) -> dict[str, Any]:
         "consumers": consumers,
         "embedder": {
             "events_per_s": embedder,
+            # the same process embeds TOC node versions too, under the same model lock
+            "with_toc_per_s": _round(busy_rate(samples, "embedder", "embedder-toc")),
             "model_texts_per_s": round(model, 1),
             "ratio": round(embedder / model, 3) if embedder else None,
             "model_sample": len(sample),
@@ -765,6 +767,10 @@ def ingest_and_drain(run: Run, size: int) -> dict[str, Any]:
             "nice": run.model.nice,
         },
     }
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 1)
 
 
 def _duplicates(product: Product) -> int:
@@ -821,6 +827,7 @@ def result_rows(cp: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     rows = [
         ("events/s accepted (gateway)", f"{cp['accepted_per_s']:,.0f}", "-", "-"),
         ("events/s recorded (recorder)", f"{cp['recorded_per_s']:,.0f}", "-", "-"),
+        ("duplicates stored (dedup at ingest)", f"{cp['duplicates_stored']:,}", "-", "-"),
     ]
     for name, c in cp["consumers"].items():
         rate = c["busy_msgs_per_s"]
@@ -828,6 +835,7 @@ def result_rows(cp: dict[str, Any]) -> list[tuple[str, str, str, str]]:
         rows.append((f"drain after posting: {name}", f"{c['drain_s']:.1f} s{extra}", "-", "-"))
     e = cp["embedder"]
     rows.append(("embedder events/s while behind", _num(e["events_per_s"]), "-", "-"))
+    rows.append(("  events + TOC versions/s", _num(e["with_toc_per_s"]), "-", "-"))
     rows.append(
         (
             f"model alone texts/s (batch {e['fetch_batch']}/{e['encode_batch']}, "
