@@ -949,9 +949,18 @@ def write_plot(path: Path, sizes: Sequence[int], lines: dict[str, list[float | N
         base = label.rsplit(" ", 1)[0]
         colour = colours[list(dict.fromkeys(k.rsplit(" ", 1)[0] for k in lines)).index(base)
                          % len(colours)]  # fmt: skip
-        style = "--" if label.endswith("p95") else "-"
+        p95 = label.endswith("p95")  # dashed, hollow markers: the same tier's p50 is solid
         xs, ys = zip(*points, strict=True)
-        ax.plot(xs, ys, style, marker="o", color=colour, label=label, zorder=3 + i % 2)
+        ax.plot(
+            xs,
+            ys,
+            "--" if p95 else "-",
+            marker="v" if p95 else "o",
+            markerfacecolor="none" if p95 else colour,
+            color=colour,
+            label=label,
+            zorder=3 + i % 2,
+        )
     ax.axhline(TARGET_P50_MS, color="grey", lw=0.8, ls=":", label="search targets (p50, p95)")
     ax.axhline(TARGET_P95_MS, color="grey", lw=0.8, ls=":")
     ax.set_xscale("log")
