@@ -16,7 +16,7 @@ export HF_HUB_OFFLINE := 1
 
 MEMBERS := $(wildcard libs/*/*/pyproject.toml services/*/pyproject.toml)
 
-.PHONY: help install run test check lint format typecheck test-fast k8s-tools k8s-render proto browser screenshots chaos bench bench-ingest bench-toc bench-search bench-locomo bench-coding bench-summary bench-lifecycle bench-erasure bench-topics clean
+.PHONY: help install run test check lint format typecheck test-fast k8s-tools k8s-render proto browser screenshots chaos bench bench-ingest bench-toc bench-search bench-locomo bench-coding bench-summary bench-lifecycle bench-erasure bench-topics bench-scale clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -127,6 +127,10 @@ bench-summary: install ## ROUGE of our session summaries vs LoCoMo's, beside lea
 
 bench-topics: install ## topic clusterer: ARI/NMI and labels (coding corpus, LoCoMo), re-cluster at 1k-100k
 	$(BIN)/python -m tests.bench.bench_topics
+
+# Not in `bench`: a million events through the whole pipeline take many hours on two cores.
+bench-scale: install ## 10k/100k/1M events through the stack: drain per consumer, latency vs size (PNG)
+	$(BIN)/python -m tests.bench.bench_scale
 
 clean: ## remove the environments (data in .agent-memory is kept)
 	rm -rf $(VENV) $(BOOT) .mypy_cache .ruff_cache .pytest_cache

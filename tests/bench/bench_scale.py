@@ -1,0 +1,1110 @@
+"""Scale benchmark (issue 18, point 6): the whole embedded stack at 10k, 100k and 1M events.
+
+Run by ``make bench-scale``. ``agent-memory up`` in a temporary home on free ports
+(``tests/bench/stack.py``), then, for each size of ``--sizes`` in turn: the events up to that
+size are posted through the gateway, every consumer of the pipeline is watched until it has
+caught up, and the store is measured at that size:
+
+- accepted events/s (gateway) and recorded events/s (recorder caught up) of the increment;
+- the time each consumer took to catch up after the last post, from ``/v1/status`` polled
+  every second, and its rate (messages/s) while it had a backlog;
+- the embedder's events/s while it had a backlog, over the model's own throughput measured in
+  this process right after the drain: all-MiniLM-L6-v2 loaded as the embedder loads it, the
+  embedder's default batches and torch threads, on a sample of the texts it just embedded
+  (each event's text with its previous turn, as ``IndexDoc.embedding_text`` builds them);
+- search p50/p95 through ``POST /v1/search`` per tier (the default search, bm25 + vector,
+  bm25 alone, vector alone): every query a new string, embedded by the query service, so the
+  figures include the query embedding; a TOC descent (years -> ... -> a segment and its
+  events); the topic listing of a project;
+- disk per event: the Postgres database (pg_database_size; pgvector's ``vector_docs`` and the
+  ``events`` table shown apart), the JetStream store and the Tantivy index.
+
+The events are coding sessions (prompts, tool calls and results, replies, composed from the
+coding corpus of ``tests/bench/coding`` and the text pools of ``bench_ingest``) and
+conversations (LoCoMo turns when ``shared/bench-data`` has them, else the corpus's prompts and
+replies), 50 to 2,000 characters, many projects and sessions over a year, all derived from
+``--seed``. Results go to ``--out``: ``scale.json`` and ``scale.png`` (latency against store
+size), rewritten after every size, so a long run that stops leaves what it measured.
+
+A measurement, not a test: a missed target prints MISS and the exit code stays 0; it is
+non-zero only when the benchmark cannot run (130 after Ctrl-C or SIGTERM).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import itertools
+import json
+import math
+import multiprocessing as mp
+import os
+import platform
+import random
+import re
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from collections import deque
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+import psycopg
+
+from agent_memory_common.streams import PIPELINE_CONSUMERS
+from agent_memory_embedded import free_port
+from agent_memory_embedder.settings import EmbedderOptions
+from agent_memory_retrieval.settings import RetrievalSettings
+from agent_memory_retrieval.sources import context_of, speaker_of
+from tests.bench.bench_ingest import CODE, PROSE
+from tests.bench.report import percentile, stop_on_sigterm, table
+from tests.bench.stack import Product, open_segments, shared_data, wait_for_vectors
+
+TARGET_P50_MS = 25.0
+TARGET_P95_MS = 60.0
+TARGET_EMBEDDER_RATIO = 0.8
+# A consumer fed by segments can only finish after the segmenter's idle flush closed the last
+# segment (15 s in the stack of stack.py, checked every 3 s) and the summarizer wrote it: it is
+# "not slower than the embedder" when it catches up within this much after the embedder.
+SEGMENT_ALLOWANCE_S = 30.0
+MIN_CHARS, MAX_CHARS = 50, 2000
+DEFAULT_SIZES = (10_000, 100_000, 1_000_000)
+QUICK_SIZES = (2_000, 5_000)
+
+CODING_CORPUS = Path(__file__).resolve().parent / "coding" / "corpus.json"
+LOCOMO = shared_data("locomo/locomo10.json")
+START = datetime(2025, 1, 1, tzinfo=UTC)
+SPAN_DAYS = 365
+NOW = START + timedelta(days=SPAN_DAYS + 1)  # the searches' reference time
+CHAT_SHARE = 0.35  # sessions that are conversations rather than coding sessions
+CODING_PROJECTS = tuple(
+    f"{a}-{b}"
+    for a in ("payments", "ledger", "search", "billing", "inventory", "auth", "webshop", "infra")
+    for b in ("api", "cli", "worker")
+)
+CHAT_PROJECTS = tuple(f"notes-{n}" for n in ("home", "travel", "health", "books", "family", "work"))
+CORPUS_PROJECTS = ("payments-api", "termdeck")  # renamed to the event's project in its text
+RECENT = 32  # pieces not reused within this many of a session's pieces (dedup at ingest)
+
+# The pipeline's consumers in the order events flow through them.
+CONSUMERS = tuple(spec.durable for spec in PIPELINE_CONSUMERS)
+EVENT_FED = ("recorder", "segmenter", "embedder", "bm25-indexer")
+SEARCH_CONFIGS: tuple[tuple[str, list[str] | None], ...] = (
+    ("full", None),
+    ("hybrid", ["bm25", "vector"]),
+    ("bm25", ["bm25"]),
+    ("vector", ["vector"]),
+)
+
+# --------------------------------------------------------------------------------------------
+# The events: deterministic from the seed, generated lazily (a million do not fit in a list of
+# dicts comfortably, and each checkpoint only needs its own increment)
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Pools:
+    """The texts events are composed from, by the slot they fill in a session."""
+
+    prompts: tuple[str, ...]
+    replies: tuple[str, ...]
+    calls: tuple[str, ...]
+    results: tuple[str, ...]
+    chats: tuple[tuple[tuple[str, str], ...], ...]  # conversations of (speaker, text) turns
+    sources: tuple[str, ...]  # what they came from, for the report
+
+
+def load_pools(coding: Path = CODING_CORPUS, locomo: Path | None = None) -> Pools:
+    """The coding corpus (generated for this project, its license) sorted into slots, plus
+    bench_ingest's prose and code; LoCoMo sessions as conversations when ``locomo`` exists
+    (CC BY-NC 4.0: non-commercial evaluation), else the corpus's own prompts and replies."""
+    data = json.loads(coding.read_text())
+    slots: dict[tuple[str, str], list[str]] = {}
+    for session in data["sessions"]:
+        for event in session["events"]:
+            text = event["text"].strip()
+            if text:
+                slots.setdefault((event["role"], event["type"]), []).append(text)
+    prompts = tuple(slots[("user", "message")])
+    replies = tuple(slots[("assistant", "message")]) + PROSE
+    sources = [f"{coding.relative_to(coding.parents[3])} ({data['license']})", "bench_ingest"]
+    chats = _locomo_chats(locomo) if locomo is not None and locomo.exists() else ()
+    if chats:
+        sources.append(f"LoCoMo {locomo} (CC BY-NC 4.0, Maharana et al., ACL 2024)")
+    else:
+        chats = _corpus_chats(data)
+    return Pools(
+        prompts=prompts,
+        replies=replies,
+        calls=tuple(slots[("assistant", "tool_call")]) + CODE,
+        results=tuple(slots[("tool", "tool_result")]),
+        chats=chats,
+        sources=tuple(sources),
+    )
+
+
+def _locomo_chats(path: Path) -> tuple[tuple[tuple[str, str], ...], ...]:
+    """One conversation per LoCoMo session, its turns in order."""
+    out = []
+    for sample in json.loads(path.read_text()):
+        conv = sample["conversation"]
+        n = 1
+        while f"session_{n}" in conv:
+            turns = tuple(
+                (t["speaker"], t["text"].strip()) for t in conv[f"session_{n}"] if t["text"].strip()
+            )
+            if turns:
+                out.append(turns)
+            n += 1
+    return tuple(out)
+
+
+def _corpus_chats(data: dict[str, Any]) -> tuple[tuple[tuple[str, str], ...], ...]:
+    """Without LoCoMo: each coding session's spoken turns, as a conversation."""
+    out = []
+    for session in data["sessions"]:
+        turns = tuple(
+            (e["role"], e["text"].strip())
+            for e in session["events"]
+            if e["type"] == "message" and e["role"] in ("user", "assistant") and e["text"].strip()
+        )
+        if turns:
+            out.append(turns)
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class Turn:
+    role: str
+    type: str
+    text: str
+    metadata: dict[str, Any]
+    gap_s: float  # seconds since the session's previous event
+
+
+def log_uniform(rng: random.Random, lo: int, hi: int) -> int:
+    """Lengths spread as in real logs: many short texts, a long tail up to ``hi``."""
+    return round(math.exp(rng.uniform(math.log(lo), math.log(hi))))
+
+
+def fit(text: str, target: int) -> str:
+    """``text`` cut to ``target`` characters, on a word boundary when one is near, never
+    below ``MIN_CHARS`` (the caller hands in at least ``target`` >= ``MIN_CHARS``)."""
+    if len(text) <= target:
+        return text
+    text = text[:target]
+    cut = text.rfind(" ", max(MIN_CHARS, int(target * 0.9)))
+    return text[:cut] if cut > 0 else text
+
+
+def _pick(rng: random.Random, pool: Sequence[str], recent: deque[str]) -> str:
+    """A piece not used lately in the session: the recorder's dedup at ingest would otherwise
+    mark near-repeats as duplicates and no later stage would see them."""
+    piece = rng.choice(pool)
+    for _ in range(6):
+        if piece not in recent:
+            break
+        piece = rng.choice(pool)
+    recent.append(piece)
+    return piece
+
+
+def compose(
+    rng: random.Random,
+    pool: Sequence[str],
+    span: tuple[int, int],
+    recent: deque[str],
+    project: str,
+    sep: str = " ",
+) -> str:
+    """Pieces of ``pool`` joined up to a length drawn from ``span``, then cut to it."""
+    target = log_uniform(rng, *span)
+    parts: list[str] = []
+    length = -len(sep)
+    while length < target:
+        piece = _pick(rng, pool, recent)
+        for name in CORPUS_PROJECTS:
+            piece = piece.replace(name, project)
+        parts.append(piece)
+        length += len(piece) + len(sep)
+    return fit(sep.join(parts), target)
+
+
+def _tool_name(call: str) -> str:
+    first = call.split(" ", 1)[0]
+    return "Bash" if first in ("$", "`") or not first.isalpha() else first
+
+
+def coding_turns(rng: random.Random, pools: Pools, count: int, project: str) -> list[Turn]:
+    """A Claude Code session: a prompt, a few tool calls with their results, a reply..."""
+    recent: deque[str] = deque(maxlen=RECENT)
+    out: list[Turn] = []
+    while len(out) < count:
+        prompt = compose(rng, pools.prompts, (MIN_CHARS, 800), recent, project)
+        out.append(Turn("user", "message", prompt, {}, rng.uniform(20, 900)))
+        for _ in range(rng.randint(0, 4)):
+            call = compose(rng, pools.calls, (MIN_CHARS, 500), recent, project)
+            tool = {"tool": _tool_name(call)}
+            out.append(Turn("assistant", "tool_call", call, tool, rng.uniform(2, 40)))
+            result = compose(rng, pools.results, (120, MAX_CHARS), recent, project, "\n")
+            meta = {**tool, "exit_code": int(rng.random() < 0.15)}
+            out.append(Turn("tool", "tool_result", result, meta, rng.uniform(1, 30)))
+        reply = compose(rng, pools.replies, (80, MAX_CHARS), recent, project)
+        out.append(Turn("assistant", "message", reply, {}, rng.uniform(5, 60)))
+    return out[:count]
+
+
+def chat_turns(rng: random.Random, pools: Pools, count: int) -> list[Turn]:
+    """A conversation: consecutive turns of one, a short turn joined with the next ones."""
+    conv = rng.choice(pools.chats)
+    first = conv[0][0]
+    j = rng.randrange(len(conv))
+    out: list[Turn] = []
+    while len(out) < count:
+        target = log_uniform(rng, MIN_CHARS, 600)
+        speaker, text = conv[j % len(conv)]
+        j += 1
+        while len(text) < target:
+            text = f"{text} {conv[j % len(conv)][1]}"
+            j += 1
+        role = "user" if speaker == first else "assistant"
+        out.append(
+            Turn(role, "message", fit(text, target), {"speaker": speaker}, rng.uniform(5, 120))
+        )
+    return out
+
+
+def event_stream(seed: int, pools: Pools) -> Iterator[dict[str, Any]]:
+    """Events in the gateway's JSON, endless; session ``k`` depends only on ``seed`` and ``k``
+    (its own random generator), so any prefix of the stream is the same on every run."""
+    index = 0
+    start_ms = int(START.timestamp() * 1000)
+    for k in itertools.count():
+        rng = random.Random(f"bench-scale/{seed}/{k}")
+        chat = rng.random() < CHAT_SHARE
+        if chat:
+            project, agent = rng.choice(CHAT_PROJECTS), "chat-assistant"
+            turns = chat_turns(rng, pools, rng.randint(8, 60))
+        else:
+            project, agent = rng.choice(CODING_PROJECTS), "claude-code"
+            turns = coding_turns(rng, pools, rng.randint(10, 160), project)
+        ts = start_ms + int(rng.uniform(0, SPAN_DAYS * 86_400) * 1000)
+        for turn in turns:
+            ts += int(turn.gap_s * 1000)
+            event: dict[str, Any] = {
+                "event_id": f"scale-{index:08d}",
+                "ts": ts,
+                "project_id": project,
+                "agent_id": agent,
+                "session_id": f"{'chat' if chat else 'code'}-{k:06d}",
+                "role": turn.role,
+                "type": turn.type,
+                "text": turn.text,
+            }
+            if turn.metadata:
+                event["metadata"] = turn.metadata
+            yield event
+            index += 1
+
+
+def embedding_texts(events: Sequence[dict[str, Any]]) -> list[str]:
+    """What the embedder embeds for each event (``IndexDoc.embedding_text``): the speaker as
+    title, the text, then the previous turn of the session as context (the events of a
+    session are consecutive in the stream)."""
+    out = []
+    previous: dict[str, Any] | None = None
+    for e in events:
+        context = ""
+        if previous is not None and previous["session_id"] == e["session_id"]:
+            context = context_of(previous["text"], previous.get("metadata"))
+        parts = (speaker_of(e.get("metadata")), e["text"], context)
+        out.append("\n".join(p for p in parts if p))
+        previous = e
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Posting, and watching the pipeline drain
+# --------------------------------------------------------------------------------------------
+
+
+def encode_batches(events: Sequence[dict[str, Any]], batch: int) -> list[bytes]:
+    """Request bodies encoded before the clock starts, so the timed loop only sends."""
+    return [
+        orjson.dumps({"events": list(events[i : i + batch])}) for i in range(0, len(events), batch)
+    ]
+
+
+def post_all(url: str, bodies: Sequence[bytes], clients: int) -> tuple[float, float]:
+    """Every body to ``/v1/events`` from ``clients`` threads in a closed loop; the monotonic
+    time of the first send and of the last 202. A refusal other than a brief 503 aborts."""
+    lock = threading.Lock()
+    pending = iter(bodies)
+    stop = threading.Event()
+    errors: list[str] = []
+
+    def worker() -> None:
+        headers = {"content-type": "application/json"}
+        with httpx.Client(timeout=120) as client:
+            while not stop.is_set():
+                with lock:
+                    body = next(pending, None)
+                if body is None:
+                    return
+                for attempt in range(20):
+                    r = client.post(f"{url}/v1/events", content=body, headers=headers)
+                    if r.status_code != 503 or attempt == 19:
+                        break
+                    time.sleep(1)
+                if r.status_code != 202:
+                    errors.append(f"gateway answered {r.status_code}: {r.text[:300]}")
+                    stop.set()
+
+    threads = [threading.Thread(target=worker, daemon=True) for _ in range(clients)]
+    started = time.monotonic()
+    for t in threads:
+        t.start()
+    try:
+        for t in threads:
+            while t.is_alive():
+                t.join(0.5)
+    finally:
+        stop.set()
+    if errors:
+        raise RuntimeError(errors[0])
+    return started, time.monotonic()
+
+
+@dataclass(frozen=True)
+class Sample:
+    t: float  # monotonic
+    stored: int
+    backlog: dict[str, int]  # pending + ack_pending per consumer
+    floor: dict[str, int]  # ack floor (stream sequence) per consumer
+
+
+class Watcher(threading.Thread):
+    """``/v1/status`` about once a second, in the background while events are posted and
+    drained; its count(*) of ``events`` costs Postgres a few ms per poll at a million rows."""
+
+    def __init__(self, query_url: str, interval: float = 1.0) -> None:
+        super().__init__(daemon=True)
+        self.url = query_url
+        self.interval = interval
+        self.samples: list[Sample] = []
+        self.halt = threading.Event()
+
+    def run(self) -> None:
+        with httpx.Client(timeout=10) as client:
+            while not self.halt.is_set():
+                sample = self._poll(client)
+                if sample is not None:
+                    self.samples.append(sample)
+                self.halt.wait(self.interval)
+
+    def _poll(self, client: httpx.Client) -> Sample | None:
+        try:
+            r = client.get(f"{self.url}/v1/status")
+            st = r.json() if r.status_code == 200 else None
+        except (httpx.HTTPError, ValueError):
+            return None
+        if not st:
+            return None
+        consumers = {c["name"]: c for c in st.get("consumers", []) if c.get("exists")}
+        return Sample(
+            t=time.monotonic(),
+            stored=int(st.get("events_stored", 0)),
+            backlog={n: int(c["pending"]) + int(c["ack_pending"]) for n, c in consumers.items()},
+            floor={n: int(c["ack_floor"]) for n, c in consumers.items()},
+        )
+
+    def latest(self) -> Sample | None:
+        return self.samples[-1] if self.samples else None
+
+
+def drained(sample: Sample, total: int) -> bool:
+    """Every consumer exists and has nothing pending, and every event is stored."""
+    return sample.stored == total and all(sample.backlog.get(n, 1) == 0 for n in CONSUMERS)
+
+
+def wait_drained(product: Product, watcher: Watcher, total: int, stall_s: float) -> None:
+    """Until drained with no open segment, three polls in a row (the last segments are closed
+    by the segmenter's idle flush, then summarized, then indexed). Raises when nothing moved
+    for ``stall_s``."""
+    stable, last_move, last_state, last_print = 0, time.monotonic(), None, 0.0
+    while stable < 3:
+        time.sleep(1)
+        s = watcher.latest()
+        if s is None:
+            continue
+        now = time.monotonic()
+        state = (s.stored, tuple(sorted(s.floor.items())))
+        if state != last_state:
+            last_state, last_move = state, now
+        elif now - last_move > stall_s:
+            raise RuntimeError(f"the pipeline made no progress for {stall_s:.0f} s: {s.backlog}")
+        stable = stable + 1 if drained(s, total) and open_segments(product) == 0 else 0
+        if now - last_print >= 30:
+            busy = ", ".join(f"{n} {b:,}" for n, b in s.backlog.items() if b)
+            print(f"    stored {s.stored:,} / {total:,}; backlog: {busy or 'none'}", flush=True)
+            last_print = now
+
+
+def caught_up_at(samples: Sequence[Sample], name: str) -> float | None:
+    """When ``name`` was first seen with nothing pending after it was last seen busy (None:
+    never seen busy)."""
+    busy = [i for i, s in enumerate(samples) if s.backlog.get(name, 1) > 0]
+    if not busy:
+        return None
+    after = busy[-1] + 1
+    return samples[after].t if after < len(samples) else samples[-1].t
+
+
+def busy_rate(samples: Sequence[Sample], *names: str) -> float | None:
+    """Messages/s of the consumers ``names`` together over the intervals that began with a
+    backlog for any of them: their own speed, not the speed of whatever feeds them."""
+    done, seconds = 0, 0.0
+    for a, b in itertools.pairwise(samples):
+        if any(a.backlog.get(n, 0) > 0 for n in names):
+            done += sum(b.floor[n] - a.floor[n] for n in names if n in a.floor and n in b.floor)
+            seconds += b.t - a.t
+    return done / seconds if seconds > 0 and done > 0 else None
+
+
+# --------------------------------------------------------------------------------------------
+# Measuring a store of a given size
+# --------------------------------------------------------------------------------------------
+
+WORD = re.compile(r"[A-Za-z][A-Za-z0-9_'-]{2,}")
+PREFIXES = ("", "", "", "where did we ", "what did we decide about ", "how did we fix ", "why ")
+
+
+def make_queries(
+    rng: random.Random, sources: Sequence[tuple[str, str]], count: int, seen: set[str]
+) -> list[dict[str, Any]]:
+    """What agents ask: a few words of something stored, sometimes as a question; 70% scoped
+    to the project they came from; every string new in the run (``seen``), so every search
+    embeds its query."""
+    out: list[dict[str, Any]] = []
+    for _ in range(count * 50):
+        if len(out) == count:
+            break
+        project, text = rng.choice(sources)
+        words = WORD.findall(text)
+        if len(words) < 3:
+            continue
+        n = rng.randint(2, 6)
+        start = rng.randrange(max(1, len(words) - n + 1))
+        query = (rng.choice(PREFIXES) + " ".join(words[start : start + n])).strip()
+        if query in seen:
+            continue
+        seen.add(query)
+        body: dict[str, Any] = {"query": query, "limit": 10, "now": NOW.isoformat()}
+        if rng.random() < 0.7:
+            body["project_id"] = project
+        out.append(body)
+    return out
+
+
+def time_searches(url: str, queries: Sequence[dict[str, Any]], warmup: int) -> dict[str, Any]:
+    """Each configuration in turn on consecutive queries (one client, one search at a time),
+    so that the machine's noise falls on all of them alike. Wall time per search, ms."""
+    times: dict[str, list[float]] = {name: [] for name, _ in SEARCH_CONFIGS}
+    results: dict[str, list[int]] = {name: [] for name, _ in SEARCH_CONFIGS}
+    with httpx.Client(timeout=60) as client:
+        for i, body in enumerate(queries):
+            name, tiers = SEARCH_CONFIGS[i % len(SEARCH_CONFIGS)]
+            payload = orjson.dumps({**body, "tiers": tiers} if tiers else body)
+            t0 = time.perf_counter()
+            r = client.post(
+                f"{url}/v1/search", content=payload, headers={"content-type": "application/json"}
+            )
+            ms = (time.perf_counter() - t0) * 1000
+            if r.status_code != 200:
+                raise RuntimeError(f"search failed: {r.status_code} {r.text[:300]}")
+            if i >= warmup * len(SEARCH_CONFIGS):
+                times[name].append(ms)
+                results[name].append(len(r.json()["results"]))
+    return {
+        name: {
+            **latency(times[name]),
+            "results_mean": round(sum(results[name]) / max(1, len(results[name])), 2),
+        }
+        for name in times
+    }
+
+
+def latency(values: Sequence[float]) -> dict[str, float]:
+    return {
+        "n": len(values),
+        "p50": round(percentile(values, 50), 2),
+        "p95": round(percentile(values, 95), 2),
+        "p99": round(percentile(values, 99), 2),
+    }
+
+
+def descend(client: httpx.Client, rng: random.Random, project: str) -> int:
+    """Years -> month -> week -> day -> a segment, its node and its events: the calls an agent
+    makes to walk down the TOC. Returns the number of calls (0: the project has no TOC)."""
+
+    def get(path: str, **params: Any) -> dict[str, Any]:
+        r = client.get(path, params=params)
+        if r.status_code != 200:
+            raise RuntimeError(f"GET {path}: {r.status_code} {r.text[:300]}")
+        data: dict[str, Any] = r.json()
+        return data
+
+    years = get("/v1/toc", project_id=project)["years"]
+    if not years:
+        return 0
+    node = rng.choice(years)
+    calls = 1
+    while node["level"] != "segment" and calls < 8:
+        children = get(f"/v1/toc/nodes/{node['node_id']}/children")["children"]
+        calls += 1
+        if not children:
+            return calls
+        node = rng.choice(children)
+    get(f"/v1/toc/nodes/{node['node_id']}")
+    get(f"/v1/toc/nodes/{node['node_id']}/children")
+    return calls + 2
+
+
+def time_descents(url: str, projects: Sequence[str], rng: random.Random, n: int) -> list[float]:
+    times: list[float] = []
+    with httpx.Client(base_url=url, timeout=60) as client:
+        for i in range(n + 5):
+            t0 = time.perf_counter()
+            calls = descend(client, rng, rng.choice(projects))
+            ms = (time.perf_counter() - t0) * 1000
+            if i >= 5 and calls:  # five warm-ups
+                times.append(ms)
+    return times
+
+
+def time_topic_lists(
+    url: str, projects: Sequence[str], rng: random.Random, n: int
+) -> tuple[list[float], float]:
+    """``GET /v1/topics?project_id=`` (20 topics by importance); ms, and topics per answer."""
+    times: list[float] = []
+    found = 0
+    with httpx.Client(base_url=url, timeout=60) as client:
+        for i in range(n + 5):
+            t0 = time.perf_counter()
+            r = client.get("/v1/topics", params={"project_id": rng.choice(projects)})
+            ms = (time.perf_counter() - t0) * 1000
+            if r.status_code != 200:
+                raise RuntimeError(f"GET /v1/topics: {r.status_code} {r.text[:300]}")
+            if i >= 5:
+                times.append(ms)
+                found += len(r.json()["topics"])
+    return times, found / max(1, n)
+
+
+def dir_bytes(path: Path) -> int:
+    """Disk used under ``path`` (allocated blocks, as du counts)."""
+    total = 0
+    for root, _dirs, files in os.walk(path):
+        for name in files:
+            with contextlib.suppress(FileNotFoundError):  # rotated away meanwhile
+                total += os.lstat(os.path.join(root, name)).st_blocks * 512
+    return total
+
+
+def disk_usage(product: Product) -> dict[str, int]:
+    home = product.workdir / "home"
+    with psycopg.connect(product.pg_dsn) as conn:
+        row = conn.execute(
+            "SELECT pg_database_size(current_database()), pg_total_relation_size('events'),"
+            " pg_total_relation_size('vector_docs')"
+        ).fetchone()
+    assert row is not None
+    return {
+        "postgres": int(row[0]),
+        "postgres_events": int(row[1]),
+        "postgres_pgvector": int(row[2]),
+        "postgres_dir": dir_bytes(home / "postgres"),  # WAL included
+        "jetstream": dir_bytes(home / "nats"),
+        "tantivy": dir_bytes(home / "tantivy"),
+    }
+
+
+@dataclass(frozen=True)
+class ModelBench:
+    """all-MiniLM-L6-v2 alone, loaded and run as the embedder service runs it: its default
+    fetch batch, encode batch and torch threads, at its CPU niceness (the consumers lower
+    theirs; on a shared machine the same niceness gets the same share of the cores)."""
+
+    fetch_batch: int = field(default_factory=lambda: EmbedderOptions().batch_size)
+    encode_batch: int = int(RetrievalSettings.model_fields["embedding_batch_size"].default)
+    threads: int = int(RetrievalSettings.model_fields["torch_threads"].default)
+    nice: int = int(RetrievalSettings.model_fields["background_nice"].default)
+
+    def texts_per_s(self, texts: Sequence[str]) -> float:
+        """In a child process, so that this one (the HTTP client timing the searches) keeps
+        its priority and does not hold torch's memory."""
+        ctx = mp.get_context("spawn")
+        queue: mp.Queue[float] = ctx.Queue()
+        child = ctx.Process(target=_embed_alone, args=(self, list(texts), queue))
+        child.start()
+        try:
+            return queue.get(timeout=7200)
+        finally:
+            child.join(timeout=30)
+            if child.is_alive():
+                child.kill()
+
+
+def _embed_alone(setup: ModelBench, texts: list[str], queue: mp.Queue[float]) -> None:
+    """Texts/s over ``texts`` in the embedder's fetch batches, after one untimed batch."""
+    from agent_memory_retrieval.factory import load_embedder
+
+    os.nice(setup.nice)
+    embedder = load_embedder(
+        RetrievalSettings(
+            embedding_batch_size=setup.encode_batch,
+            torch_threads=setup.threads,
+            embedding_onnx=False,  # it embeds one text only; batches go through torch anyway
+        )
+    )
+    embedder.embed(texts[: setup.fetch_batch])
+    t0 = time.perf_counter()
+    for i in range(0, len(texts), setup.fetch_batch):
+        embedder.embed(texts[i : i + setup.fetch_batch])
+    queue.put(len(texts) / (time.perf_counter() - t0))
+
+
+# --------------------------------------------------------------------------------------------
+# One checkpoint, the report, the plot
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Run:
+    args: argparse.Namespace
+    product: Product
+    pools: Pools
+    stream: Iterator[dict[str, Any]]
+    model: ModelBench = field(default_factory=ModelBench)
+    posted: int = 0
+    projects: set[str] = field(default_factory=set)
+    sources: list[tuple[str, str]] = field(default_factory=list)  # reservoir for queries
+    seen_queries: set[str] = field(default_factory=set)
+    checkpoints: list[dict[str, Any]] = field(default_factory=list)
+
+    def take(self, n: int) -> list[dict[str, Any]]:
+        """The next ``n`` events of the stream; a reservoir of them is kept for queries."""
+        events = list(itertools.islice(self.stream, n))
+        rng = random.Random(f"reservoir/{self.args.seed}/{self.posted}")
+        for i, e in enumerate(events, self.posted):
+            self.projects.add(e["project_id"])
+            item = (e["project_id"], e["text"])
+            if len(self.sources) < 20_000:
+                self.sources.append(item)
+            elif (j := rng.randrange(i + 1)) < 20_000:
+                self.sources[j] = item
+        return events
+
+
+def ingest_and_drain(run: Run, size: int) -> dict[str, Any]:
+    """Post the increment up to ``size`` and watch every consumer catch up."""
+    a = run.args
+    events = run.take(size - run.posted)
+    bodies = encode_batches(events, a.batch)
+    texts = embedding_texts(events)
+    sample = random.Random(a.seed + size).sample(texts, min(a.model_sample, len(texts)))
+    del events
+    print(f"  posting {len(texts):,} events ({len(bodies):,} requests, {a.clients} clients)")
+    watcher = Watcher(run.product.query_url)
+    watcher.start()
+    try:
+        first, last = post_all(run.product.gateway_url, bodies, a.clients)
+        del bodies
+        print(f"    accepted in {last - first:.1f} s; waiting for every consumer", flush=True)
+        wait_drained(run.product, watcher, size, a.stall)
+    finally:
+        watcher.halt.set()
+        watcher.join()
+    run.posted = size
+    samples = [s for s in watcher.samples if s.t >= first]
+    consumers: dict[str, dict[str, float | None]] = {}
+    for name in CONSUMERS:
+        at = caught_up_at(samples, name)
+        rate = busy_rate(samples, name)
+        consumers[name] = {
+            "drain_s": round(max(0.0, at - last), 1) if at is not None else 0.0,
+            "busy_msgs_per_s": _round(rate),
+        }
+    # the first poll that found every event in the table; with polls a second apart, a lower
+    # bound of the rate when the increment is recorded within a few seconds
+    recorded_at = next((s.t for s in samples if s.stored >= size), samples[-1].t)
+    print(f"    drained; measuring the model alone on {len(sample):,} texts", flush=True)
+    model = run.model.texts_per_s(sample)
+    embedder = consumers["embedder"]["busy_msgs_per_s"]
+    return {
+        "size": size,
+        "increment": len(texts),
+        "accepted_per_s": round(len(texts) / (last - first), 1),
+        "recorded_per_s": round(len(texts) / max(recorded_at - first, 1e-9), 1),
+        "post_s": round(last - first, 2),
+        "duplicates_stored": _duplicates(run.product),
+        "consumers": consumers,
+        "embedder": {
+            "events_per_s": embedder,
+            # the same process embeds TOC node versions too, under the same model lock
+            "with_toc_per_s": _round(busy_rate(samples, "embedder", "embedder-toc")),
+            "model_texts_per_s": round(model, 1),
+            "ratio": round(embedder / model, 3) if embedder else None,
+            "model_sample": len(sample),
+            "fetch_batch": run.model.fetch_batch,
+            "encode_batch": run.model.encode_batch,
+            "torch_threads": run.model.threads,
+            "nice": run.model.nice,
+        },
+    }
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 1)
+
+
+def _duplicates(product: Product) -> int:
+    with httpx.Client(timeout=10) as client:
+        st = client.get(f"{product.query_url}/v1/status").json()
+    return int(st.get("duplicates_stored", 0))
+
+
+def measure_store(run: Run, size: int) -> dict[str, Any]:
+    """Latencies and disk at the current size, the stack idle."""
+    a = run.args
+    rng = random.Random(f"measure/{a.seed}/{size}")
+    count = (a.queries + a.warmup) * len(SEARCH_CONFIGS)
+    queries = make_queries(rng, run.sources, count, run.seen_queries)
+    print(f"    searching ({a.queries} timed queries per tier)", flush=True)
+    search = time_searches(run.product.query_url, queries, a.warmup)
+    projects = sorted(run.projects)
+    descents = time_descents(run.product.query_url, projects, rng, a.descents)
+    topic_ms, topics_per_answer = time_topic_lists(
+        run.product.query_url, projects, rng, a.topic_calls
+    )
+    disk = disk_usage(run.product)
+    return {
+        "search": search,
+        "toc_descent": latency(descents) if descents else None,
+        "topics_list": {**latency(topic_ms), "topics_mean": round(topics_per_answer, 1)},
+        "disk": disk,
+        "disk_per_event": {k: round(v / size, 1) for k, v in disk.items()},
+        "load_average": [round(v, 2) for v in os.getloadavg()],
+    }
+
+
+def verdict(value: float | None, ok: bool) -> str:
+    return "-" if value is None else ("PASS" if ok else "MISS")
+
+
+def slowest_stage(consumers: dict[str, dict[str, float | None]]) -> tuple[str, float, bool]:
+    """The consumer that caught up latest relative to the embedder, how long after it, and
+    whether every consumer counts as not slower: an event-fed one catches up no later than the
+    embedder, a segment-fed one within ``SEGMENT_ALLOWANCE_S`` after it."""
+    emb = float(consumers["embedder"]["drain_s"] or 0.0)
+    excess = {
+        name: float(c["drain_s"] or 0.0) - emb - (0.0 if name in EVENT_FED else SEGMENT_ALLOWANCE_S)
+        for name, c in consumers.items()
+        if name != "embedder"
+    }
+    worst = max(excess, key=lambda name: excess[name])
+    lag = float(consumers[worst]["drain_s"] or 0.0) - emb
+    return worst, lag, all(v <= 0 for v in excess.values())
+
+
+def result_rows(cp: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    """(figure, value, target, verdict) for one checkpoint."""
+    rows = [
+        ("events/s accepted (gateway)", f"{cp['accepted_per_s']:,.0f}", "-", "-"),
+        ("events/s recorded (recorder)", f"{cp['recorded_per_s']:,.0f}", "-", "-"),
+        ("duplicates stored (dedup at ingest)", f"{cp['duplicates_stored']:,}", "-", "-"),
+    ]
+    for name, c in cp["consumers"].items():
+        rate = c["busy_msgs_per_s"]
+        extra = f" ({rate:,.0f} msg/s while behind)" if rate else ""
+        rows.append((f"drain after posting: {name}", f"{c['drain_s']:.1f} s{extra}", "-", "-"))
+    e = cp["embedder"]
+    rows.append(("embedder events/s while behind", _num(e["events_per_s"]), "-", "-"))
+    rows.append(("  events + TOC versions/s", _num(e["with_toc_per_s"]), "-", "-"))
+    rows.append(
+        (
+            f"model alone texts/s (batch {e['fetch_batch']}/{e['encode_batch']}, "
+            f"{e['torch_threads']} thread)",
+            _num(e["model_texts_per_s"]),
+            "-",
+            "-",
+        )
+    )
+    ratio = e["ratio"]
+    rows.append(
+        (
+            "embedder / model",
+            "n/a" if ratio is None else f"{ratio:.2f}",
+            f">= {TARGET_EMBEDDER_RATIO:.1f}",
+            verdict(ratio, ratio is not None and ratio >= TARGET_EMBEDDER_RATIO),
+        )
+    )
+    worst, lag, ok = slowest_stage(cp["consumers"])
+    rows.append(
+        (
+            "last to catch up vs embedder",
+            f"{worst} {lag:+.1f} s",
+            f"<= 0 s (+{SEGMENT_ALLOWANCE_S:.0f} s segment-fed)",
+            "PASS" if ok else "MISS",
+        )
+    )
+    for name, s in cp["search"].items():
+        rows.append(
+            (f"search {name} p50", f"{s['p50']:.1f} ms", f"<= {TARGET_P50_MS:.0f} ms",
+             verdict(s["p50"], s["p50"] <= TARGET_P50_MS))
+        )  # fmt: skip
+        rows.append(
+            (f"search {name} p95", f"{s['p95']:.1f} ms", f"<= {TARGET_P95_MS:.0f} ms",
+             verdict(s["p95"], s["p95"] <= TARGET_P95_MS))
+        )  # fmt: skip
+    d = cp["toc_descent"]
+    if d:
+        rows.append(("TOC descent p50 / p95", f"{d['p50']:.1f} / {d['p95']:.1f} ms", "-", "-"))
+    t = cp["topics_list"]
+    rows.append(("topic listing p50", f"{t['p50']:.1f} ms ({t['topics_mean']} topics)", "-", "-"))
+    per = cp["disk_per_event"]
+    for key, label in (
+        ("postgres", "disk/event Postgres database"),
+        ("postgres_pgvector", "  of which pgvector (vector_docs)"),
+        ("postgres_events", "  of which events table"),
+        ("jetstream", "disk/event JetStream"),
+        ("tantivy", "disk/event Tantivy"),
+    ):
+        rows.append((label, f"{per[key]:,.0f} B", "-", "-"))
+    return rows
+
+
+def _num(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:,.1f}"
+
+
+def series(checkpoints: Sequence[dict[str, Any]]) -> dict[str, list[float | None]]:
+    """The latencies plotted against store size, one list per line (None: not measured)."""
+    out: dict[str, list[float | None]] = {}
+    for name, _ in SEARCH_CONFIGS:
+        for p in ("p50", "p95"):
+            out[f"search {name} {p}"] = [cp["search"][name][p] for cp in checkpoints]
+    out["TOC descent p50"] = [
+        cp["toc_descent"]["p50"] if cp["toc_descent"] else None for cp in checkpoints
+    ]
+    out["topic listing p50"] = [cp["topics_list"]["p50"] for cp in checkpoints]
+    return out
+
+
+def growth(checkpoints: Sequence[dict[str, Any]]) -> list[tuple[str, float, float, float, str]]:
+    """What grows with the store and what does not: each latency, disk per event and rate
+    from the first size to the last, and their ratio (flat within 25%)."""
+    if len(checkpoints) < 2:
+        return []
+    first, last = checkpoints[0], checkpoints[-1]
+    lines: dict[str, tuple[float | None, float | None]] = {
+        k: (v[0], v[-1]) for k, v in series(checkpoints).items()
+    }
+    for key in ("postgres", "jetstream", "tantivy"):
+        lines[f"disk/event {key}"] = (first["disk_per_event"][key], last["disk_per_event"][key])
+    lines["embedder events/s"] = (
+        first["embedder"]["events_per_s"],
+        last["embedder"]["events_per_s"],
+    )
+    lines["recorded events/s"] = (first["recorded_per_s"], last["recorded_per_s"])
+    out = []
+    for label, (a, b) in lines.items():
+        if not a or not b:
+            continue
+        factor = b / a
+        word = "grows" if factor >= 1.25 else "falls" if factor <= 0.8 else "flat"
+        out.append((label, a, b, factor, word))
+    return out
+
+
+def write_plot(path: Path, sizes: Sequence[int], lines: dict[str, list[float | None]]) -> None:
+    """Latency against store size, log x axis, the search targets as dashed lines (Agg: no
+    display needed)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(9, 5.5), dpi=110)
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for i, (label, values) in enumerate(lines.items()):
+        points = [(s, v) for s, v in zip(sizes, values, strict=True) if v is not None]
+        if not points:
+            continue
+        base = label.rsplit(" ", 1)[0]
+        colour = colours[list(dict.fromkeys(k.rsplit(" ", 1)[0] for k in lines)).index(base)
+                         % len(colours)]  # fmt: skip
+        p95 = label.endswith("p95")  # dashed, hollow markers: the same tier's p50 is solid
+        xs, ys = zip(*points, strict=True)
+        ax.plot(
+            xs,
+            ys,
+            "--" if p95 else "-",
+            marker="v" if p95 else "o",
+            markerfacecolor="none" if p95 else colour,
+            color=colour,
+            label=label,
+            zorder=3 + i % 2,
+        )
+    ax.axhline(TARGET_P50_MS, color="grey", lw=0.8, ls=":", label="search targets (p50, p95)")
+    ax.axhline(TARGET_P95_MS, color="grey", lw=0.8, ls=":")
+    ax.set_xscale("log")
+    ax.set_xticks(list(sizes), [f"{s:,}" for s in sizes])
+    ax.minorticks_off()
+    ax.set_xlabel("events in the store")
+    ax.set_ylabel("latency, ms (one client, query embedding included)")
+    ax.set_title("agent-memory: latency against store size")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    fig.savefig(path, format="png")
+    plt.close(fig)
+
+
+def save(run: Run, out: Path) -> None:
+    """scale.json and scale.png, rewritten after every size."""
+    doc = {
+        "benchmark": "bench-scale",
+        "seed": run.args.seed,
+        "sizes": run.args.sizes,
+        "batch": run.args.batch,
+        "clients": run.args.clients,
+        "sources": list(run.pools.sources),
+        "machine": machine(),
+        "checkpoints": run.checkpoints,
+        "growth": [
+            {"figure": g[0], "first": g[1], "last": g[2], "factor": round(g[3], 3), "trend": g[4]}
+            for g in growth(run.checkpoints)
+        ],
+    }
+    (out / "scale.json").write_text(json.dumps(doc, indent=1) + "\n")
+    sizes = [cp["size"] for cp in run.checkpoints]
+    write_plot(out / "scale.png", sizes, series(run.checkpoints))
+
+
+def machine() -> dict[str, Any]:
+    return {
+        "cpus": os.cpu_count(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "load_average": [round(v, 2) for v in os.getloadavg()],
+    }
+
+
+def print_report(run: Run) -> None:
+    for cp in run.checkpoints:
+        print(f"\nat {cp['size']:,} events (+{cp['increment']:,})")
+        rows = [("figure", "value", "target", ""), *result_rows(cp)]
+        print(table(rows, [False, True, True, False]))
+    trend = growth(run.checkpoints)
+    if trend:
+        first, last = run.checkpoints[0]["size"], run.checkpoints[-1]["size"]
+        print(f"\nfrom {first:,} to {last:,} events (x{last / first:,.0f}):")
+        head = ("figure", f"at {first:,}", f"at {last:,}", "ratio", "")
+        trend_rows = [(g[0], f"{g[1]:,.1f}", f"{g[2]:,.1f}", f"x{g[3]:.2f}", g[4]) for g in trend]
+        print(table([head, *trend_rows], [False, True, True, True, False]))
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    p.add_argument("--sizes", default=",".join(map(str, DEFAULT_SIZES)), help="store sizes")
+    p.add_argument("--quick", action="store_true", help=f"sizes {QUICK_SIZES}: a smoke run")
+    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--out", type=Path, help="results folder (default: a new one in the temp dir)")
+    p.add_argument("--batch", type=int, default=200, help="events per request")
+    p.add_argument("--clients", type=int, default=4, help="posting threads")
+    p.add_argument("--queries", type=int, default=200, help="timed searches per tier and size")
+    p.add_argument("--warmup", type=int, default=10, help="untimed searches per tier first")
+    p.add_argument("--descents", type=int, default=100, help="timed TOC descents per size")
+    p.add_argument("--topic-calls", type=int, default=100, help="timed topic listings per size")
+    p.add_argument("--model-sample", type=int, default=512, help="texts the model embeds alone")
+    p.add_argument("--stall", type=float, default=900, help="fail after this long with no progress")
+    p.add_argument("--no-locomo", action="store_true", help="conversations without LoCoMo")
+    p.add_argument("--keep", action="store_true", help="keep the stack's work folder")
+    args = p.parse_args(argv)
+    sizes = list(QUICK_SIZES) if args.quick else [int(s) for s in args.sizes.split(",") if s]
+    if not sizes or sizes != sorted(set(sizes)) or sizes[0] < 100:
+        p.error("--sizes: ascending, distinct, each at least 100")
+    if args.batch < 1 or args.batch > 1000:
+        p.error("--batch: 1 to 1000 (the gateway's limit)")
+    args.sizes = sizes
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    stop_on_sigterm()
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    out = args.out or Path(tempfile.gettempdir()) / f"bench-scale-{stamp}"
+    out.mkdir(parents=True, exist_ok=True)
+    pools = load_pools(locomo=None if args.no_locomo else LOCOMO)
+    print("agent-memory scale benchmark")
+    print(
+        f"machine: {os.cpu_count()} CPU(s), load {', '.join(f'{v:.2f}' for v in os.getloadavg())}"
+    )
+    print(f"sizes {', '.join(f'{s:,}' for s in args.sizes)}; seed {args.seed}; results in {out}")
+    print("texts from: " + "; ".join(pools.sources), flush=True)
+    workdir = Path(tempfile.mkdtemp(prefix="agent-memory-bench-scale-"))
+    env = {
+        "AGENT_MEMORY_DASHBOARD__PORT": str(free_port()),
+        "AGENT_MEMORY_GATEWAY__GRPC_PORT": "0",  # not measured; no fixed port to collide on
+        "AGENT_MEMORY_METRICS__PORT": "0",  # another stack on the machine has the defaults
+    }
+    product = Product(workdir, env)
+    run = Run(args, product, pools, event_stream(args.seed, pools))
+    failed = True
+    try:
+        t0 = time.monotonic()
+        product.start()
+        print(f"stack up in {time.monotonic() - t0:.0f} s (work folder {workdir})", flush=True)
+        wait_for_vectors(product)
+        for size in args.sizes:
+            print(f"\nstore size {size:,}", flush=True)
+            cp = ingest_and_drain(run, size)
+            cp.update(measure_store(run, size))
+            run.checkpoints.append(cp)
+            save(run, out)
+            print(table([("figure", "value", "target", ""), *result_rows(cp)],
+                        [False, True, True, False]), flush=True)  # fmt: skip
+        failed = False
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        failed = False
+        return 130
+    except Exception as exc:
+        print(f"\nbenchmark failed: {exc!r}", file=sys.stderr)
+        return 1
+    finally:
+        product.stop()
+        if args.keep or failed:
+            print(f"work folder kept: {workdir}")
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
+    print("\nsummary (a measurement: the exit code is 0 whatever the figures)")
+    print_report(run)
+    print(f"\nresults: {out / 'scale.json'}, plot: {out / 'scale.png'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
