@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import shutil
 import statistics
 import sys
 import tempfile
@@ -57,6 +56,7 @@ from tests.bench.stack import (
     Product,
     ingest,
     shared_data,
+    stop_and_clean,
     wait_for_vectors,
     wait_until_indexed,
 )
@@ -522,11 +522,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted")
     finally:
-        product.stop()
-        if args.keep or failed or reuse:
-            print(f"work folder kept: {workdir}")
-        else:
-            shutil.rmtree(workdir, ignore_errors=True)
+        stop_and_clean(product, workdir, args.keep or failed or reuse)
     if failed or toc is None:
         return 1
 

@@ -39,7 +39,6 @@ import argparse
 import asyncio
 import json
 import re
-import shutil
 import statistics
 import sys
 import tempfile
@@ -59,6 +58,7 @@ from tests.bench.stack import (
     Product,
     ingest,
     shared_data,
+    stop_and_clean,
     wait_for_vectors,
     wait_until_indexed,
 )
@@ -289,11 +289,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted")
     finally:
-        product.stop()
-        if args.keep or failed:
-            print(f"work folder kept: {workdir}")
-        else:
-            shutil.rmtree(workdir, ignore_errors=True)
+        stop_and_clean(product, workdir, args.keep or failed)
     if failed:
         return 1
     print("\n=== LoCoMo retrieval (no LLM) ===")

@@ -42,7 +42,6 @@ import os
 import platform
 import random
 import re
-import shutil
 import sys
 import tempfile
 import threading
@@ -65,7 +64,14 @@ from agent_memory_retrieval.settings import RetrievalSettings
 from agent_memory_retrieval.sources import context_of, speaker_of
 from tests.bench.bench_ingest import CODE, PROSE
 from tests.bench.report import percentile, stop_on_sigterm, table
-from tests.bench.stack import Product, open_segments, shared_data, wait_for_vectors
+from tests.bench.stack import (
+    Product,
+    get_json,
+    open_segments,
+    shared_data,
+    stop_and_clean,
+    wait_for_vectors,
+)
 
 TARGET_P50_MS = 25.0
 TARGET_P95_MS = 60.0
@@ -555,11 +561,7 @@ def descend(client: httpx.Client, rng: random.Random, project: str) -> int:
     makes to walk down the TOC. Returns the number of calls (0: the project has no TOC)."""
 
     def get(path: str, **params: Any) -> dict[str, Any]:
-        r = client.get(path, params=params)
-        if r.status_code != 200:
-            raise RuntimeError(f"GET {path}: {r.status_code} {r.text[:300]}")
-        data: dict[str, Any] = r.json()
-        return data
+        return get_json(client, path, **params)
 
     years = get("/v1/toc", project_id=project)["years"]
     if not years:
@@ -1095,11 +1097,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"\nbenchmark failed: {exc!r}", file=sys.stderr)
         return 1
     finally:
-        product.stop()
-        if args.keep or failed:
-            print(f"work folder kept: {workdir}")
-        else:
-            shutil.rmtree(workdir, ignore_errors=True)
+        stop_and_clean(product, workdir, args.keep or failed)
     print("\nsummary (a measurement: the exit code is 0 whatever the figures)")
     print_report(run)
     print(f"\nresults: {out / 'scale.json'}, plot: {out / 'scale.png'}")

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import statistics
 import sys
 import tempfile
@@ -46,7 +45,7 @@ from agent_memory_summarizer.text import split_sentences, tokens
 from tests.bench.bench_locomo import DEFAULT_DATA, load_locomo
 from tests.bench.metrics import ROUGE_TYPES, lead, rouge, textrank
 from tests.bench.report import stop_on_sigterm, table
-from tests.bench.stack import SUMMARIZED, Product, ingest, wait_until_indexed
+from tests.bench.stack import SUMMARIZED, Product, ingest, stop_and_clean, wait_until_indexed
 
 SEGMENT_NODES = """
 SELECT v.session_id, v.start_ts, v.title, v.bullets
@@ -167,11 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted")
     finally:
-        product.stop()
-        if args.keep or failed:
-            print(f"work folder kept: {workdir}")
-        else:
-            shutil.rmtree(workdir, ignore_errors=True)
+        stop_and_clean(product, workdir, args.keep or failed)
     if failed:
         return 1
     missing = sum(1 for s in sessions if s.session_id not in ours)

@@ -44,6 +44,7 @@ from agent_memory_common.streams import ensure_pipeline
 from agent_memory_common.subjects import segment_subject
 from agent_memory_embedded import ManagedProcess, NatsServer, PostgresServer, free_port
 from tests.bench.report import http_ok, percentile, stop_on_sigterm, table
+from tests.bench.stack import get_json
 
 PROJECT = "bench"
 TENANT = "default"
@@ -354,11 +355,7 @@ def descend(client: httpx.Client, rng: random.Random) -> int:
     makes to walk down the tree. Returns the number of calls."""
 
     def get(path: str, **params: Any) -> dict[str, Any]:
-        r = client.get(path, params=params)
-        if r.status_code != 200:
-            raise RuntimeError(f"GET {path}: {r.status_code} {r.text}")
-        data: dict[str, Any] = r.json()
-        return data
+        return get_json(client, path, **params)
 
     years = get("/v1/toc", project_id=PROJECT)["years"]
     node_id = rng.choice(years)["node_id"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -118,6 +119,24 @@ def ingest(product: Product, events: Sequence[dict[str, Any]], batch: int = 200)
             if r.status_code != 202:
                 raise RuntimeError(f"gateway refused a batch: {r.status_code} {r.text}")
     return time.monotonic() - t0
+
+
+def stop_and_clean(product: Product, workdir: Path, keep: bool) -> None:
+    """Stop the stack; its folder stays when asked for, or when the run failed (its logs)."""
+    product.stop()
+    if keep:
+        print(f"work folder kept: {workdir}")
+    else:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def get_json(client: httpx.Client, path: str, **params: Any) -> dict[str, Any]:
+    """A JSON object from one GET; a benchmark cannot go on from anything but 200."""
+    r = client.get(path, params=params)
+    if r.status_code != 200:
+        raise RuntimeError(f"GET {path}: {r.status_code} {r.text[:300]}")
+    data: dict[str, Any] = r.json()
+    return data
 
 
 def status(product: Product) -> dict[str, Any]:
