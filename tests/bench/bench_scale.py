@@ -58,7 +58,6 @@ import orjson
 import psycopg
 
 from agent_memory_common.streams import PIPELINE_CONSUMERS
-from agent_memory_embedded import free_port
 from agent_memory_embedder.settings import EmbedderOptions
 from agent_memory_retrieval.settings import RetrievalSettings
 from agent_memory_retrieval.sources import context_of, speaker_of
@@ -1067,12 +1066,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"sizes {', '.join(f'{s:,}' for s in args.sizes)}; seed {args.seed}; results in {out}")
     print("texts from: " + "; ".join(pools.sources), flush=True)
     workdir = Path(tempfile.mkdtemp(prefix="agent-memory-bench-scale-"))
-    env = {
-        "AGENT_MEMORY_DASHBOARD__PORT": str(free_port()),
-        "AGENT_MEMORY_GATEWAY__GRPC_PORT": "0",  # not measured; no fixed port to collide on
-        "AGENT_MEMORY_METRICS__PORT": "0",  # another stack on the machine has the defaults
-    }
-    product = Product(workdir, env)
+    product = Product(workdir, {})
     run = Run(args, product, pools, event_stream(args.seed, pools))
     failed = True
     try:

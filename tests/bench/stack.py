@@ -50,7 +50,8 @@ class Product:
     pg_dsn: str = ""
 
     def start(self) -> None:
-        ports = {name: free_port() for name in ("nats", "pg", "gateway", "query", "pruner")}
+        names = ("nats", "pg", "gateway", "query", "pruner", "dashboard")
+        ports = {name: free_port() for name in names}
         self.gateway_url = f"http://127.0.0.1:{ports['gateway']}"
         self.query_url = f"http://127.0.0.1:{ports['query']}"
         self.pg_dsn = f"postgresql://postgres@127.0.0.1:{ports['pg']}/agent_memory"
@@ -66,6 +67,10 @@ class Product:
                 "AGENT_MEMORY_EMBEDDED__PG_PORT": str(ports["pg"]),
                 "AGENT_MEMORY_GATEWAY__PORT": str(ports["gateway"]),
                 "AGENT_MEMORY_QUERY__PORT": str(ports["query"]),
+                # two benchmarks may run side by side: no fixed port for them to collide on
+                "AGENT_MEMORY_DASHBOARD__PORT": str(ports["dashboard"]),
+                "AGENT_MEMORY_GATEWAY__GRPC_PORT": "0",
+                "AGENT_MEMORY_METRICS__PORT": "0",
                 "AGENT_MEMORY_LOG_JSON": "true",
                 # a benchmark's sessions are over once their events are in: close them soon
                 "AGENT_MEMORY_SEGMENTER__IDLE_FLUSH_S": "15",
