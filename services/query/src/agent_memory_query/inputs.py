@@ -13,14 +13,18 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import Request
+from fastapi import Query, Request
 from fastapi.dependencies.models import Dependant
 
 from agent_memory_common.http import ApiError, field_path
 
 INT_MIN, INT_MAX = -(2**63), 2**64 - 1
+# An id or name in a path or query (project, node, topic, episode...): no control characters.
+ID_PATTERN = r"^[^\x00-\x1f\x7f]+$"
+# The optional project_id filter of a listing.
+ProjectParam = Annotated[str | None, Query(min_length=1, max_length=200, pattern=ID_PATTERN)]
 # the only ways a JSON body can hold one: an escaped NUL or surrogate, a long number
 _SUSPECT = re.compile(rb"\\u0000|\\u[dD][89abAB]|\d{19,}|[eE][+-]?\d{3,}")
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})

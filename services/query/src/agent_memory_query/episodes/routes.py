@@ -38,12 +38,12 @@ from agent_memory_query.episodes.schemas import (
     PlaybookAnswer,
     SimilarEpisodes,
 )
+from agent_memory_query.inputs import ID_PATTERN
 from agent_memory_query.sharing.policy import scoped_project, visible
 
 router = APIRouter(tags=["episodes"])
 
-_ID = r"^[^\x00-\x1f\x7f]+$"
-IdStr = Annotated[str, Field(min_length=1, max_length=200, pattern=_ID)]
+IdStr = Annotated[str, Field(min_length=1, max_length=200, pattern=ID_PATTERN)]
 
 
 class PlaybookOptions(BaseModel):

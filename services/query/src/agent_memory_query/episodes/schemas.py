@@ -15,6 +15,7 @@ from agent_memory_api.episodes import (
     SimilarEpisodes,
 )
 from agent_memory_common.event import parse_ts
+from agent_memory_query.inputs import ID_PATTERN
 
 __all__ = [
     "ActionIn",
@@ -30,8 +31,7 @@ __all__ = [
     "SimilarEpisodes",
 ]
 
-_ID = r"^[^\x00-\x1f\x7f]+$"
-IdStr = Annotated[str, Field(min_length=1, max_length=200, pattern=_ID)]
+IdStr = Annotated[str, Field(min_length=1, max_length=200, pattern=ID_PATTERN)]
 
 
 class EpisodeStart(BaseModel):

@@ -7,9 +7,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-_ID = r"^[^\x00-\x1f\x7f]+$"
+from agent_memory_query.inputs import ID_PATTERN
+
 MAX_EVENT_IDS = 10_000
-EventId = Annotated[str, Field(min_length=1, max_length=300, pattern=_ID)]
+EventId = Annotated[str, Field(min_length=1, max_length=300, pattern=ID_PATTERN)]
 
 
 class ErasureScope(BaseModel):
@@ -20,9 +21,9 @@ class ErasureScope(BaseModel):
     event_ids: list[EventId] | None = Field(
         default=None, min_length=1, max_length=MAX_EVENT_IDS, description="These events."
     )
-    session_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=_ID)
-    agent_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=_ID)
-    user_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=_ID)
+    session_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=ID_PATTERN)
+    agent_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=ID_PATTERN)
+    user_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=ID_PATTERN)
     project: Literal[True] | None = Field(default=None, description="Everything of the project.")
     redactable_since: datetime | None = Field(
         default=None,
@@ -48,7 +49,7 @@ class ErasureScope(BaseModel):
 class ErasureCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    project_id: str = Field(min_length=1, max_length=200, pattern=_ID)
+    project_id: str = Field(min_length=1, max_length=200, pattern=ID_PATTERN)
     scope: ErasureScope
 
 

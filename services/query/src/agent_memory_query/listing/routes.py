@@ -14,13 +14,13 @@ from fastapi import APIRouter, Path, Query
 from agent_memory_common.auth import READ
 from agent_memory_common.http import ApiError, error_responses
 from agent_memory_query.context import Caller, Ctx
+from agent_memory_query.inputs import ID_PATTERN
 from agent_memory_query.listing import store
 from agent_memory_query.listing.schemas import Agents, Projects, Sessions
 from agent_memory_query.sharing.policy import read_bounds
 
 router = APIRouter(tags=["listing"])
 
-_ID = r"^[^\x00-\x1f\x7f]+$"
 Limit = Annotated[int, Query(ge=1, le=1000)]
 
 
@@ -47,7 +47,7 @@ async def list_projects(ctx: Ctx, caller: Caller, limit: Limit = 100) -> dict[st
 async def list_sessions(
     ctx: Ctx,
     caller: Caller,
-    project_id: Annotated[str, Path(min_length=1, max_length=200, pattern=_ID)],
+    project_id: Annotated[str, Path(min_length=1, max_length=200, pattern=ID_PATTERN)],
     limit: Limit = 100,
 ) -> dict[str, Any]:
     async with ctx.pool.connection() as conn:
@@ -68,7 +68,9 @@ async def list_sessions(
 async def list_agents(
     ctx: Ctx,
     caller: Caller,
-    project_id: Annotated[str | None, Query(min_length=1, max_length=200, pattern=_ID)] = None,
+    project_id: Annotated[
+        str | None, Query(min_length=1, max_length=200, pattern=ID_PATTERN)
+    ] = None,
     limit: Limit = 100,
 ) -> dict[str, Any]:
     if project_id is not None:

@@ -15,13 +15,13 @@ from fastapi import APIRouter, Path
 from agent_memory_common.auth import ADMIN, READ
 from agent_memory_common.http import ApiError, error_responses
 from agent_memory_query.context import Caller, Ctx
+from agent_memory_query.inputs import ID_PATTERN
 from agent_memory_query.retention import store
 from agent_memory_query.retention.schemas import RetentionAnswer, RetentionUpdate
 from agent_memory_retrieval.retention import DEFAULT_MATRIX, RetentionPolicy, check_overrides
 
 router = APIRouter(tags=["retention"])
-_ID = r"^[^\x00-\x1f\x7f]+$"
-ProjectId = Annotated[str, Path(min_length=1, max_length=200, pattern=_ID)]
+ProjectId = Annotated[str, Path(min_length=1, max_length=200, pattern=ID_PATTERN)]
 
 
 def _answer(

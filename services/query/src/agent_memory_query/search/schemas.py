@@ -11,13 +11,13 @@ from agent_memory_api.search import SearchResponse
 from agent_memory_common.event import parse_ts
 from agent_memory_common.http import ApiError
 from agent_memory_common.memory import MemoryKind
+from agent_memory_query.inputs import ID_PATTERN
 from agent_memory_query.search.brainstem.engine import SearchQuery
 
 __all__ = ["IntentName", "MemoryKind", "SearchRequest", "SearchResponse", "TierName"]
 
 IntentName = Literal["auto", "explore", "answer", "locate", "time-boxed"]
 TierName = Literal["vector", "bm25", "toc", "scan"]
-_ID = r"^[^\x00-\x1f\x7f]+$"
 
 
 class SearchRequest(BaseModel):
@@ -27,14 +27,14 @@ class SearchRequest(BaseModel):
 
     query: str = Field(min_length=1, max_length=4000, description="Plain words.")
     limit: int = Field(default=10, ge=1, le=100)
-    project_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=_ID)
-    agent_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=_ID)
-    session_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=_ID)
+    project_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=ID_PATTERN)
+    agent_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=ID_PATTERN)
+    session_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=ID_PATTERN)
     user_id: str | None = Field(
         default=None,
         min_length=1,
         max_length=200,
-        pattern=_ID,
+        pattern=ID_PATTERN,
         description="Only memories written by this user (team projects)",
     )
     since: str | int | None = Field(default=None, description="RFC 3339 or epoch ms, inclusive")

@@ -20,6 +20,7 @@ from agent_memory_common.logs import get_logger
 from agent_memory_common.subjects import toc_subject
 from agent_memory_common.ulid import new_ulid
 from agent_memory_query.context import Caller, Ctx
+from agent_memory_query.inputs import ID_PATTERN, ProjectParam
 from agent_memory_query.sharing.policy import scoped_project, visible
 from agent_memory_query.timeparam import parse_time_param
 from agent_memory_query.toc import store
@@ -39,16 +40,14 @@ router = APIRouter(tags=["toc"])
 log = get_logger(__name__)
 PUBLISH_TIMEOUT_S = 2.0
 
-_ID = r"^[^\x00-\x1f\x7f]+$"
 MAX_QUERY_CHARS = 1000
-NodeId = Annotated[str, Path(min_length=1, max_length=300, pattern=_ID)]
-ProjectParam = Annotated[str | None, Query(min_length=1, max_length=200, pattern=_ID)]
+NodeId = Annotated[str, Path(min_length=1, max_length=300, pattern=ID_PATTERN)]
 UserParam = Annotated[
     str | None,
     Query(
         min_length=1,
         max_length=200,
-        pattern=_ID,
+        pattern=ID_PATTERN,
         description="Only nodes holding an event of this user (team projects)",
     ),
 ]
@@ -169,7 +168,7 @@ async def toc_at(
     ctx: Ctx,
     caller: Caller,
     ts: Annotated[str, Query(min_length=1, description="RFC 3339 or epoch ms")],
-    project_id: Annotated[str, Query(min_length=1, max_length=200, pattern=_ID)],
+    project_id: Annotated[str, Query(min_length=1, max_length=200, pattern=ID_PATTERN)],
 ) -> dict[str, Any]:
     caller.require_project(project_id)
     tenant = caller.tenant

@@ -16,6 +16,7 @@ from agent_memory_api.toc import (
     TocYears,
 )
 from agent_memory_common.event import parse_ts
+from agent_memory_query.inputs import ID_PATTERN
 
 __all__ = [
     "GripAnswer",
@@ -30,7 +31,6 @@ __all__ = [
 ]
 
 Level = Literal["year", "month", "week", "day", "segment"]
-_ID = r"^[^\x00-\x1f\x7f]+$"
 
 
 class TocSearch(BaseModel):
@@ -38,9 +38,13 @@ class TocSearch(BaseModel):
 
     # its length is checked in the route, with a message that says what to do instead
     query: str = Field(default="", description="Words to look for (at most 1,000 characters)")
-    project_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=_ID)
+    project_id: str | None = Field(default=None, min_length=1, max_length=200, pattern=ID_PATTERN)
     node_id: str | None = Field(
-        default=None, min_length=1, max_length=300, pattern=_ID, description="Only this subtree"
+        default=None,
+        min_length=1,
+        max_length=300,
+        pattern=ID_PATTERN,
+        description="Only this subtree",
     )
     since: str | int | None = Field(default=None, description="RFC 3339 or epoch ms")
     until: str | int | None = Field(default=None, description="RFC 3339 or epoch ms")
@@ -50,7 +54,7 @@ class TocSearch(BaseModel):
         default=None,
         min_length=1,
         max_length=200,
-        pattern=_ID,
+        pattern=ID_PATTERN,
         description="Only nodes holding an event of this user (team projects)",
     )
 

@@ -16,6 +16,7 @@ from fastapi import APIRouter, Path, Query
 from agent_memory_common.auth import READ
 from agent_memory_common.http import ApiError, error_responses
 from agent_memory_query.context import Caller, Ctx
+from agent_memory_query.inputs import ID_PATTERN, ProjectParam
 from agent_memory_query.sharing.policy import scoped_project, visible
 from agent_memory_query.timeparam import parse_time_param
 from agent_memory_query.topics import store
@@ -28,15 +29,13 @@ from agent_memory_query.topics.schemas import (
 
 router = APIRouter(tags=["topics"])
 
-_ID = r"^[^\x00-\x1f\x7f]+$"
-TopicId = Annotated[str, Path(min_length=1, max_length=300, pattern=_ID)]
-ProjectParam = Annotated[str | None, Query(min_length=1, max_length=200, pattern=_ID)]
+TopicId = Annotated[str, Path(min_length=1, max_length=300, pattern=ID_PATTERN)]
 UserParam = Annotated[
     str | None,
     Query(
         min_length=1,
         max_length=200,
-        pattern=_ID,
+        pattern=ID_PATTERN,
         description="Only topics with a member segment holding an event of this user",
     ),
 ]
