@@ -6,8 +6,11 @@ the same documents, or a rebuild would change search results.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import psycopg
@@ -17,7 +20,8 @@ from psycopg.types.json import Jsonb
 from agent_memory_common.errors import PoisonMessageError
 from agent_memory_common.event import Event
 from agent_memory_common.messages import toc_node_message
-from agent_memory_retrieval.docs import IndexDoc
+from agent_memory_retrieval.docs import IndexDoc, SearchFilter
+from agent_memory_retrieval.feed import IndexFeed
 from agent_memory_retrieval.sources import (
     DocChanges,
     event_pages,
@@ -26,6 +30,7 @@ from agent_memory_retrieval.sources import (
     recorded_changes,
     toc_changes,
 )
+from agent_memory_retrieval.tantivy_index import TantivyIndex
 
 T = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 SEG = "segment:seg-1"
@@ -226,6 +231,57 @@ async def test_a_version_citing_an_erased_event_is_deleted_not_indexed(pg_dsn: s
     for gone in ("node:acme:segment:seg-1", "node:acme:day:2026-03-02@proj", "grip:acme:grip:bbb"):
         assert gone not in docs and gone in live.deletes, gone
     assert docs["grip:acme:grip:aaa"].event_ids == ("e1", "e2")
+
+
+class _HeldFeed(IndexFeed):
+    """The bm25-indexer's feed on a real Tantivy index, whose write of version 1 of the segment
+    waits at a gate: a slow replica."""
+
+    reads_segment_text = False
+    erasure_store = "bm25_documents"
+
+    def __init__(self, index: TantivyIndex) -> None:
+        self.index = index
+        self.entered, self.gate = asyncio.Event(), asyncio.Event()
+
+    async def apply(self, changes: DocChanges) -> None:
+        if any(
+            d.id == "node:acme:segment:seg-1" and d.title.endswith(" v1") for d in changes.upserts
+        ):
+            self.entered.set()
+            await self.gate.wait()
+        await self.index.upsert(changes.upserts)
+
+
+async def test_a_slow_replica_never_lands_an_older_version_over_a_newer_one(
+    pg_dsn: str, tmp_path: Path
+) -> None:
+    """Replica A finds version 1 current and is slow to write it; meanwhile the summarizer
+    commits version 2 and replica B handles it. The index must end with version 2."""
+    seed_toc(pg_dsn)
+    with psycopg.connect(pg_dsn) as conn:
+        conn.execute("UPDATE toc_nodes SET latest_version = 1 WHERE node_id = %s", (SEG,))
+    index = TantivyIndex(tmp_path / "tantivy", writer=True)
+    feed = _HeldFeed(index)
+    v1, v2 = (payload(v) for v in VERSIONS[:2])
+
+    async def replica(data: bytes) -> None:
+        async with await psycopg.AsyncConnection.connect(pg_dsn) as conn, conn.transaction():
+            await feed.toc(conn, [SimpleNamespace(data=data)])  # type: ignore[list-item]
+
+    try:
+        a = asyncio.create_task(replica(v1))
+        await asyncio.wait_for(feed.entered.wait(), 30)
+        with psycopg.connect(pg_dsn) as conn:
+            conn.execute("UPDATE toc_nodes SET latest_version = 2 WHERE node_id = %s", (SEG,))
+        b = asyncio.create_task(replica(v2))
+        await asyncio.sleep(0.5)  # without the node lock, B writes version 2 now
+        feed.gate.set()
+        await asyncio.wait_for(asyncio.gather(a, b), 30)
+        hits = await index.search("utc", SearchFilter(tenant="acme", levels=("segment",)), 5)
+        assert [h.doc.title for h in hits] == ["segment:seg-1 v2"]
+    finally:
+        await index.close()
 
 
 async def test_rebuild_reads_the_same_documents_as_the_pipeline_wrote(pg_dsn: str) -> None:

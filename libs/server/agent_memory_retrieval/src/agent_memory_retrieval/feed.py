@@ -41,16 +41,38 @@ async def _hold_tenants(conn: AsyncConnection, tenants: set[str], *, exclusive: 
         await conn.execute(f"SELECT {fn}(hashtextextended('index-erasure:' || %s, 0))", (tenant,))
 
 
-def _tenants(payloads: Sequence[bytes]) -> set[str]:
-    out: set[str] = set()
+async def _hold_nodes(conn: AsyncConnection, nodes: set[tuple[str, str]]) -> None:
+    """Serialise the index writes of one TOC node across replicas, until the transaction ends.
+
+    A node's document id is the same for every version, and whether a version is stale is read
+    from Postgres before the write. Without this lock, replica A could find version 2 current,
+    replica B then write version 3, and A's slower write of version 2 land last: the index
+    would keep the old summary for good (seen with two embedders). Under the lock, the check
+    and the write of one node happen together: B waits, or A finds version 2 stale.
+    """
+    for tenant, node_id in sorted(nodes):  # one order everywhere: no deadlock between batches
+        await conn.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended('index-node:' || %s, 0))",
+            (f"{tenant}\x1f{node_id}",),
+        )
+
+
+def _keys(payloads: Sequence[bytes]) -> list[tuple[str, str | None]]:
+    """(tenant, node_id or None) of each well-formed payload; poison is the decoder's to name."""
+    out: list[tuple[str, str | None]] = []
     for data in payloads:
         try:
-            tenant = orjson.loads(data).get("tenant")
+            body = orjson.loads(data)
+            tenant, node_id = body.get("tenant"), body.get("node_id")
         except (orjson.JSONDecodeError, AttributeError):
-            continue  # poison: the decoder below says so
+            continue
         if isinstance(tenant, str):
-            out.add(tenant)
+            out.append((tenant, node_id if isinstance(node_id, str) else None))
     return out
+
+
+def _tenants(payloads: Sequence[bytes]) -> set[str]:
+    return {tenant for tenant, _ in _keys(payloads)}
 
 
 class IndexFeed(ABC):
@@ -69,7 +91,9 @@ class IndexFeed(ABC):
 
     async def toc(self, conn: AsyncConnection, msgs: Sequence[Msg]) -> list[Publication]:
         payloads = [m.data for m in msgs]
-        await _hold_tenants(conn, _tenants(payloads), exclusive=False)
+        keys = _keys(payloads)
+        await _hold_tenants(conn, {tenant for tenant, _ in keys}, exclusive=False)
+        await _hold_nodes(conn, {(t, n) for t, n in keys if n is not None})
         await self.apply(await toc_changes(conn, payloads, context=self.reads_segment_text))
         return []
 
