@@ -27,10 +27,23 @@ import psycopg
 PG_SYSTEM_USER = "embedded_postgres"
 
 
+_handed_out: set[int] = set()
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A port nothing listens on, never one this process handed out before.
+
+    The kernel may give the same free port to two ``bind(0)`` calls in a row (the first socket
+    is closed at once), and a stack asks for a dozen ports before any service binds one: two
+    services were handed one port, and the second exited at start (a flaky test in CI).
+    """
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = int(s.getsockname()[1])
+        if port not in _handed_out:
+            _handed_out.add(port)
+            return port
 
 
 def port_open(host: str, port: int) -> bool:
@@ -103,11 +116,21 @@ class ManagedProcess:
         def check() -> bool:
             if self.proc is not None and self.proc.poll() is not None:
                 raise RuntimeError(
-                    f"{self.name} exited with {self.proc.returncode}; see {self.log_path}"
+                    f"{self.name} exited with {self.proc.returncode}; see {self.log_path}; it"
+                    f" ends with:\n{self.log_tail()}"
                 )
             return ready()
 
         wait_for(check, timeout, self.name)
+
+    def log_tail(self, lines: int = 15) -> str:
+        """The last lines of the log: why a child died, in the error itself (a CI log keeps
+        the error, not the temporary directory the log file was in)."""
+        try:
+            text = self.log_path.read_bytes()[-8192:].decode("utf-8", "replace")
+        except OSError as exc:
+            return f"(log unreadable: {exc})"
+        return "\n".join(text.splitlines()[-lines:])
 
     @property
     def pid(self) -> int | None:
