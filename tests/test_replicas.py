@@ -163,18 +163,24 @@ def differences(last: dict[str, Any]) -> str:
     """Each part of the two snapshots that differs, with what only one side holds."""
     if not last:
         return "never both drained"
-    parts = []
-    for key, one in last["single"].items():
-        two = last["doubled"][key]
-        if one == two:
-            continue
-        if isinstance(one, list):
-            only_one = [row for row in one if row not in two][:3]
-            only_two = [row for row in two if row not in one][:3]
-            parts.append(f"{key}: single only {only_one!r}; doubled only {only_two!r}")
-        else:
-            parts.append(f"{key}: single {one!r:.1500}; doubled {two!r:.1500}")
+    parts: list[str] = []
+    _differ("", last["single"], last["doubled"], parts)
     return "\n".join(parts)
+
+
+def _differ(where: str, one: Any, two: Any, parts: list[str]) -> None:
+    """Down to the first value that differs: a list by the rows only one side holds."""
+    if one == two:
+        return
+    if isinstance(one, dict) and isinstance(two, dict):
+        for key in sorted(set(one) | set(two), key=str):
+            _differ(f"{where}.{key}" if where else str(key), one.get(key), two.get(key), parts)
+    elif isinstance(one, list) and isinstance(two, list):
+        only_one = [row for row in one if row not in two][:3]
+        only_two = [row for row in two if row not in one][:3]
+        parts.append(f"{where}: single only {only_one!r}; doubled only {only_two!r}")
+    else:
+        parts.append(f"{where}: single {one!r:.600}; doubled {two!r:.600}")
 
 
 @pytest.mark.slow

@@ -41,19 +41,20 @@ async def _hold_tenants(conn: AsyncConnection, tenants: set[str], *, exclusive: 
         await conn.execute(f"SELECT {fn}(hashtextextended('index-erasure:' || %s, 0))", (tenant,))
 
 
-async def _hold_nodes(conn: AsyncConnection, nodes: set[tuple[str, str]]) -> None:
+async def _hold_nodes(conn: AsyncConnection, index: str, nodes: set[tuple[str, str]]) -> None:
     """Serialise the index writes of one TOC node across replicas, until the transaction ends.
 
     A node's document id is the same for every version, and whether a version is stale is read
     from Postgres before the write. Without this lock, replica A could find version 2 current,
     replica B then write version 3, and A's slower write of version 2 land last: the index
     would keep the old summary for good (seen with two embedders). Under the lock, the check
-    and the write of one node happen together: B waits, or A finds version 2 stale.
+    and the write of one node happen together: B waits, or A finds version 2 stale. One lock
+    per index: the embedder and the bm25-indexer never wait for each other.
     """
     for tenant, node_id in sorted(nodes):  # one order everywhere: no deadlock between batches
         await conn.execute(
-            "SELECT pg_advisory_xact_lock(hashtextextended('index-node:' || %s, 0))",
-            (f"{tenant}\x1f{node_id}",),
+            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+            (f"index-node\x1f{index}\x1f{tenant}\x1f{node_id}",),
         )
 
 
@@ -93,7 +94,7 @@ class IndexFeed(ABC):
         payloads = [m.data for m in msgs]
         keys = _keys(payloads)
         await _hold_tenants(conn, {tenant for tenant, _ in keys}, exclusive=False)
-        await _hold_nodes(conn, {(t, n) for t, n in keys if n is not None})
+        await _hold_nodes(conn, self.erasure_store, {(t, n) for t, n in keys if n is not None})
         await self.apply(await toc_changes(conn, payloads, context=self.reads_segment_text))
         return []
 
