@@ -6,13 +6,17 @@ tests/test_crash_recovery.py."""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime, timedelta
+from types import SimpleNamespace
 
 import psycopg
+import pytest
 from faststream.nats import JStream, NatsMessage, TestNatsBroker
 
 from agent_memory_common.db import make_pool
 from agent_memory_common.event import Event
+from agent_memory_common.locks import hold_xact_locks, lock_name
 from agent_memory_common.natslink import NatsLink
 from agent_memory_common.publisher import MSG_ID
 from agent_memory_common.subjects import (
@@ -23,7 +27,8 @@ from agent_memory_common.subjects import (
     msg_id,
 )
 from agent_memory_recorder.app import consumer
-from agent_memory_recorder.settings import RecorderOptions
+from agent_memory_recorder.handler import make_handler
+from agent_memory_recorder.settings import DedupOptions, RecorderOptions
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -75,3 +80,29 @@ async def test_records_once_announces_each_delivery_and_dead_letters_poison(pg_d
     with psycopg.connect(pg_dsn) as conn:
         rows = conn.execute("SELECT event_id FROM events ORDER BY event_id").fetchall()
     assert rows == [("e-1",), ("e-2",)]
+
+
+@pytest.mark.parametrize("dedup", [True, False], ids=["dedup", "no-dedup"])
+async def test_one_session_is_stored_by_one_replica_at_a_time(pg_dsn: str, dedup: bool) -> None:
+    """While another replica stores events of the session (its transaction still open), this
+    one waits for that commit: so ``seq`` order is commit order within a session, which the
+    indexers use to find a turn stored before its previous turn."""
+    handler = make_handler(DedupOptions(enabled=dedup).rules())
+    msg = SimpleNamespace(data=event(1).to_wire())
+    other = await psycopg.AsyncConnection.connect(pg_dsn)
+    try:
+        await hold_xact_locks(other, [lock_name("record-session", "default", "s1")])
+
+        async def store() -> None:
+            async with await psycopg.AsyncConnection.connect(pg_dsn) as conn, conn.transaction():
+                await handler(conn, [msg])  # type: ignore[list-item]
+
+        task = asyncio.create_task(store())
+        await asyncio.sleep(0.5)
+        assert not task.done()  # waiting for the other replica's commit
+        await other.rollback()
+        await asyncio.wait_for(task, 30)
+    finally:
+        await other.close()
+    with psycopg.connect(pg_dsn) as conn:
+        assert conn.execute("SELECT event_id FROM events").fetchall() == [("e-1",)]

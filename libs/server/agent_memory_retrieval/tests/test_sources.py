@@ -335,6 +335,30 @@ async def test_events_map_alike_from_messages_and_rows(pg_dsn: str) -> None:
     assert docs["event:acme:e0"].context == docs["event:acme:x1"].context == ""
 
 
+async def test_a_turn_stored_late_brings_its_next_turn_back_with_it(pg_dsn: str) -> None:
+    """e2 was stored (and indexed) before e1, the turn before it: indexing e1 indexes e2 again,
+    now with e1 as its context. Stored in order, nothing more is indexed."""
+
+    def turn(i: int) -> Event:
+        return Event(
+            event_id=f"e{i}", ts=T + timedelta(seconds=i), tenant="acme", project_id="proj",
+            agent_id="claude", session_id="s1", role="user", type="message",
+            text=f"turn {i}", metadata={}, received_at=T,
+        )  # fmt: skip
+
+    insert_events(pg_dsn, [turn(0), turn(2), turn(1), turn(3)])  # e1 late, e3 in order
+    async with await psycopg.AsyncConnection.connect(pg_dsn) as conn:
+        late = by_id(await recorded_changes(conn, [turn(1).to_wire()]))
+        in_order = by_id(await recorded_changes(conn, [turn(3).to_wire()]))
+        bare = by_id(await recorded_changes(conn, [turn(1).to_wire()], context=False))
+    assert {i: d.context for i, d in late.items()} == {
+        "event:acme:e1": "turn 0",
+        "event:acme:e2": "turn 1",
+    }
+    assert {i: d.context for i, d in in_order.items()} == {"event:acme:e3": "turn 2"}
+    assert list(bare) == ["event:acme:e1"]  # an index without context has nothing to mend
+
+
 def test_an_event_is_embedded_with_its_previous_turn_a_segment_without_its_text() -> None:
     event = IndexDoc(
         id="event:acme:e1", type="event", tenant="acme", project_id="p", agent_id="a",

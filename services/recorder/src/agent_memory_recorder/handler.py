@@ -28,6 +28,7 @@ from psycopg import AsyncConnection
 from agent_memory_common.consumer import Publication
 from agent_memory_common.erasure import ErasureResult
 from agent_memory_common.event import EVENT_TYPES, ROLES, Event
+from agent_memory_common.locks import hold_xact_locks, lock_name
 from agent_memory_common.messages import ErasureRequest
 from agent_memory_common.subjects import msg_id, recorded_subject
 from agent_memory_recorder.dedup import DedupIndex, DedupRules, fingerprint
@@ -139,9 +140,20 @@ def _announce(rows: Sequence[Row], msgs: Sequence[Msg]) -> list[Publication]:
     ]
 
 
+async def hold_sessions(conn: AsyncConnection, rows: Sequence[Row]) -> None:
+    """Store one session's events in one replica at a time, to the commit.
+
+    Then ``seq`` order is commit order within a session, which the indexers rely on to find a
+    turn stored before its previous turn (``sources.stored_before_successors``): without the
+    lock, two replicas could commit a session's events in the opposite order of their seq.
+    """
+    await hold_xact_locks(conn, (lock_name("record-session", r[0], r[5]) for r in rows if r[5]))
+
+
 async def record(conn: AsyncConnection, msgs: Sequence[Msg]) -> list[Publication]:
     """Append and announce every event, without dedup (erased ids are refused, unannounced)."""
     rows = [decode(m.data) for m in msgs]
+    await hold_sessions(conn, rows)
     refused = await insert_rows(conn, rows)
     if refused:
         kept = [(r, m) for r, m in zip(rows, msgs, strict=True) if (r[0], r[1]) not in refused]
@@ -163,6 +175,7 @@ def make_handler(rules: DedupRules) -> Handler:
 
     async def record_dedup(conn: AsyncConnection, msgs: Sequence[Msg]) -> list[Publication]:
         rows = [decode(m.data) for m in msgs]
+        await hold_sessions(conn, rows)
         # before the insert: what the index loads must not include this batch's own rows
         await _load_sessions(conn, index, rows)
         new, refused = await insert_new_rows(conn, rows)

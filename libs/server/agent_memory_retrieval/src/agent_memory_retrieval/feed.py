@@ -19,6 +19,7 @@ from psycopg import AsyncConnection
 
 from agent_memory_common.consumer import Publication
 from agent_memory_common.erasure import ErasureResult, erased_items
+from agent_memory_common.locks import hold_xact_locks, lock_name
 from agent_memory_common.messages import ErasureRequest
 from agent_memory_retrieval.sources import (
     DocChanges,
@@ -41,7 +42,7 @@ async def _hold_tenants(conn: AsyncConnection, tenants: set[str], *, exclusive: 
         await conn.execute(f"SELECT {fn}(hashtextextended('index-erasure:' || %s, 0))", (tenant,))
 
 
-async def _hold_nodes(conn: AsyncConnection, index: str, nodes: set[tuple[str, str]]) -> None:
+def _node_locks(index: str, keys: list[tuple[str, str | None, str | None]]) -> list[str]:
     """Serialise the index writes of one TOC node across replicas, until the transaction ends.
 
     A node's document id is the same for every version, and whether a version is stale is read
@@ -51,29 +52,43 @@ async def _hold_nodes(conn: AsyncConnection, index: str, nodes: set[tuple[str, s
     and the write of one node happen together: B waits, or A finds version 2 stale. One lock
     per index: the embedder and the bm25-indexer never wait for each other.
     """
-    for tenant, node_id in sorted(nodes):  # one order everywhere: no deadlock between batches
-        await conn.execute(
-            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
-            (f"index-node\x1f{index}\x1f{tenant}\x1f{node_id}",),
-        )
+    return [lock_name("index-node", index, t, n) for t, n, _ in keys if n is not None]
 
 
-def _keys(payloads: Sequence[bytes]) -> list[tuple[str, str | None]]:
-    """(tenant, node_id or None) of each well-formed payload; poison is the decoder's to name."""
-    out: list[tuple[str, str | None]] = []
+def _session_locks(index: str, keys: list[tuple[str, str | None, str | None]]) -> list[str]:
+    """The same for events, per session: an event's document holds its previous turn, read
+    before the write, and a turn stored late makes its next turn be indexed again
+    (``sources.stored_before_successors``); the two writes of that next turn must not cross."""
+    return [lock_name("index-session", index, t, s) for t, _, s in keys if s]
+
+
+def _keys(payloads: Sequence[bytes]) -> list[tuple[str, str | None, str | None]]:
+    """(tenant, node_id, session_id) of each well-formed payload (None where it has none);
+    poison is the decoder's to name."""
+    out: list[tuple[str, str | None, str | None]] = []
     for data in payloads:
         try:
             body = orjson.loads(data)
-            tenant, node_id = body.get("tenant"), body.get("node_id")
+            tenant, node_id, session = (
+                body.get("tenant"),
+                body.get("node_id"),
+                body.get("session_id"),
+            )
         except (orjson.JSONDecodeError, AttributeError):
             continue
         if isinstance(tenant, str):
-            out.append((tenant, node_id if isinstance(node_id, str) else None))
+            out.append(
+                (
+                    tenant,
+                    node_id if isinstance(node_id, str) else None,
+                    session if isinstance(session, str) else None,
+                )
+            )
     return out
 
 
-def _tenants(payloads: Sequence[bytes]) -> set[str]:
-    return {tenant for tenant, _ in _keys(payloads)}
+def _tenants(keys: list[tuple[str, str | None, str | None]]) -> set[str]:
+    return {tenant for tenant, _, _ in keys}
 
 
 class IndexFeed(ABC):
@@ -85,7 +100,10 @@ class IndexFeed(ABC):
 
     async def recorded(self, conn: AsyncConnection, msgs: Sequence[Msg]) -> list[Publication]:
         payloads = [m.data for m in msgs]
-        await _hold_tenants(conn, _tenants(payloads), exclusive=False)
+        keys = _keys(payloads)
+        await _hold_tenants(conn, _tenants(keys), exclusive=False)
+        if self.reads_event_context:
+            await hold_xact_locks(conn, _session_locks(self.erasure_store, keys))
         changes = await recorded_changes(conn, payloads, context=self.reads_event_context)
         await self.apply(changes)
         return []
@@ -93,8 +111,8 @@ class IndexFeed(ABC):
     async def toc(self, conn: AsyncConnection, msgs: Sequence[Msg]) -> list[Publication]:
         payloads = [m.data for m in msgs]
         keys = _keys(payloads)
-        await _hold_tenants(conn, {tenant for tenant, _ in keys}, exclusive=False)
-        await _hold_nodes(conn, self.erasure_store, {(t, n) for t, n in keys if n is not None})
+        await _hold_tenants(conn, _tenants(keys), exclusive=False)
+        await hold_xact_locks(conn, _node_locks(self.erasure_store, keys))
         await self.apply(await toc_changes(conn, payloads, context=self.reads_segment_text))
         return []
 

@@ -351,6 +351,32 @@ async def previous_turns(conn: AsyncConnection, events: Sequence[Event]) -> list
     return [found.get(i, "") for i in range(1, len(events) + 1)]
 
 
+async def stored_before_successors(conn: AsyncConnection, events: Sequence[Event]) -> list[Event]:
+    """The next turns that were stored before these events, to be indexed again now.
+
+    An event's document holds its previous turn as context, read when it is indexed. When the
+    previous turn is stored after it (two recorder replicas committing one session's events
+    out of order, or a turn that arrived late), the next turn was indexed without it; indexing
+    it again with this batch mends that. In order, as a single recorder stores a live session,
+    no next turn was stored first and nothing more is read or written.
+    """
+    if not events:
+        return []
+    cur = conn.cursor(row_factory=dict_row)
+    await cur.execute(
+        QUERIES["stored_before_successors"],
+        {"tenants": [e.tenant for e in events], "event_ids": [e.event_id for e in events]},
+    )
+    have = {(e.tenant, e.event_id) for e in events}
+    out: list[Event] = []
+    for row in await cur.fetchall():
+        key = (row["tenant"], row["event_id"])
+        if key not in have:
+            have.add(key)
+            out.append(Event.from_row(row))
+    return out
+
+
 async def recorded_changes(
     conn: AsyncConnection, payloads: Sequence[bytes], *, context: bool = True
 ) -> DocChanges:
@@ -361,6 +387,8 @@ async def recorded_changes(
     message that is no event (poison).
     """
     events = await _not_erased([RecordedMessage.from_wire(data) for data in payloads], conn)
+    if context:
+        events += await stored_before_successors(conn, events)
     contexts = await previous_turns(conn, events) if context else [""] * len(events)
     docs = [event_doc(e, c) for e, c in zip(events, contexts, strict=True)]
     return DocChanges(upserts=[d for d in docs if d.text.strip()])

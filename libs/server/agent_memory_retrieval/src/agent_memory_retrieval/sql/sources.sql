@@ -50,6 +50,30 @@ CROSS JOIN LATERAL (
     LIMIT 1
 ) AS p
 
+-- name: stored_before_successors
+-- the turn after each given event in its session, when that turn was stored before the event
+-- (a lower seq): indexed then, it lacked this event as its context. The recorder stores one
+-- session's events under a lock, so seq order is commit order within a session.
+SELECT n.seq, n.tenant, n.event_id, n.ts, n.project_id, n.agent_id, n.session_id, n.user_id,
+       n.role, n.type, n.text, n.metadata, n.received_at
+FROM unnest(%(tenants)s::text[], %(event_ids)s::text[]) AS k (tenant, event_id)
+JOIN events AS e ON e.tenant = k.tenant AND e.event_id = k.event_id
+CROSS JOIN LATERAL (
+    SELECT q.*
+    FROM events AS q
+    WHERE q.tenant = e.tenant AND q.session_id = e.session_id AND e.session_id <> ''
+      AND q.project_id = e.project_id AND (q.ts, q.seq) > (e.ts, e.seq)
+      AND NOT EXISTS (
+          SELECT 1 FROM erased_events x WHERE x.tenant = q.tenant AND x.event_id = q.event_id
+      )
+    ORDER BY q.ts, q.seq
+    LIMIT 1
+) AS n
+WHERE n.seq < e.seq
+  AND NOT EXISTS (
+      SELECT 1 FROM event_duplicates AS d WHERE d.tenant = n.tenant AND d.event_id = n.event_id
+  )
+
 -- name: nodes_page
 SELECT n.tenant, n.node_id, n.project_id, n.level, n.is_empty, n.pinned,
        v.version, v.bucket, v.parent_id, v.title, v.bullets, v.keywords, v.memory_kind,
