@@ -233,36 +233,48 @@ async def test_a_version_citing_an_erased_event_is_deleted_not_indexed(pg_dsn: s
     assert docs["grip:acme:grip:aaa"].event_ids == ("e1", "e2")
 
 
-class _HeldFeed(IndexFeed):
-    """The bm25-indexer's feed on a real Tantivy index, whose write of version 1 of the segment
-    waits at a gate: a slow replica."""
+class _HeldFeed(IndexFeed[DocChanges]):
+    """The bm25-indexer's feed on a real Tantivy index, whose work on version 1 of the segment
+    waits at a gate: a slow replica. ``slow_prepare``: the gate is in ``prepare`` (the
+    embedder's model, run outside the locks), else in ``write`` (under them)."""
 
     reads_segment_text = False
     erasure_store = "bm25_documents"
 
-    def __init__(self, index: TantivyIndex) -> None:
+    def __init__(self, index: TantivyIndex, slow_prepare: bool) -> None:
         self.index = index
+        self.slow_prepare = slow_prepare  # type: ignore[misc]
         self.entered, self.gate = asyncio.Event(), asyncio.Event()
 
-    async def apply(self, changes: DocChanges) -> None:
-        if any(
-            d.id == "node:acme:segment:seg-1" and d.title.endswith(" v1") for d in changes.upserts
-        ):
+    async def _hold(self, changes: DocChanges) -> None:
+        seg = "node:acme:segment:seg-1"
+        if any(d.id == seg and d.title.endswith(" v1") for d in changes.upserts):
             self.entered.set()
             await self.gate.wait()
+
+    async def prepare(self, changes: DocChanges, earlier: DocChanges | None) -> DocChanges:
+        if self.slow_prepare and earlier is None:
+            await self._hold(changes)
+        return changes
+
+    async def write(self, changes: DocChanges) -> None:
+        if not self.slow_prepare:
+            await self._hold(changes)
         await self.index.upsert(changes.upserts)
 
 
+@pytest.mark.parametrize("slow_prepare", [False, True], ids=["slow-write", "slow-model"])
 async def test_a_slow_replica_never_lands_an_older_version_over_a_newer_one(
-    pg_dsn: str, tmp_path: Path
+    pg_dsn: str, tmp_path: Path, slow_prepare: bool
 ) -> None:
-    """Replica A finds version 1 current and is slow to write it; meanwhile the summarizer
-    commits version 2 and replica B handles it. The index must end with version 2."""
+    """Replica A finds version 1 current and is slow (to write it, or in the model before the
+    write); meanwhile the summarizer commits version 2 and replica B handles it. The index ends
+    with version 2, and B never waits for A's model."""
     seed_toc(pg_dsn)
     with psycopg.connect(pg_dsn) as conn:
         conn.execute("UPDATE toc_nodes SET latest_version = 1 WHERE node_id = %s", (SEG,))
     index = TantivyIndex(tmp_path / "tantivy", writer=True)
-    feed = _HeldFeed(index)
+    feed = _HeldFeed(index, slow_prepare)
     v1, v2 = (payload(v) for v in VERSIONS[:2])
 
     async def replica(data: bytes) -> None:
@@ -275,7 +287,9 @@ async def test_a_slow_replica_never_lands_an_older_version_over_a_newer_one(
         with psycopg.connect(pg_dsn) as conn:
             conn.execute("UPDATE toc_nodes SET latest_version = 2 WHERE node_id = %s", (SEG,))
         b = asyncio.create_task(replica(v2))
-        await asyncio.sleep(0.5)  # without the node lock, B writes version 2 now
+        await asyncio.sleep(0.5)  # a write of version 2 not held back by A happens now
+        # B waits for A's write (under the lock), never for A's model (before it)
+        assert b.done() == slow_prepare
         feed.gate.set()
         await asyncio.wait_for(asyncio.gather(a, b), 30)
         hits = await index.search("utc", SearchFilter(tenant="acme", levels=("segment",)), 5)

@@ -15,14 +15,17 @@ from agent_memory_retrieval.sources import DocChanges
 log = get_logger(__name__)
 
 
-class IndexHandler(IndexFeed):
+class IndexHandler(IndexFeed[DocChanges]):
     reads_segment_text = True  # BM25 matches a segment by every word said in it
     erasure_store = "bm25_documents"
 
     def __init__(self, index: TextIndex) -> None:
         self._index = index
 
-    async def apply(self, changes: DocChanges) -> None:
+    async def prepare(self, changes: DocChanges, earlier: DocChanges | None) -> DocChanges:
+        return changes  # nothing to compute: the engine analyses the text itself
+
+    async def write(self, changes: DocChanges) -> None:
         if changes.deletes:
             await self._index.delete(changes.deletes)
         docs = searchable(changes.upserts)

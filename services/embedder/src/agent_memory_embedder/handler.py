@@ -8,9 +8,11 @@ consumer (acked only after ``upsert`` returned) is the checkpoint.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 
 from agent_memory_common.logs import get_logger
 from agent_memory_embedder.logic import embeddable
+from agent_memory_retrieval.docs import IndexDoc
 from agent_memory_retrieval.feed import IndexFeed
 from agent_memory_retrieval.ports import Embedder, VectorIndex
 from agent_memory_retrieval.sources import DocChanges
@@ -18,21 +20,37 @@ from agent_memory_retrieval.sources import DocChanges
 log = get_logger(__name__)
 
 
-class EmbedHandler(IndexFeed):
+@dataclass
+class Embedded:
+    """One batch's changes with a vector for each document worth one."""
+
+    deletes: list[str]
+    docs: list[IndexDoc]
+    vectors: list[list[float]]
+    by_text: dict[str, list[float]]  # embedded text -> its vector, for a second reading
+
+
+class EmbedHandler(IndexFeed[Embedded]):
     reads_segment_text = False  # a segment is embedded by its summary, an event with its context
     erasure_store = "vector_entries"
+    slow_prepare = True  # the model: outside the per-document locks
 
     def __init__(self, embedder: Embedder, index: VectorIndex) -> None:
         self._embedder = embedder
         self._index = index
 
-    async def apply(self, changes: DocChanges) -> None:
-        if changes.deletes:
-            await self._index.delete(changes.deletes)
+    async def prepare(self, changes: DocChanges, earlier: Embedded | None) -> Embedded:
         docs, texts = embeddable(changes.upserts)
-        if not docs:
-            return
+        known = earlier.by_text if earlier else {}
+        todo = [t for t in texts if t not in known]
         # CPU-bound (torch releases the GIL): off the event loop, so NATS heartbeats go on
-        vectors = await asyncio.to_thread(self._embedder.embed, texts)
-        await self._index.upsert(docs, vectors)
-        log.debug("embedder.batch", docs=len(docs), deletes=len(changes.deletes))
+        fresh = await asyncio.to_thread(self._embedder.embed, todo) if todo else []
+        by_text = {**known, **dict(zip(todo, fresh, strict=True))}
+        return Embedded(changes.deletes, docs, [by_text[t] for t in texts], by_text)
+
+    async def write(self, prepared: Embedded) -> None:
+        if prepared.deletes:
+            await self._index.delete(prepared.deletes)
+        if prepared.docs:
+            await self._index.upsert(prepared.docs, prepared.vectors)
+        log.debug("embedder.batch", docs=len(prepared.docs), deletes=len(prepared.deletes))

@@ -10,8 +10,8 @@ spared the Postgres reads of segment text.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
-from typing import ClassVar
+from collections.abc import Awaitable, Callable, Sequence
+from typing import ClassVar, Generic, TypeVar
 
 import orjson
 from nats.aio.msg import Msg
@@ -27,6 +27,8 @@ from agent_memory_retrieval.sources import (
     recorded_changes,
     toc_changes,
 )
+
+P = TypeVar("P")
 
 
 async def _hold_tenants(conn: AsyncConnection, tenants: set[str], *, exclusive: bool) -> None:
@@ -91,30 +93,63 @@ def _tenants(keys: list[tuple[str, str | None, str | None]]) -> set[str]:
     return {tenant for tenant, _, _ in keys}
 
 
-class IndexFeed(ABC):
-    """Batch handlers for ``ConsumerRunner``: nothing is published, the index write is all."""
+class IndexFeed(ABC, Generic[P]):
+    """Batch handlers for ``ConsumerRunner``: nothing is published, the index write is all.
+
+    A batch is written in two steps: ``prepare`` (the embedder's model runs here) and ``write``.
+    A slow ``prepare`` runs before the per-document locks are taken, so replicas working on the
+    same session or TOC node wait for each other's writes only, not for each other's model;
+    under the locks the changes are read again and whatever changed meanwhile is prepared again
+    (``earlier`` lets the embedder keep the vectors of unchanged texts).
+    """
 
     reads_event_context: ClassVar[bool] = True  # the turn before each event
     reads_segment_text: ClassVar[bool]  # every word of a segment
     erasure_store: ClassVar[str]  # the name of its index in an erasure receipt
+    slow_prepare: ClassVar[bool] = False  # prepare outside the locks, then check again
 
     async def recorded(self, conn: AsyncConnection, msgs: Sequence[Msg]) -> list[Publication]:
         payloads = [m.data for m in msgs]
         keys = _keys(payloads)
         await _hold_tenants(conn, _tenants(keys), exclusive=False)
-        if self.reads_event_context:
-            await hold_xact_locks(conn, _session_locks(self.erasure_store, keys))
-        changes = await recorded_changes(conn, payloads, context=self.reads_event_context)
-        await self.apply(changes)
+        context = self.reads_event_context
+        locks = _session_locks(self.erasure_store, keys) if context else []
+        await self._read_prepare_write(
+            conn, lambda: recorded_changes(conn, payloads, context=context), locks
+        )
         return []
 
     async def toc(self, conn: AsyncConnection, msgs: Sequence[Msg]) -> list[Publication]:
         payloads = [m.data for m in msgs]
         keys = _keys(payloads)
         await _hold_tenants(conn, _tenants(keys), exclusive=False)
-        await hold_xact_locks(conn, _node_locks(self.erasure_store, keys))
-        await self.apply(await toc_changes(conn, payloads, context=self.reads_segment_text))
+        text = self.reads_segment_text
+        locks = _node_locks(self.erasure_store, keys)
+        await self._read_prepare_write(
+            conn, lambda: toc_changes(conn, payloads, context=text), locks
+        )
         return []
+
+    async def _read_prepare_write(
+        self,
+        conn: AsyncConnection,
+        read: Callable[[], Awaitable[DocChanges]],
+        locks: list[str],
+    ) -> None:
+        """Read what to write, prepare it, write it: what was read is still true at the write
+        (both happen under ``locks``, to the commit), and a slow ``prepare`` holds no lock."""
+        if not self.slow_prepare:
+            await hold_xact_locks(conn, locks)
+            await self.write(await self.prepare(await read(), None))
+            return
+        changes = await read()
+        prepared = await self.prepare(changes, None)
+        if locks:
+            await hold_xact_locks(conn, locks)
+            now = await read()
+            if now != changes:  # another replica wrote meanwhile: a newer version, a context
+                prepared = await self.prepare(now, prepared)
+        await self.write(prepared)
 
     async def erase(self, conn: AsyncConnection, request: ErasureRequest) -> ErasureResult:
         """This index's part of an erasure (``agent_memory_common.erasure``): the documents of
@@ -122,11 +157,16 @@ class IndexFeed(ABC):
         await _hold_tenants(conn, {request.tenant}, exclusive=True)
         grips = await erased_items(conn, request.erasure_id, "grip")
         changes = await erasure_changes(conn, request.tenant, request.erasure_id, grips)
-        await self.apply(changes)
+        await self.write(await self.prepare(changes, None))
         return ErasureResult(
             {self.erasure_store: len(changes.deletes), "reindexed": len(changes.upserts)}
         )
 
     @abstractmethod
-    async def apply(self, changes: DocChanges) -> None:
-        """Write one batch's changes; raising leaves the batch unacked (it comes again)."""
+    async def prepare(self, changes: DocChanges, earlier: P | None) -> P:
+        """What ``write`` needs for these changes (``earlier``: a preparation of an earlier
+        reading of the same batch, whose work may be reused)."""
+
+    @abstractmethod
+    async def write(self, prepared: P) -> None:
+        """Write one batch; raising leaves the batch unacked (it comes again)."""
