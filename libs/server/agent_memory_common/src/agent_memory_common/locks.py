@@ -14,10 +14,12 @@ from collections.abc import Iterable
 from psycopg import AsyncConnection
 
 _LOCK_MANY = (
-    "SELECT pg_advisory_xact_lock(k) FROM ("
+    "SELECT {fn}(k) FROM ("
     " SELECT DISTINCT hashtextextended(n, 0) AS k FROM unnest(%s::text[]) AS n ORDER BY k"
     ") AS keys"
 )
+_EXCLUSIVE = _LOCK_MANY.format(fn="pg_advisory_xact_lock")
+_SHARED = _LOCK_MANY.format(fn="pg_advisory_xact_lock_shared")
 
 
 def lock_name(namespace: str, *parts: str) -> str:
@@ -25,8 +27,11 @@ def lock_name(namespace: str, *parts: str) -> str:
     return "\x1f".join((namespace, *parts))
 
 
-async def hold_xact_locks(conn: AsyncConnection, names: Iterable[str]) -> None:
-    """Take an exclusive transaction-level advisory lock on every name (waiting as needed)."""
+async def hold_xact_locks(
+    conn: AsyncConnection, names: Iterable[str], *, shared: bool = False
+) -> None:
+    """Take a transaction-level advisory lock on every name (waiting as needed): exclusive,
+    or ``shared`` (shared holders do not wait for each other, only for an exclusive one)."""
     unique = sorted(set(names))
     if unique:
-        await conn.execute(_LOCK_MANY, (unique,))
+        await conn.execute(_SHARED if shared else _EXCLUSIVE, (unique,))

@@ -39,9 +39,9 @@ async def _hold_tenants(conn: AsyncConnection, tenants: set[str], *, exclusive: 
     already under way (and then deletes what they wrote), and a batch that starts after it sees
     its tombstones: an erased event can never be indexed again behind an erasure's back.
     """
-    fn = "pg_advisory_xact_lock" if exclusive else "pg_advisory_xact_lock_shared"
-    for tenant in sorted(tenants):  # one order everywhere: no deadlock between two batches
-        await conn.execute(f"SELECT {fn}(hashtextextended('index-erasure:' || %s, 0))", (tenant,))
+    # the key is unchanged from when each tenant was locked in its own statement
+    names = (f"index-erasure:{tenant}" for tenant in tenants)
+    await hold_xact_locks(conn, names, shared=not exclusive)
 
 
 def _node_locks(index: str, keys: list[tuple[str, str | None, str | None]]) -> list[str]:

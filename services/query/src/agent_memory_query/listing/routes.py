@@ -14,7 +14,7 @@ from fastapi import APIRouter, Path, Query
 from agent_memory_common.auth import READ
 from agent_memory_common.http import ApiError, error_responses
 from agent_memory_query.context import Caller, Ctx
-from agent_memory_query.inputs import ID_PATTERN
+from agent_memory_query.inputs import ID_PATTERN, ProjectParam
 from agent_memory_query.listing import store
 from agent_memory_query.listing.schemas import Agents, Projects, Sessions
 from agent_memory_query.sharing.policy import read_bounds
@@ -68,9 +68,7 @@ async def list_sessions(
 async def list_agents(
     ctx: Ctx,
     caller: Caller,
-    project_id: Annotated[
-        str | None, Query(min_length=1, max_length=200, pattern=ID_PATTERN)
-    ] = None,
+    project_id: ProjectParam = None,
     limit: Limit = 100,
 ) -> dict[str, Any]:
     if project_id is not None:
