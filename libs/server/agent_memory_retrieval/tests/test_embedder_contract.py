@@ -127,3 +127,37 @@ def test_without_onnxruntime_torch_embeds_the_query(
     assert not embedder.onnx
     text = "retry backoff in the cart service"
     assert embedder.embed([text]) == [corpus_vector(embedder, text)]
+
+
+def _model_counts(mode: str) -> tuple[float, float, float]:
+    from prometheus_client import REGISTRY
+
+    def get(name: str) -> float:
+        return REGISTRY.get_sample_value(name, {"mode": mode}) or 0.0
+
+    return (
+        get("agent_memory_embedding_texts_total"),
+        get("agent_memory_embedding_pieces_total"),
+        get("agent_memory_embedding_seconds_count"),
+    )
+
+
+@pytest.mark.parametrize("path", ["torch", "onnx"])
+def test_every_call_is_counted_in_texts_pieces_and_time(
+    path: str, embedder: MiniLMEmbedder, onnx_embedder: MiniLMEmbedder
+) -> None:
+    """What bench-scale and the dashboard read to tell the model's time from the pipeline's."""
+    model = onnx_embedder if path == "onnx" else embedder
+    long_text = " ".join(f"word{i}" for i in range(400))
+    texts = ["retry backoff in the cart service", long_text, ""]
+    batch0, one0 = _model_counts("batch"), _model_counts("one")
+    model.embed(texts)
+    model.embed(["what did we decide?"])
+    batch1, one1 = _model_counts("batch"), _model_counts("one")
+    assert batch1[0] - batch0[0] == 3
+    # the long text is cut at 256 pieces (specials included); the empty one is [CLS] [SEP]
+    assert batch1[1] - batch0[1] == model.pieces(texts[:1]) + 256 + 2
+    assert batch1[2] - batch0[2] == 1
+    assert one1[0] - one0[0] == 1
+    assert one1[1] - one0[1] == model.pieces(["what did we decide?"]) == 7
+    assert one1[2] - one0[2] == 1

@@ -140,6 +140,26 @@ SEARCH_FALLBACKS = Counter(
 )
 # Table-of-contents and topic calls are agent_memory_http_requests_total{route=~"/v1/toc.*"}.
 
+# --- embedding model (the embedder's corpus batches, the query service's queries) --------------
+# The model is the embedder's whole cost: how much of its wall time the model ran, over what
+# texts and word pieces, tells pipeline overhead apart from a slow model (bench-scale reads it).
+EMBEDDING_TEXTS = Counter(
+    "agent_memory_embedding_texts_total",
+    "Texts through the embedding model, by mode (batch: the corpus; one: a query).",
+    ["mode"],
+)
+EMBEDDING_PIECES = Counter(
+    "agent_memory_embedding_pieces_total",
+    "Word pieces through the embedding model after its 256-piece cut (its cost grows with them).",
+    ["mode"],
+)
+EMBEDDING_SECONDS = Histogram(
+    "agent_memory_embedding_seconds",
+    "Time the embedding model ran per call, by mode (waiting for the model excluded).",
+    ["mode"],
+    buckets=LATENCY_BUCKETS,
+)
+
 # --- lifecycle -------------------------------------------------------------------------------
 LIFECYCLE_RUNS = Counter(
     "agent_memory_lifecycle_runs_total",
@@ -164,6 +184,9 @@ METRIC_NAMES = (
     "agent_memory_search_seconds",
     "agent_memory_search_tier_seconds",
     "agent_memory_search_fallbacks_total",
+    "agent_memory_embedding_texts_total",
+    "agent_memory_embedding_pieces_total",
+    "agent_memory_embedding_seconds",
     "agent_memory_lifecycle_runs_total",
 )
 

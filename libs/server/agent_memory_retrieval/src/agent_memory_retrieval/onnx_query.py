@@ -47,7 +47,10 @@ class OnnxQueryEncoder:
         self._model = model  # its tokenization (cut at max_seq_length), exactly as torch's
 
     def embed_one(self, text: str) -> list[float]:
-        features = self._model.preprocess([text])
+        return self.embed_features(self._model.preprocess([text]))
+
+    def embed_features(self, features: Any) -> list[float]:
+        """One text already cut into word pieces by the model's own ``preprocess``."""
         feeds = {
             name: features[name].numpy().astype(np.int64)
             for name in ("input_ids", "attention_mask")
