@@ -107,6 +107,10 @@ def test_every_service_exports_what_it_did(
         assert value(query, "agent_memory_search_seconds_count") >= 1
         assert value(query, "agent_memory_search_tier_seconds_count") >= 1
         assert value(query, "agent_memory_http_requests_total", route="/v1/search") >= 1
+        # the search embedded its query: one text, through the model, timed
+        assert value(query, "agent_memory_embedding_texts_total", mode="one") >= 1
+        assert value(query, "agent_memory_embedding_pieces_total", mode="one") >= 3
+        assert value(query, "agent_memory_embedding_seconds_count", mode="one") >= 1
 
         def moved(service: str, durable: str) -> bool:
             found = scrape(stack.metrics_urls[service])
@@ -123,6 +127,11 @@ def test_every_service_exports_what_it_did(
                 assert f'agent_memory_consumer_pending{{consumer="{durable}"}}' in found, durable
             if service != "summarizer":
                 assert value(found, "agent_memory_consumer_batch_seconds_count") >= 1, service
+        # the embedder's model saw every event's text (and the TOC's, once segments close)
+        embedder = scrape(stack.metrics_urls["embedder"])
+        assert value(embedder, "agent_memory_embedding_texts_total") >= 5
+        assert value(embedder, "agent_memory_embedding_pieces_total") >= 5 * 10
+        assert value(embedder, "agent_memory_embedding_seconds_sum") > 0
         # the lag gauge is read from JetStream: after the drain, the recorder has none left
         lag = scrape(stack.metrics_urls["recorder"])
         assert value(lag, "agent_memory_consumer_pending", consumer="recorder") == 0
