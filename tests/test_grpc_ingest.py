@@ -15,6 +15,8 @@ import httpx
 import pytest
 from google.protobuf.struct_pb2 import Struct
 from google.protobuf.timestamp_pb2 import Timestamp
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from agent_memory_embedded.servers import PostgresServer
 from agent_memory_proto.v1 import event_pb2, event_pb2_grpc
@@ -44,6 +46,18 @@ def stack(pg_server: PostgresServer, tmp_path_factory: pytest.TempPathFactory) -
 def stub(stack: Stack) -> Iterator[Any]:
     with grpc.insecure_channel(stack.gateway_grpc) as channel:
         yield event_pb2_grpc.IngestServiceStub(channel)
+
+
+@pytest.fixture(scope="module")
+def health(stack: Stack) -> Iterator[Any]:
+    with grpc.insecure_channel(stack.gateway_grpc) as channel:
+        yield health_pb2_grpc.HealthStub(channel)
+
+
+def status(health: Any, service: str = "") -> str:
+    """The health service's answer for ``service``, by name (SERVING, NOT_SERVING...)."""
+    response = health.Check(health_pb2.HealthCheckRequest(service=service), timeout=10)
+    return str(health_pb2.HealthCheckResponse.ServingStatus.Name(response.status))
 
 
 def event(i: int, session: str, **over: Any) -> Event:
@@ -191,16 +205,47 @@ def test_keys_are_checked_as_over_http(stack: Stack, stub: Any) -> None:
     assert err.details().startswith("events[0].agent_id: "), err.details()
 
 
-def test_unavailable_while_nats_is_down_then_accepted_again(stack: Stack, stub: Any) -> None:
+def test_health_is_serving_for_the_server_and_the_ingest_service(health: Any) -> None:
+    assert status(health) == "SERVING"
+    assert status(health, "agent_memory.v1.IngestService") == "SERVING"
+    with pytest.raises(grpc.RpcError) as caught:
+        status(health, "agent_memory.v1.NoSuchService")
+    assert caught.value.code() == grpc.StatusCode.NOT_FOUND
+
+
+def test_reflection_lists_the_services_and_describes_ingest(stack: Stack) -> None:
+    """What ``grpcurl <host:port> list`` and ``describe`` ask, without the proto file."""
+    with grpc.insecure_channel(stack.gateway_grpc) as channel:
+        reflect = reflection_pb2_grpc.ServerReflectionStub(channel)
+        asks = [
+            reflection_pb2.ServerReflectionRequest(list_services=""),
+            reflection_pb2.ServerReflectionRequest(
+                file_containing_symbol="agent_memory.v1.IngestService"
+            ),
+        ]
+        listed, described = list(reflect.ServerReflectionInfo(iter(asks), timeout=10))
+    names = {s.name for s in listed.list_services_response.service}
+    assert {"agent_memory.v1.IngestService", "grpc.health.v1.Health"} <= names
+    files = described.file_descriptor_response.file_descriptor_proto
+    assert files and any(b"IngestEventStream" in f for f in files)
+
+
+def test_unavailable_while_nats_is_down_then_accepted_again(
+    stack: Stack, stub: Any, health: Any
+) -> None:
     """What ``POST /v1/events`` answers 503 (JetStream away) is UNAVAILABLE, which gRPC clients
-    retry; the same batch goes in once NATS is back, stored once."""
+    retry; the same batch goes in once NATS is back, stored once. Meanwhile the health service
+    says NOT_SERVING, as ``/readyz`` answers 503, so a balancer sends batches elsewhere."""
     batch = EventBatch(events=[event(i, "nats-away") for i in range(3)])
     stack.nats.stop()
     try:
         err = _refusal(lambda: stub.IngestEvents(batch, metadata=BOOT, timeout=30))
         assert err.code() == grpc.StatusCode.UNAVAILABLE, err.details()
+        eventually(lambda: status(health) == "NOT_SERVING", timeout=30, what="NOT_SERVING")
+        assert status(health, "agent_memory.v1.IngestService") == "NOT_SERVING"
     finally:
         stack.nats.start(timeout=30)
+    eventually(lambda: status(health) == "SERVING", timeout=60, what="SERVING again")
 
     def accepted() -> bool:
         try:

@@ -54,7 +54,7 @@ from agent_memory_common.publisher import NoStreamError, Outgoing
 from agent_memory_common.redaction import Redactor
 from agent_memory_common.streams import ensure_pipeline
 from agent_memory_common.subjects import event_subject, msg_id
-from agent_memory_gateway.grpc_server import start_grpc
+from agent_memory_gateway.grpc_server import GrpcGateway
 from agent_memory_gateway.intake import prepare
 from agent_memory_gateway.settings import Settings
 
@@ -261,7 +261,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await gateway.start()
         try:
-            grpc_server = await start_grpc(gateway)  # IngestService, beside HTTP
+            grpc_server = await GrpcGateway.start(gateway)  # IngestService, beside HTTP
             try:
                 yield
             finally:

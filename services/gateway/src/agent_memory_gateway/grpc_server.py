@@ -21,6 +21,8 @@ doubles (``google.protobuf.Struct``).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -28,6 +30,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import grpc
 import orjson
 from google.protobuf.json_format import MessageToDict
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
 
 from agent_memory_common.auth import Principal
 from agent_memory_common.http import ApiError
@@ -39,6 +43,9 @@ if TYPE_CHECKING:
     from agent_memory_gateway.app import Gateway
 
 log = get_logger(__name__)
+
+SERVING = health_pb2.HealthCheckResponse.SERVING
+NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
 
 # the HTTP status of an ApiError -> the gRPC status of the same refusal
 STATUS = {
@@ -176,16 +183,69 @@ def _options(gateway: Gateway) -> Iterator[tuple[str, int]]:
     yield ("grpc.max_receive_message_length", gateway.options.max_body_bytes)
 
 
-async def start_grpc(gateway: Gateway) -> grpc.aio.Server | None:
-    """Serve IngestService on ``AGENT_MEMORY_GATEWAY__GRPC_PORT`` (0: not at all)."""
-    options = gateway.options
-    if not options.grpc_port:
-        return None
-    server = grpc.aio.server(options=list(_options(gateway)))
-    event_pb2_grpc.add_IngestServiceServicer_to_server(IngestServicer(gateway), server)
-    address = f"{options.host}:{options.grpc_port}"
-    if server.add_insecure_port(address) == 0:  # older grpc answers 0 rather than raising
-        raise RuntimeError(f"gRPC: cannot listen on {address}")
-    await server.start()
-    log.info("gateway.grpc_listening", address=address)
-    return server
+# the names a client may ask health of: the whole server ("") and the ingest service
+INGEST_SERVICE = event_pb2.DESCRIPTOR.services_by_name["IngestService"].full_name
+HEALTH_NAMES = ("", INGEST_SERVICE)
+HEALTH_POLL_S = 1.0
+
+
+class GrpcGateway:
+    """The gRPC server: ``IngestService``, the standard health service (``grpc.health.v1``)
+    and server reflection.
+
+    Health says what ``GET /readyz`` says: SERVING while NATS is connected and the streams are
+    in place, NOT_SERVING otherwise, so a gRPC load balancer or a Kubernetes ``grpc`` probe
+    stops sending batches that would only be refused with UNAVAILABLE. Reflection lets
+    ``grpcurl`` and other tools list and call the service without the proto file.
+    """
+
+    def __init__(self, gateway: Gateway, server: grpc.aio.Server) -> None:
+        self.gateway = gateway
+        self.server = server
+        self.health = health.aio.HealthServicer()
+        self._watch: asyncio.Task[None] | None = None
+
+    @classmethod
+    async def start(cls, gateway: Gateway) -> GrpcGateway | None:
+        """Serve on ``AGENT_MEMORY_GATEWAY__GRPC_PORT`` (0: not at all)."""
+        options = gateway.options
+        if not options.grpc_port:
+            return None
+        server = grpc.aio.server(options=list(_options(gateway)))
+        started = cls(gateway, server)
+        event_pb2_grpc.add_IngestServiceServicer_to_server(IngestServicer(gateway), server)
+        health_pb2_grpc.add_HealthServicer_to_server(started.health, server)
+        reflection.enable_server_reflection(
+            (INGEST_SERVICE, health.SERVICE_NAME, reflection.SERVICE_NAME), server
+        )
+        address = f"{options.host}:{options.grpc_port}"
+        if server.add_insecure_port(address) == 0:  # older grpc answers 0 rather than raising
+            raise RuntimeError(f"gRPC: cannot listen on {address}")
+        await started._set_health()
+        await server.start()
+        started._watch = asyncio.create_task(started._follow_readiness(), name="grpc-health")
+        log.info("gateway.grpc_listening", address=address)
+        return started
+
+    def ready(self) -> bool:
+        return bool(self.gateway.link.connected and self.gateway.streams_ready)
+
+    async def _set_health(self) -> None:
+        status = SERVING if self.ready() else NOT_SERVING
+        for name in HEALTH_NAMES:
+            await self.health.set(name, status)
+
+    async def _follow_readiness(self) -> None:
+        """Readiness changes without a call (NATS goes away): poll it, as a probe would."""
+        while True:
+            await asyncio.sleep(HEALTH_POLL_S)
+            await self._set_health()
+
+    async def stop(self, grace: float) -> None:
+        """NOT_SERVING first (clients move away), then the calls under way get ``grace``."""
+        if self._watch is not None:
+            self._watch.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._watch
+        await self.health.enter_graceful_shutdown()
+        await self.server.stop(grace=grace)
