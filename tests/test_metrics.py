@@ -107,7 +107,18 @@ def test_every_service_exports_what_it_did(
         assert value(query, "agent_memory_search_seconds_count") >= 1
         assert value(query, "agent_memory_search_tier_seconds_count") >= 1
         assert value(query, "agent_memory_http_requests_total", route="/v1/search") >= 1
-        # the search embedded its query: one text, through the model, timed
+
+        # once its model is loaded (in the background), a search embeds its query: one text,
+        # through the model, timed
+        asked = iter(range(1_000_000))
+
+        def query_embedded() -> bool:
+            body = {"query": f"Postgres record {next(asked)}"}  # new text: no cached vector
+            assert httpx.post(f"{stack.query_url}/v1/search", json=body).status_code == 200
+            return value(scrape(stack.query_url), "agent_memory_embedding_texts_total") >= 1
+
+        eventually(query_embedded, timeout=300, what="a query embedded")
+        query = scrape(stack.query_url)
         assert value(query, "agent_memory_embedding_texts_total", mode="one") >= 1
         assert value(query, "agent_memory_embedding_pieces_total", mode="one") >= 3
         assert value(query, "agent_memory_embedding_seconds_count", mode="one") >= 1
