@@ -11,6 +11,7 @@ import pytest
 from tests.bench.bench_scale import (
     MAX_CHARS,
     MIN_CHARS,
+    ModelCounters,
     Sample,
     busy_rate,
     caught_up_at,
@@ -18,6 +19,9 @@ from tests.bench.bench_scale import (
     event_stream,
     fit,
     load_pools,
+    metrics_url,
+    model_counters,
+    model_use,
     slowest_stage,
     write_plot,
 )
@@ -98,6 +102,60 @@ def test_a_rate_of_two_consumers_counts_both_while_either_is_behind() -> None:
     samples = [both(0, (10, 0), (5, 0)), both(1, (0, 10), (5, 0)), both(2, (0, 10), (0, 5))]
     assert busy_rate(samples, "embedder", "embedder-toc") == pytest.approx(7.5)
     assert busy_rate(samples, "embedder") == pytest.approx(10.0)
+
+
+EXPOSITION = """\
+# HELP agent_memory_embedding_texts_total Texts through the embedding model.
+# TYPE agent_memory_embedding_texts_total counter
+agent_memory_embedding_texts_total{mode="batch"} 128.0
+agent_memory_embedding_texts_total{mode="one"} 2.0
+agent_memory_embedding_pieces_total{mode="batch"} 23040.0
+agent_memory_embedding_pieces_total{mode="one"} 30.0
+agent_memory_embedding_seconds_bucket{le="0.5",mode="batch"} 0.0
+agent_memory_embedding_seconds_count{mode="batch"} 1.0
+agent_memory_embedding_seconds_sum{mode="batch"} 14.5
+agent_memory_embedding_seconds_sum{mode="one"} 0.5
+agent_memory_consumer_messages_total{consumer="embedder"} 128.0
+"""
+
+
+def test_model_counters_add_every_mode_and_ignore_other_samples() -> None:
+    assert model_counters(EXPOSITION) == ModelCounters(130.0, 23070.0, 15.0)
+    assert model_counters("") == ModelCounters(0.0, 0.0, 0.0)
+
+
+def test_model_use_is_measured_while_the_embedder_is_behind() -> None:
+    def at(t: float, backlog: int, texts: float, pieces: float, seconds: float) -> Sample:
+        return Sample(
+            t=t,
+            stored=0,
+            backlog={"embedder": backlog},
+            floor={"embedder": 0},
+            model=ModelCounters(texts, pieces, seconds),
+        )
+
+    samples = [
+        at(0, 100, 0, 0, 0.0),
+        at(10, 50, 40, 8_000, 9.0),
+        at(20, 0, 80, 16_000, 18.0),
+        at(100, 0, 80, 16_000, 18.0),  # idle afterwards: not counted
+    ]
+    use = model_use(samples, "embedder")
+    assert use == pytest.approx(
+        {"texts_per_s": 4.0, "pieces_per_s": 800.0, "model_share": 0.9, "pieces_per_text": 200.0}
+    )
+    no_metrics = [Sample(t=t, stored=0, backlog={"embedder": 1}, floor={}) for t in (0, 1)]
+    assert model_use(no_metrics, "embedder") is None
+
+
+def test_the_embedders_metrics_port_is_read_from_its_log(tmp_path: Path) -> None:
+    assert metrics_url(tmp_path, "embedder") is None
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "embedder.log").write_text(
+        '{"event": "embedder.started"}\n'
+        '{"port": 44229, "event": "metrics.listening", "service": "embedder"}\n'
+    )
+    assert metrics_url(tmp_path, "embedder") == "http://127.0.0.1:44229/metrics"
 
 
 def test_a_segment_fed_consumer_may_finish_a_little_after_the_embedder() -> None:
