@@ -485,7 +485,20 @@ def report(size: int, run: Run, *, target: bool) -> str:
         f"{name} {pct(values, 50):.1f}"
         for name, values in run.server.items()
         if name
-        in ("embed", "vector-search", "vector", "bm25", "scan", "toc", "access", "rank", "total")
+        in (
+            "embed",
+            "vector-search",
+            "vector",
+            "bm25",
+            "scan",
+            "toc",
+            "access",
+            "rank",
+            "total",
+            "scope",
+            "attribute",
+            "answering",
+        )
     )
     used = ", ".join(f"{t} {n}" for t, n in sorted(run.tiers_used.items()))
     return (

@@ -415,7 +415,11 @@ def test_answer_shape_and_provenance(search_stack: Stack) -> None:
     assert explain["tiers"]["vector"]["status"] == "used"
     assert explain["tiers"]["bm25"]["status"] == "used"
     assert not any(f.startswith(("vector", "bm25")) for f in explain["fallbacks"]), explain
-    assert explain["timings_ms"]["total"] > 0 and "embed" in explain["timings_ms"]
+    timings = explain["timings_ms"]
+    assert timings["total"] > 0 and "embed" in timings
+    # the route's own stages around the brainstem, and the whole of it
+    assert {"scope", "attribute", "answering"} <= set(timings)
+    assert timings["answering"] >= timings["total"] + timings["attribute"] - 0.05  # rounding
     # questions are answered by moments, not overviews
     assert all(r["type"] != "toc_node" for r in answer["results"])
 

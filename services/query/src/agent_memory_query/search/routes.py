@@ -6,6 +6,7 @@ comma-separated lists) so that a search is one curl away.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Annotated, Any
 
@@ -72,9 +73,11 @@ async def run_search(ctx: Ctx, principal: Principal, body: SearchRequest) -> dic
     """Search within what the caller's key and the projects' sharing strategies allow."""
     if ctx.search is None:
         raise ApiError(503, "unavailable", "search is not ready", headers={"Retry-After": "2"})
+    begun = time.perf_counter()
     project_id = scoped_project(principal, body.project_id)
     async with ctx.pool.connection() as conn:
         agent_id = await scoped_agent(conn, principal, project_id, body.agent_id)
+    scope_ms = _ms(begun)
     deeper = body.user_id is not None or principal.agent_id is not None
     asked = body.model_copy(
         update={
@@ -88,15 +91,33 @@ async def run_search(ctx: Ctx, principal: Principal, body: SearchRequest) -> dic
     observe_search(str(outcome.intent), outcome.explain, time.perf_counter() - started)
     answer = answer_json(outcome)
     found = [(c.doc, c.ranks) for c in outcome.results]
-    if notes := await retention_notes(ctx.pool, principal.tenant, found):
+    after = time.perf_counter()
+
+    async def attributed() -> list[dict[str, Any]]:
+        async with ctx.pool.connection() as conn:
+            return await attribute(
+                conn, principal, answer["results"], user_id=body.user_id, limit=body.limit
+            )
+
+    # two reads of the same results, on two connections at once
+    notes, answer["results"] = await asyncio.gather(
+        retention_notes(ctx.pool, principal.tenant, found), attributed()
+    )
+    if notes:
         answer["explain"]["retention"] = notes
-    async with ctx.pool.connection() as conn:
-        answer["results"] = await attribute(
-            conn, principal, answer["results"], user_id=body.user_id, limit=body.limit
-        )
+    timings = answer["explain"]["timings_ms"]
+    # where a search's time goes besides the brainstem: the caller's scope before it, who
+    # may see each result and the retention notes after it (answering: the whole route)
+    timings["scope"], timings["attribute"] = scope_ms, _ms(after)
     # explore intents lead with topics of the (scoped) project
     scoped = body.model_copy(update={"project_id": project_id})
-    return await add_topic_tier(ctx, principal.tenant, scoped, answer)
+    answer = await add_topic_tier(ctx, principal.tenant, scoped, answer)
+    timings["answering"] = _ms(begun)
+    return answer
+
+
+def _ms(start: float) -> float:
+    return round((time.perf_counter() - start) * 1000, 2)
 
 
 def parse_request(raw: Any, rename: dict[str, str] | None = None) -> SearchRequest:

@@ -39,7 +39,7 @@ from agent_memory_query.search.brainstem.ranking import (
     words_of,
 )
 from agent_memory_query.search.brainstem.spread import SpreadOptions, spread
-from agent_memory_query.search.brainstem.supersede import SupersessionLookup, attach
+from agent_memory_query.search.brainstem.supersede import Links, SupersessionLookup, attach
 from agent_memory_query.search.brainstem.timeparse import TimeRange, parse_time
 from agent_memory_retrieval.docs import Hit, SearchFilter
 from agent_memory_retrieval.ports import Embedder, TextIndex, VectorIndex
@@ -412,12 +412,12 @@ class Brainstem:
         if beyond is not None:
             inside = {c.id for c in outcome.fused}
             extra = [c for c in beyond.fused if c.id not in inside][:depth]
-        counts: dict[str, int] = {}
-        if self.access_lookup is not None and (head or extra):
-            try:
-                counts = await self.access_lookup(q.tenant, [c.id for c in head + extra])
-            except Exception as exc:  # usage history is a refinement, not a requirement
-                notes.append(f"access counts unavailable ({type(exc).__name__}): no usage penalty")
+        # usage counts and supersession links are both read for the same candidates: one
+        # round trip's time for two (each is a refinement: a failure is a note, not an error)
+        counts, found = await asyncio.gather(
+            self._access_counts(q.tenant, head + extra, notes),
+            self._links(q.tenant, head + extra, notes),
+        )
         timings["access"] = _ms(t0)
         t0 = time.perf_counter()
         if period is not None and relaxed:
@@ -451,16 +451,10 @@ class Brainstem:
                 )
                 for part in (ranked_head, ranked_extra)
             )
-        if self.supersession_lookup is not None and (ranked_head or ranked_extra):
-            ids = [e for c in ranked_head + ranked_extra for e in (c.doc.event_ids or ())]
-            try:
-                found = await self.supersession_lookup(q.tenant, ids)
-            except Exception as exc:  # links are a refinement: the search goes on without them
-                notes.append(f"supersession links unavailable ({type(exc).__name__})")
-            else:
-                demote = self.options.superseded_factor
-                ranked_head = attach(ranked_head, found, demote=demote, head=q.limit)
-                ranked_extra = attach(ranked_extra, found, demote=demote, head=0)
+        if found is not None:
+            demote = self.options.superseded_factor
+            ranked_head = attach(ranked_head, found, demote=demote, head=q.limit)
+            ranked_extra = attach(ranked_extra, found, demote=demote, head=0)
         ranked = ranked_head + ranked_extra  # the window's moments first, then the rest of time
         if intent == "time-boxed" and not text.strip() and not relaxed:
             ranked = await self._period_first(q, time_range, ranked, notes)
@@ -493,6 +487,31 @@ class Brainstem:
             no_match=no_match,
             match_score=None if match_score is None else round(match_score, 4),
         )
+
+    async def _access_counts(
+        self, tenant: str, cands: Sequence[Candidate], notes: list[str]
+    ) -> dict[str, int]:
+        if self.access_lookup is None or not cands:
+            return {}
+        try:
+            return await self.access_lookup(tenant, [c.id for c in cands])
+        except Exception as exc:  # usage history is a refinement, not a requirement
+            notes.append(f"access counts unavailable ({type(exc).__name__}): no usage penalty")
+            return {}
+
+    async def _links(
+        self, tenant: str, cands: Sequence[Candidate], notes: list[str]
+    ) -> Links | None:
+        """Supersession links of the candidates' events (None: no lookup, or it failed)."""
+        if self.supersession_lookup is None or not cands:
+            return None
+        try:
+            return await self.supersession_lookup(
+                tenant, [e for c in cands for e in (c.doc.event_ids or ())]
+            )
+        except Exception as exc:  # links are a refinement: the search goes on without them
+            notes.append(f"supersession links unavailable ({type(exc).__name__})")
+            return None
 
     async def _period_first(
         self,
