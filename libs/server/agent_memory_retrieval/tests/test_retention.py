@@ -45,6 +45,23 @@ def test_beyond_retention() -> None:
     assert not DEFAULT_POLICY.beyond("vector", "day", NOW - timedelta(days=200), NOW)
 
 
+@pytest.mark.parametrize(
+    "kind", ["decision", "constraint", "preference", "procedure", "definition"]
+)
+def test_durable_kinds_never_go_stale_in_either_index(kind: str) -> None:
+    """A decision of long ago is still what was decided: its grip and an event noted so stay
+    findable; the segment around it and chatter of the same age do not."""
+    old = NOW - timedelta(days=4000)
+    short = RetentionPolicy({"vector": {"grip": "1d", "event": "1d"}})
+    for policy in (DEFAULT_POLICY, short):
+        for index in ("vector", "bm25"):
+            assert not policy.beyond(index, "grip", old, NOW, kind)
+            assert not policy.beyond(index, "event", old, NOW, kind)
+            assert policy.beyond(index, "segment", old, NOW, kind)
+            assert policy.beyond(index, "grip", old, NOW, "observation")
+            assert policy.beyond(index, "event", old, NOW, None)
+
+
 def test_overrides_win_over_defaults() -> None:
     policy = RetentionPolicy(overrides={"vector": {"segment": "forever"}, "bm25": {"day": "1y"}})
     assert not policy.beyond("vector", "segment", NOW - timedelta(days=4000), NOW)

@@ -38,6 +38,7 @@ from agent_memory_retrieval.docs import IndexDoc
 from agent_memory_retrieval.ports import IndexUnavailableError, TextIndex, VectorIndex
 from agent_memory_retrieval.retention import (
     DEFAULT_POLICY,
+    DURABLE_KINDS,
     INDEXES,
     RETAINED_LEVELS,
     EpisodeValueRule,
@@ -232,6 +233,7 @@ async def _prune_index(
                     "index_name": index_name,
                     "level": level,
                     "cutoff": cutoff,
+                    "durable_kinds": list(DURABLE_KINDS),
                 }
                 source = _source(level)
                 if dry_run:
@@ -401,7 +403,7 @@ class RetentionGate:
             for name in INDEXES:
                 if (name, doc.id) in pruned:
                     continue
-                if self._beyond and policy.beyond(name, doc.level, doc.ts, self._now):
+                if self._beyond and policy.beyond(name, doc.level, doc.ts, self._now, doc.kind):
                     continue
                 out[name].append(doc)
         return out

@@ -17,7 +17,9 @@ year          forever  forever
 ============  =======  =======
 
 The issue names segments and grips; single events are finer detail than a segment, so they go
-with it (and BM25 grips with BM25 segments). A project overrides any cell with
+with it (and BM25 grips with BM25 segments). Durable kinds (``DURABLE_KINDS``: decisions,
+constraints, preferences, procedures, definitions) are kept at the event and grip levels
+whatever the matrix says. A project overrides any cell with
 ``PUT /v1/projects/{project_id}/retention``; the overrides are stored as written
 (``retention_policies``) and merged over these defaults when read.
 
@@ -59,6 +61,17 @@ DEFAULT_MATRIX: dict[str, dict[str, str]] = {
         "year": FOREVER,
     },
 }
+
+# What never goes stale: entries of these kinds are kept by both indexes at any age, whatever
+# the matrix says. The product ranks constraints, decisions, preferences, procedures and
+# definitions above chatter because they stay true until replaced (supersession links the
+# replacement, and search ranks the replaced one below it); pruning them after 30 days would
+# leave "what did we decide about X?" to find only what was said in the last month. The kind
+# of a grip is the summarizer's; an event's only when it was noted so explicitly
+# (``metadata.memory_kind``, e.g. ``memory_note``). Segments and calendar nodes age as usual:
+# their summaries mix kinds, and the grips under them are what a question needs.
+DURABLE_KINDS: tuple[str, ...] = ("decision", "constraint", "preference", "procedure", "definition")
+DURABLE_LEVELS: tuple[str, ...] = ("event", "grip")
 
 _DURATION = re.compile(r"^(\d{1,6})([dwy])$")
 _UNIT_DAYS = {"d": 1, "w": 7, "y": 365}
@@ -138,9 +151,19 @@ class RetentionPolicy:
         keep = self.keep(index, level)
         return None if keep is None else now - keep
 
-    def beyond(self, index: str, level: str, ts: datetime, now: datetime) -> bool:
+    def beyond(
+        self, index: str, level: str, ts: datetime, now: datetime, kind: str | None = None
+    ) -> bool:
+        """Whether ``index`` no longer keeps this entry (``kind``: its memory kind)."""
+        if is_durable(level, kind):
+            return False
         cut = self.cutoff(index, level, now)
         return cut is not None and ts < cut
+
+
+def is_durable(level: str, kind: str | None) -> bool:
+    """An entry no retention cell prunes (``DURABLE_KINDS``)."""
+    return level in DURABLE_LEVELS and kind in DURABLE_KINDS
 
 
 DEFAULT_POLICY = RetentionPolicy()

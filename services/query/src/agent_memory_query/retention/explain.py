@@ -33,7 +33,7 @@ async def retention_notes(
     notes: list[dict[str, Any]] = []
     for doc, ranks in results:
         policy = policies.get(doc.project_id, DEFAULT_POLICY)
-        gone = [i for i in INDEXES if policy.beyond(i, doc.level, as_utc(doc.ts), now)]
+        gone = [i for i in INDEXES if policy.beyond(i, doc.level, as_utc(doc.ts), now, doc.kind)]
         if not gone:
             continue
         keeps = ", ".join(f"{i} keeps {policy.matrix[i][doc.level]}" for i in gone)

@@ -17,7 +17,8 @@ SELECT tenant, project_id, overrides FROM retention_policies
 WHERE (%(tenant)s::text IS NULL OR tenant = %(tenant)s::text)
 
 -- name: event_candidates
--- Events with text (an empty one is never indexed), older than the cutoff, not pruned yet.
+-- Events with text (an empty one is never indexed), older than the cutoff, not pruned yet, and
+-- not noted as a durable kind (retention.DURABLE_KINDS: never stale; grips the same below).
 -- Paged by (ts, key) after the last page's end, so a page never rescans the rows before it.
 SELECT 'event:' || e.tenant || ':' || e.event_id AS doc_id, e.ts, e.event_id AS key,
        left(e.text, 120) AS excerpt
@@ -25,6 +26,7 @@ FROM events AS e
 WHERE e.tenant = %(tenant)s AND e.project_id = %(project_id)s AND e.ts < %(cutoff)s
   AND (e.ts, e.event_id) > (%(after_ts)s::timestamptz, %(after_key)s::text)
   AND btrim(e.text) <> ''
+  AND COALESCE(e.metadata->>'memory_kind', '') <> ALL(%(durable_kinds)s::text[])
   AND NOT EXISTS (
       SELECT 1 FROM index_pruned AS p
       WHERE p.tenant = e.tenant AND p.index_name = %(index_name)s
@@ -37,6 +39,7 @@ SELECT count(*)
 FROM events AS e
 WHERE e.tenant = %(tenant)s AND e.project_id = %(project_id)s AND e.ts < %(cutoff)s
   AND btrim(e.text) <> ''
+  AND COALESCE(e.metadata->>'memory_kind', '') <> ALL(%(durable_kinds)s::text[])
   AND NOT EXISTS (
       SELECT 1 FROM index_pruned AS p
       WHERE p.tenant = e.tenant AND p.index_name = %(index_name)s
@@ -79,6 +82,7 @@ JOIN toc_node_versions AS v
   ON v.tenant = g.tenant AND v.node_id = g.node_id AND v.version = g.node_version
 WHERE g.tenant = %(tenant)s AND g.project_id = %(project_id)s AND v.start_ts < %(cutoff)s
   AND (v.start_ts, g.grip_id) > (%(after_ts)s::timestamptz, %(after_key)s::text)
+  AND g.memory_kind <> ALL(%(durable_kinds)s::text[])
   AND NOT EXISTS (
       SELECT 1 FROM index_pruned AS p
       WHERE p.tenant = g.tenant AND p.index_name = %(index_name)s
@@ -92,6 +96,7 @@ FROM toc_grips AS g
 JOIN toc_node_versions AS v
   ON v.tenant = g.tenant AND v.node_id = g.node_id AND v.version = g.node_version
 WHERE g.tenant = %(tenant)s AND g.project_id = %(project_id)s AND v.start_ts < %(cutoff)s
+  AND g.memory_kind <> ALL(%(durable_kinds)s::text[])
   AND NOT EXISTS (
       SELECT 1 FROM index_pruned AS p
       WHERE p.tenant = g.tenant AND p.index_name = %(index_name)s
