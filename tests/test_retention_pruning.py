@@ -7,6 +7,8 @@ level; after the run, vector-only search no longer finds the old segment or its 
 search, ``/v1/events`` and the TOC tier still do (with an explain note); ``admin rebuild-index``
 does not bring them back, and a second dry run finds nothing left to prune. (The TOC tier may
 answer with the week over the old segment: the novelty gate keeps one of two equal nodes.)
+The old session's decisions are the exception: their grips are never pruned, so a question
+still finds them.
 """
 
 from __future__ import annotations
@@ -109,6 +111,15 @@ def _segment_id(dsn: str, session: str) -> str | None:
     return str(row[0]) if row else None
 
 
+def _grip_docs(dsn: str, node_id: str) -> dict[str, str]:
+    """Index document id -> memory kind of the grips the summarizer made for ``node_id``."""
+    with psycopg.connect(dsn) as conn:
+        rows = conn.execute(
+            "SELECT tenant, grip_id, memory_kind FROM toc_grips WHERE node_id = %s", (node_id,)
+        ).fetchall()
+    return {f"grip:{t}:{g}": str(k) for t, g, k in rows}
+
+
 def _vector_ids(dsn: str) -> set[str]:
     with psycopg.connect(dsn) as conn:
         return {str(r[0]) for r in conn.execute("SELECT id FROM vector_docs")}
@@ -177,6 +188,14 @@ def test_pruning_forgets_old_detail_in_the_indexes_only(
             what="bm25 finds the old segment",
         )
 
+        # the old session's decisions, as the summarizer classified its grips
+        grips = _grip_docs(stack.pg_dsn, old_seg)
+        durable = {g for g, kind in grips.items() if kind == "decision"}
+        assert durable, grips
+        eventually(
+            lambda: set(grips) <= _vector_ids(stack.pg_dsn), timeout=300, what="grips embedded"
+        )
+
         # the dry run and the run agree, cell by cell
         dry = _cleanup(stack, dry_run=True)
         assert dry["dry_run"] is True
@@ -200,6 +219,27 @@ def test_pruning_forgets_old_detail_in_the_indexes_only(
 
         # vector-only (and bm25) search forgets the old segment and its events ...
         assert not wanted & _vector_ids(stack.pg_dsn)
+        # ... but never a decision: its grips stay in both indexes, and a question finds one
+        # with the exact events, with no retention note (it is not beyond retention)
+        assert durable <= _vector_ids(stack.pg_dsn)
+        assert not (set(grips) - durable) & _vector_ids(stack.pg_dsn)
+        for tiers in (["vector"], ["bm25"]):
+            r = httpx.post(
+                f"{stack.query_url}/v1/search",
+                json={
+                    "query": "what did we decide about the flamingo cache keys?",
+                    "project_id": "ret",
+                    "tiers": tiers,
+                },
+                timeout=30,
+            )
+            assert r.status_code == 200, r.text
+            answer = r.json()
+            kept = [h for h in answer["results"] if h["id"] in durable]
+            assert kept, (tiers, [h["id"] for h in answer["results"]])
+            assert set(kept[0]["event_ids"]) & {"old-0", "old-2"}, kept[0]
+            noted = {n["id"] for n in answer["explain"].get("retention", [])}
+            assert not noted & durable, answer["explain"]["retention"]
         for tier, query in (("vector", "flamingo cache version stamp"), ("bm25", "flamingo")):
             ids = {h["id"] for h in _search(stack, query, [tier])["results"]}
             assert not ids & wanted, (tier, ids)
@@ -240,6 +280,7 @@ def test_pruning_forgets_old_detail_in_the_indexes_only(
         ids = {h["id"] for h in _search(stack, "flamingo", ["bm25"])["results"]}
         assert not ids & wanted
         assert "event:default:new-0" in _vector_ids(stack.pg_dsn)
+        assert durable <= _vector_ids(stack.pg_dsn)  # and a rebuild keeps them
         out = _cli(stack, "cleanup", "--dry-run", "--json").stdout
         again = json.loads(out[out.index("{\n") :])  # after any log line
         assert again["entries"] == 0, _cells(again)
