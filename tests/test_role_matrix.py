@@ -13,6 +13,7 @@ get past authorization (any answer but 401/403: usually 404 or 422 for the place
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -20,6 +21,7 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
+from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
 
 from agent_memory_common.auth import ROLES, Role, app_routes, declared_access
@@ -73,6 +75,36 @@ def test_every_route_declares_its_role() -> None:
         "routes without a role declaration (add dependencies=[READ|WRITE|ADMIN|PUBLIC], "
         f"agent_memory_common.auth): {missing}"
     )
+
+
+def _sync_calls(dependant: Dependant) -> Iterator[str]:
+    for dep in dependant.dependencies:
+        call = dep.call
+        method = call if call is None or inspect.isroutine(call) else type(call).__call__
+        if call is not None and not inspect.iscoroutinefunction(method):  # Access() instances
+            yield getattr(call, "__qualname__", repr(call))
+        yield from _sync_calls(dep)
+
+
+def test_no_route_waits_for_the_thread_pool() -> None:
+    """FastAPI runs a plain ``def`` endpoint or dependency in its thread pool: a thread hop and
+    the GIL back on every request (~1 ms of each search when ``get_context`` was one)."""
+    slow = sorted(
+        {
+            f"{service} {path}: {name}"
+            for service, path, route in api_routes()
+            for name in (
+                *_sync_calls(route.dependant),
+                *(
+                    [route.endpoint.__qualname__]
+                    if not inspect.iscoroutinefunction(route.endpoint)
+                    else []
+                ),
+            )
+        }
+    )
+    assert api_routes()
+    assert not slow, f"make these async def (they wait for the thread pool): {slow}"
 
 
 @pytest.fixture(scope="module")
