@@ -361,11 +361,14 @@ async def test_the_query_vector_is_embedded_once_per_search() -> None:
     """Around the period and beyond it, two runs of the plan share one embedding."""
     calls = 0
 
-    async def embed() -> list[float]:
+    async def slowly() -> list[list[float]]:
+        await asyncio.sleep(0.01)
+        return [[1.0, 0.0]]
+
+    def embed() -> asyncio.Future[list[list[float]]]:
         nonlocal calls
         calls += 1
-        await asyncio.sleep(0.01)
-        return [1.0, 0.0]
+        return asyncio.ensure_future(slowly())
 
     once = QueryVector(embed)
     first, second = await asyncio.gather(once.get(), once.get())
@@ -378,3 +381,11 @@ async def test_the_query_vector_is_embedded_once_per_search() -> None:
         await asyncio.wait_for(slow.get(), 0.001)
     assert await slow.get() == [1.0, 0.0]
     assert calls == 2
+    # start() hands the work over at once (the plan knows the vector tier runs), and the
+    # tier that asks later gets that same embedding
+    early = QueryVector(embed)
+    early.start()
+    assert calls == 3
+    early.start()
+    assert await early.get() == [1.0, 0.0]
+    assert calls == 3

@@ -49,18 +49,33 @@ log = get_logger(__name__)
 MOMENT_INTENTS: frozenset[str] = frozenset({"answer", "locate"})
 
 
+async def _nothing() -> None:
+    return None
+
+
 class QueryVector:
     """The query's vector for one search: embedded once, however many runs of the plan ask
-    (a question about a period runs it around the period and beyond it at the same time)."""
+    (a question about a period runs it around the period and beyond it at the same time).
 
-    def __init__(self, make: Callable[[], Awaitable[list[float]]]) -> None:
+    ``make`` hands the work to a thread and returns its future at once: ``start`` calls it as
+    soon as the plan says the vector tier runs, so the model already works while the event
+    loop sends the other tiers' queries (the embedding is the longest step of a search)."""
+
+    def __init__(self, make: Callable[[], asyncio.Future[list[list[float]]]]) -> None:
         self._make = make
-        self._future: asyncio.Future[list[float]] | None = None
+        self._future: asyncio.Future[list[list[float]]] | None = None
+
+    def start(self) -> None:
+        if self._future is None:
+            self._future = self._make()
+            # a plan that never asks (an empty period) must not leave an unread error behind
+            self._future.add_done_callback(lambda f: f.cancelled() or f.exception())
 
     async def get(self) -> list[float]:
-        if self._future is None:
-            self._future = asyncio.ensure_future(self._make())
-        return await asyncio.shield(self._future)  # one caller timing out leaves it to others
+        self.start()
+        assert self._future is not None
+        vectors = await asyncio.shield(self._future)  # one caller timing out leaves it to others
+        return vectors[0]
 
 
 TierSearch = Callable[[str, SearchFilter, int], Awaitable[list[Hit]]]
@@ -68,6 +83,9 @@ AccessLookup = Callable[[str, Sequence[str]], Awaitable[dict[str, int]]]
 AccessRecord = Callable[[str, Sequence[str]], None]
 # (tenant, project, since, until, limit) -> the period's TOC nodes, coarsest first
 PeriodBrowse = Callable[[str, str | None, datetime, datetime, int], Awaitable[list[Hit]]]
+# What the caller reads of the same candidates (who may see them, their projects' retention):
+# gathered with their usage counts, it costs a search no round trip of its own.
+Alongside = Callable[[Sequence[Candidate]], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -258,11 +276,12 @@ class Brainstem:
             TierState(tier, False, reason),
         )
 
-    async def _embed(self, text: str) -> list[float]:
+    def _embed_soon(self, text: str) -> asyncio.Future[list[list[float]]]:
+        """The embedding of ``text``, handed to a worker thread now (not at the next turn of
+        the event loop, as ``to_thread`` in a task would)."""
         embedder = self.embedder
         assert embedder is not None
-        vectors = await asyncio.to_thread(embedder.embed, [text])
-        return vectors[0]
+        return asyncio.get_running_loop().run_in_executor(None, embedder.embed, [text])
 
     async def _segments(self, text: str, flt: SearchFilter, depth: int) -> _TierRun:
         """The segments that match ``text`` best, for ``lift`` and ``spread``; asked of BM25."""
@@ -329,7 +348,9 @@ class Brainstem:
                 good += 1
         return good
 
-    async def search(self, q: SearchQuery) -> SearchOutcome:
+    async def search(self, q: SearchQuery, alongside: Alongside | None = None) -> SearchOutcome:
+        """``alongside``: called once with the candidates the results are taken from (not
+        called when there are none); its failure fails the search."""
         t_start = time.perf_counter()
         now = q.now or datetime.now(UTC)
         parsed = parse_time(q.query, now)
@@ -361,7 +382,9 @@ class Brainstem:
         if fix_question and self.options.fix_vector_weight is not None:
             plan = replace(plan, weights={**plan.weights, "vector": self.options.fix_vector_weight})
 
-        vector_of = QueryVector(lambda: self._embed(text))
+        vector_of = QueryVector(lambda: self._embed_soon(text))
+        if "vector" in plan.primary and text.strip() and self.embedder is not None:
+            vector_of.start()
         first = asyncio.create_task(self._execute(q, plan, text, time_range, timings, vector_of))
         # A long answer to a question about a period: after the moments around the period,
         # where else in time the same thing was talked about (asked at the same time; it is
@@ -414,9 +437,10 @@ class Brainstem:
             extra = [c for c in beyond.fused if c.id not in inside][:depth]
         # usage counts and supersession links are both read for the same candidates: one
         # round trip's time for two (each is a refinement: a failure is a note, not an error)
-        counts, found = await asyncio.gather(
+        counts, found, _ = await asyncio.gather(
             self._access_counts(q.tenant, head + extra, notes),
             self._links(q.tenant, head + extra, notes),
+            alongside(head + extra) if alongside is not None and head + extra else _nothing(),
         )
         timings["access"] = _ms(t0)
         t0 = time.perf_counter()
