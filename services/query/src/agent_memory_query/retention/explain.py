@@ -8,7 +8,6 @@ indexes that level for that period, so "the vector tier did not find it" is not 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -16,7 +15,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from agent_memory_query.retention import store
 from agent_memory_retrieval.docs import IndexDoc, as_utc
-from agent_memory_retrieval.retention import DEFAULT_POLICY, INDEXES, RetentionPolicy
+from agent_memory_retrieval.retention import DEFAULT_POLICY, INDEXES
 
 
 async def retention_notes(
@@ -26,21 +25,11 @@ async def retention_notes(
     now: datetime | None = None,
 ) -> list[dict[str, Any]]:
     """One note per result that a tier no longer indexes; ``results``: (doc, ranks by tier)."""
+    now = now or datetime.now(UTC)
     if not results:
         return []
     async with pool.connection() as conn:
         policies = await store.policies_of(conn, tenant, {d.project_id for d, _ in results})
-    return notes_with(policies, results, now)
-
-
-def notes_with(
-    policies: Mapping[str, RetentionPolicy],
-    results: list[tuple[IndexDoc, dict[str, int]]],
-    now: datetime | None = None,
-) -> list[dict[str, Any]]:
-    """``retention_notes`` with the projects' policies already read (``store.policies_of``;
-    read for a superset of the results' projects is fine)."""
-    now = now or datetime.now(UTC)
     notes: list[dict[str, Any]] = []
     for doc, ranks in results:
         policy = policies.get(doc.project_id, DEFAULT_POLICY)

@@ -8,33 +8,22 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterable, Sequence
 from typing import Annotated, Any
 
 import orjson
 import pydantic
 from fastapi import APIRouter, Query, Request
-from psycopg_pool import AsyncConnectionPool
 
 from agent_memory_common.auth import READ, Principal
 from agent_memory_common.http import ApiError, error_responses, validation_details
 from agent_memory_query.context import Caller, Ctx
-from agent_memory_query.retention.explain import notes_with, retention_notes
-from agent_memory_query.retention.store import policies_of
+from agent_memory_query.retention.explain import retention_notes
 from agent_memory_query.search.brainstem.engine import SearchOutcome
 from agent_memory_query.search.brainstem.fusion import Candidate
 from agent_memory_query.search.metrics import observe_search
 from agent_memory_query.search.schemas import SearchRequest, SearchResponse
 from agent_memory_query.search.topic_tier import add_topic_tier
-from agent_memory_query.sharing.policy import (
-    Visibility,
-    attribute,
-    attribute_with,
-    read_visibility,
-    scoped_agent,
-    scoped_project,
-)
-from agent_memory_retrieval.retention import RetentionPolicy
+from agent_memory_query.sharing.policy import attribute, scoped_agent, scoped_project
 
 router = APIRouter(tags=["search"])
 
@@ -98,30 +87,22 @@ async def run_search(ctx: Ctx, principal: Principal, body: SearchRequest) -> dic
         }
     )
     started = time.perf_counter()
-    read = _Reads(ctx.pool, principal)
-    outcome = await ctx.search.brainstem.search(asked.to_query(principal.tenant), read)
+    outcome = await ctx.search.brainstem.search(asked.to_query(principal.tenant))
     observe_search(str(outcome.intent), outcome.explain, time.perf_counter() - started)
     answer = answer_json(outcome)
     found = [(c.doc, c.ranks) for c in outcome.results]
     after = time.perf_counter()
-    if read.covers(c.id for c in outcome.results):
-        assert read.visibility is not None and read.policies is not None
-        notes = notes_with(read.policies, found)
-        answer["results"] = attribute_with(
-            read.visibility, principal, answer["results"], user_id=body.user_id, limit=body.limit
-        )
-    else:  # a result the candidates did not hold (a period's TOC node): read for the results
 
-        async def attributed() -> list[dict[str, Any]]:
-            async with ctx.pool.connection() as conn:
-                return await attribute(
-                    conn, principal, answer["results"], user_id=body.user_id, limit=body.limit
-                )
+    async def attributed() -> list[dict[str, Any]]:
+        async with ctx.pool.connection() as conn:
+            return await attribute(
+                conn, principal, answer["results"], user_id=body.user_id, limit=body.limit
+            )
 
-        # two reads of the same results, on two connections at once
-        notes, answer["results"] = await asyncio.gather(
-            retention_notes(ctx.pool, principal.tenant, found), attributed()
-        )
+    # two reads of the same results, on two connections at once
+    notes, answer["results"] = await asyncio.gather(
+        retention_notes(ctx.pool, principal.tenant, found), attributed()
+    )
     if notes:
         answer["explain"]["retention"] = notes
     timings = answer["explain"]["timings_ms"]
@@ -133,39 +114,6 @@ async def run_search(ctx: Ctx, principal: Principal, body: SearchRequest) -> dic
     answer = await add_topic_tier(ctx, principal.tenant, scoped, answer)
     timings["answering"] = _ms(begun)
     return answer
-
-
-class _Reads:
-    """Who may see each candidate and its project's retention policy, read on one connection
-    while the brainstem reads the candidates' usage counts (``Brainstem.search(alongside=)``):
-    before, these reads followed the ranking, ~2 ms of every search's wall time."""
-
-    def __init__(self, pool: AsyncConnectionPool, principal: Principal) -> None:
-        self._pool = pool
-        self._principal = principal
-        self._ids: set[str] = set()
-        self.visibility: Visibility | None = None
-        self.policies: dict[str, RetentionPolicy] | None = None
-
-    async def __call__(self, candidates: Sequence[Candidate]) -> None:
-        docs = [c.doc for c in candidates]
-        projects = {d.project_id for d in docs}
-        event_ids = [e for d in docs for e in d.event_ids]
-
-        async def visibility() -> Visibility:
-            async with self._pool.connection() as conn:
-                return await read_visibility(conn, self._principal, event_ids, projects)
-
-        async def policies() -> dict[str, RetentionPolicy]:
-            async with self._pool.connection() as conn:
-                return await policies_of(conn, self._principal.tenant, projects)
-
-        self.visibility, self.policies = await asyncio.gather(visibility(), policies())
-        self._ids = {c.id for c in candidates}
-
-    def covers(self, ids: Iterable[str]) -> bool:
-        """Whether what was read holds every one of these results."""
-        return self.visibility is not None and all(i in self._ids for i in ids)
 
 
 def _ms(start: float) -> float:

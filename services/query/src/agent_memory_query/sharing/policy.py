@@ -23,7 +23,6 @@ The same two bounds hold for every other read:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -128,48 +127,25 @@ async def scoped_agent(
     return principal.agent_id
 
 
-@dataclass(frozen=True)
-class Visibility:
-    """What ``attribute`` needs to know of a set of results, read before they are final: the
-    search reads it for all its candidates while it reads their usage counts, so that the
-    attribution after ranking is arithmetic, not another round trip."""
-
-    users: dict[str, str]  # event id -> its user (events without one are absent)
-    separate: frozenset[str]  # projects whose agents see only their own memory
-
-
-async def read_visibility(
+async def attribute(
     conn: AsyncConnection[Any],
-    principal: Principal,
-    event_ids: Iterable[str],
-    project_ids: Iterable[str],
-) -> Visibility:
-    ids = sorted(set(event_ids))
-    users: dict[str, str] = {}
-    if ids:
-        async with conn.cursor() as cur:
-            await cur.execute(_USERS_SQL, {"tenant": principal.tenant, "event_ids": ids})
-            users = {event_id: user for event_id, user in await cur.fetchall()}
-    separate: frozenset[str] = frozenset()
-    if principal.agent_id is not None:
-        found = await strategies(conn, principal.tenant, set(project_ids))
-        separate = frozenset(p for p, s in found.items() if s == "separate")
-    return Visibility(users, separate)
-
-
-def attribute_with(
-    visibility: Visibility,
     principal: Principal,
     results: list[dict[str, Any]],
     *,
     user_id: str | None,
     limit: int,
 ) -> list[dict[str, Any]]:
-    """Add ``user_id`` to each result, drop what the caller may not see, keep ``limit``.
-
-    ``visibility`` must cover every result's events and projects (read for a superset is fine).
-    """
-    users, separate = visibility.users, visibility.separate
+    """Add ``user_id`` to each result, drop what the caller may not see, keep ``limit``."""
+    event_ids = sorted({e for r in results for e in r["event_ids"]})
+    users: dict[str, str] = {}
+    if event_ids:
+        async with conn.cursor() as cur:
+            await cur.execute(_USERS_SQL, {"tenant": principal.tenant, "event_ids": event_ids})
+            users = {event_id: user for event_id, user in await cur.fetchall()}
+    separate: set[str] = set()
+    if principal.agent_id is not None:
+        found = await strategies(conn, principal.tenant, {r["project_id"] for r in results})
+        separate = {p for p, s in found.items() if s == "separate"}
     kept = []
     for result in results:
         owners = {users[e] for e in result["event_ids"] if e in users}
@@ -182,21 +158,3 @@ def attribute_with(
             continue
         kept.append(result)
     return kept[:limit]
-
-
-async def attribute(
-    conn: AsyncConnection[Any],
-    principal: Principal,
-    results: list[dict[str, Any]],
-    *,
-    user_id: str | None,
-    limit: int,
-) -> list[dict[str, Any]]:
-    """Add ``user_id`` to each result, drop what the caller may not see, keep ``limit``."""
-    visibility = await read_visibility(
-        conn,
-        principal,
-        (e for r in results for e in r["event_ids"]),
-        (r["project_id"] for r in results),
-    )
-    return attribute_with(visibility, principal, results, user_id=user_id, limit=limit)

@@ -49,10 +49,6 @@ log = get_logger(__name__)
 MOMENT_INTENTS: frozenset[str] = frozenset({"answer", "locate"})
 
 
-async def _nothing() -> None:
-    return None
-
-
 class QueryVector:
     """The query's vector for one search: embedded once, however many runs of the plan ask
     (a question about a period runs it around the period and beyond it at the same time).
@@ -83,9 +79,6 @@ AccessLookup = Callable[[str, Sequence[str]], Awaitable[dict[str, int]]]
 AccessRecord = Callable[[str, Sequence[str]], None]
 # (tenant, project, since, until, limit) -> the period's TOC nodes, coarsest first
 PeriodBrowse = Callable[[str, str | None, datetime, datetime, int], Awaitable[list[Hit]]]
-# What the caller reads of the same candidates (who may see them, their projects' retention):
-# gathered with their usage counts, it costs a search no round trip of its own.
-Alongside = Callable[[Sequence[Candidate]], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -348,9 +341,7 @@ class Brainstem:
                 good += 1
         return good
 
-    async def search(self, q: SearchQuery, alongside: Alongside | None = None) -> SearchOutcome:
-        """``alongside``: called once with the candidates the results are taken from (not
-        called when there are none); its failure fails the search."""
+    async def search(self, q: SearchQuery) -> SearchOutcome:
         t_start = time.perf_counter()
         now = q.now or datetime.now(UTC)
         parsed = parse_time(q.query, now)
@@ -437,10 +428,9 @@ class Brainstem:
             extra = [c for c in beyond.fused if c.id not in inside][:depth]
         # usage counts and supersession links are both read for the same candidates: one
         # round trip's time for two (each is a refinement: a failure is a note, not an error)
-        counts, found, _ = await asyncio.gather(
+        counts, found = await asyncio.gather(
             self._access_counts(q.tenant, head + extra, notes),
             self._links(q.tenant, head + extra, notes),
-            alongside(head + extra) if alongside is not None and head + extra else _nothing(),
         )
         timings["access"] = _ms(t0)
         t0 = time.perf_counter()
