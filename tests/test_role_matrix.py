@@ -78,32 +78,28 @@ def test_every_route_declares_its_role() -> None:
 
 
 def _sync_calls(dependant: Dependant) -> Iterator[str]:
-    for dep in dependant.dependencies:
-        call = dep.call
-        method = call if call is None or inspect.isroutine(call) else type(call).__call__
-        if call is not None and not inspect.iscoroutinefunction(method):  # Access() instances
+    """Plain ``def`` callables in a route's dependency tree; its root's ``call`` is the endpoint."""
+    call = dependant.call
+    if call is not None:
+        method = call if inspect.isroutine(call) else type(call).__call__  # Access() instances
+        if not inspect.iscoroutinefunction(method):
             yield getattr(call, "__qualname__", repr(call))
+    for dep in dependant.dependencies:
         yield from _sync_calls(dep)
 
 
 def test_no_route_waits_for_the_thread_pool() -> None:
     """FastAPI runs a plain ``def`` endpoint or dependency in its thread pool: a thread hop and
     the GIL back on every request (~1 ms of each search when ``get_context`` was one)."""
+    routes = api_routes()
+    assert routes
     slow = sorted(
         {
             f"{service} {path}: {name}"
-            for service, path, route in api_routes()
-            for name in (
-                *_sync_calls(route.dependant),
-                *(
-                    [route.endpoint.__qualname__]
-                    if not inspect.iscoroutinefunction(route.endpoint)
-                    else []
-                ),
-            )
+            for service, path, route in routes
+            for name in _sync_calls(route.dependant)
         }
     )
-    assert api_routes()
     assert not slow, f"make these async def (they wait for the thread pool): {slow}"
 
 
