@@ -13,9 +13,11 @@ from pathlib import Path
 
 import httpx
 import psutil
+import psycopg
 import pytest
 
 from agent_memory_common.runtime import autogroup_scheduling
+from agent_memory_embedded import postgres_memory_settings
 from agent_memory_embedded.servers import free_port
 from tests.helpers import eventually, make_event
 
@@ -104,6 +106,12 @@ def up(tmp_path: Path) -> Iterator[Up]:
             continue
 
 
+def pg_size(value: str) -> int:
+    """Megabytes of a Postgres size: SHOW says "6GB" where the setting was "6144MB"."""
+    number, unit = int(value[:-2]), value[-2:]
+    return number * {"kB": 1, "MB": 1024, "GB": 1024**2, "TB": 1024**3}[unit] // 1024
+
+
 def _stored(query: str, event_id: str) -> bool:
     try:
         return httpx.get(f"{query}/v1/events/{event_id}", timeout=5).status_code == 200
@@ -138,6 +146,12 @@ def test_up_runs_restarts_stops_and_keeps_data(up: Up) -> None:
     r = httpx.post(f"{up.gateway}/v1/events", json=make_event(1), timeout=10)
     assert r.status_code == 202, r.text
     eventually(lambda: _stored(up.query, "e-000001"), what="event recorded")
+    # Postgres is sized from the machine, not left at its 128 MB of buffers
+    pg = f"postgresql://postgres@127.0.0.1:{up.env['AGENT_MEMORY_EMBEDDED__PG_PORT']}/postgres"
+    with psycopg.connect(pg) as conn:
+        shown = conn.execute("SHOW shared_buffers").fetchone()
+    assert shown is not None
+    assert pg_size(shown[0]) == pg_size(postgres_memory_settings()["shared_buffers"])
     # consumers are background work: lower CPU priority (default niceness 5); capture is not
     assert _background(up, "agent_memory_recorder")
     assert _nice(up, "agent_memory_gateway") == os.getpriority(os.PRIO_PROCESS, 0)

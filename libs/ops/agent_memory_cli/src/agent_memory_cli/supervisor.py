@@ -19,7 +19,12 @@ from typing import IO
 
 from agent_memory_cli.settings import Settings
 from agent_memory_common.db import prepare_database
-from agent_memory_embedded import ManagedProcess, NatsServer, PostgresServer
+from agent_memory_embedded import (
+    ManagedProcess,
+    NatsServer,
+    PostgresServer,
+    postgres_memory_settings,
+)
 from agent_memory_embedded.servers import port_open
 
 
@@ -128,7 +133,12 @@ class Supervisor:
             self.nats_url = nats.url
         if "AGENT_MEMORY_PG_DSN" not in os.environ:
             self._check_port_free(emb.pg_port, "Postgres", "AGENT_MEMORY_EMBEDDED__PG_PORT")
-            pg = PostgresServer(self.home / "postgres", emb.pg_port, self.logs / "postgres.log")
+            pg = PostgresServer(
+                self.home / "postgres",
+                emb.pg_port,
+                self.logs / "postgres.log",
+                settings=postgres_memory_settings(emb.pg_shared_buffers),
+            )
             self._add(pg, "starting PostgreSQL")
             self.pg_dsn = pg.dsn("agent_memory")
         applied = prepare_database(self.pg_dsn)

@@ -19,10 +19,19 @@ DEFAULT_DATABASE = "agent_memory"
 
 
 class EmbeddedOptions(BaseModel):
-    """Ports of the embedded servers that ``agent-memory up`` starts."""
+    """Ports and memory of the embedded servers that ``agent-memory up`` starts."""
 
     nats_port: int = Field(default=DEFAULT_NATS_PORT, ge=1, le=65535)
     pg_port: int = Field(default=DEFAULT_PG_PORT, ge=1, le=65535)
+    pg_shared_buffers: str = Field(
+        default="auto",
+        pattern=r"^(auto|[1-9][0-9]*(kB|MB|GB|TB))$",
+        description=(
+            "Shared buffers of the embedded Postgres: 'auto' (a quarter of the machine's or the "
+            "container's memory, 128MB to 8GB) or a size such as 4GB. The vector index of a "
+            "million events is about 2 GB; searches are twice as fast when it fits."
+        ),
+    )
 
 
 # Where each consumer service serves /metrics, /healthz and /readyz unless

@@ -4,6 +4,7 @@ Used by ``agent-memory up`` and by the test fixtures, so that tests run on exact
 the product runs on.
 """
 
+from agent_memory_embedded.pgmemory import postgres_memory_settings
 from agent_memory_embedded.servers import (
     ManagedProcess,
     NatsServer,
@@ -12,4 +13,11 @@ from agent_memory_embedded.servers import (
     wait_for,
 )
 
-__all__ = ["ManagedProcess", "NatsServer", "PostgresServer", "free_port", "wait_for"]
+__all__ = [
+    "ManagedProcess",
+    "NatsServer",
+    "PostgresServer",
+    "free_port",
+    "postgres_memory_settings",
+    "wait_for",
+]
