@@ -49,6 +49,25 @@ def test_migrate_connects_to_the_embedded_port_it_is_given(
     assert out.stderr.startswith("agent-memory: Postgres not reachable") and "9" in out.stderr
 
 
+def test_a_wrong_setting_is_named_not_a_traceback(tmp_path: Path) -> None:
+    env = {
+        "PATH": str(Path(sys.executable).parent),
+        "AGENT_MEMORY_HOME": str(tmp_path),
+        "AGENT_MEMORY_EMBEDDED__PG_PORT": "abc",
+        "AGENT_MEMORY_EMBEDDED__PG_SHARED_BUFFERS": "4 GB",
+    }
+    out = subprocess.run([AGENT_MEMORY, "up"], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2, out.stderr
+    assert "Traceback" not in out.stderr
+    lines = out.stderr.splitlines()
+    assert (
+        lines[0].startswith("agent-memory: AGENT_MEMORY_EMBEDDED__PG_PORT: ")
+        and "'abc'" in lines[0]
+    )
+    assert lines[1].startswith("agent-memory: AGENT_MEMORY_EMBEDDED__PG_SHARED_BUFFERS: ")
+    assert not (tmp_path / "postgres").exists()  # nothing was started
+
+
 @pytest.fixture
 def secured(nats_server: NatsServer, pg_dsn: str, tmp_path: Path) -> Iterator[Stack]:
     s = make_stack(nats_server, pg_dsn, tmp_path, AGENT_MEMORY_TOKENS="token-a:acme")

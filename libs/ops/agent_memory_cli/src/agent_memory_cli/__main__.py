@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 
 import psycopg
+import pydantic
 
 from agent_memory_cli.api import CommandFailed, run_with_client
 from agent_memory_cli.settings import Settings
@@ -104,11 +105,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         from agent_memory_cli import portable
 
         if portable.is_dump(argv[1]):  # `import FILE`: an export, not a runtime's sessions
-            return portable.run_import_dump(Settings(), argv[1], argv[2:])
+            settings = load_settings()
+            if settings is None:
+                return 2
+            return portable.run_import_dump(settings, argv[1], argv[2:])
     args = build_parser().parse_args(argv)
-    settings = Settings()
+    settings = load_settings()
+    if settings is None:
+        return 2
     code: int = args.run(settings, args)
     return code
+
+
+def load_settings() -> Settings | None:
+    """The settings, or None after naming each wrong environment variable (not a traceback)."""
+    try:
+        return Settings()
+    except pydantic.ValidationError as exc:
+        for err in exc.errors():
+            path = "__".join(str(part).upper() for part in err["loc"])
+            variable = f"AGENT_MEMORY_{path}" if path else "settings"
+            print(
+                f"agent-memory: {variable}: {err['msg']} (got {err.get('input')!r})",
+                file=sys.stderr,
+            )
+        return None
 
 
 if __name__ == "__main__":
