@@ -456,10 +456,25 @@ async def load(
         # than timing the first few thousand searches reading it from disk
         t0 = time.monotonic()
         await conn.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
-        for relation in ("vector_docs", "vector_docs_embedding_hnsw"):
+        # every partition of vector_docs and its HNSW graph (a partitioned table has no
+        # storage of its own to read)
+        cur = await conn.execute(PARTS_AND_GRAPHS)
+        for (relation,) in await cur.fetchall():
             await conn.execute("SELECT pg_prewarm(%s)", (relation,))
         timings["prewarm"] = time.monotonic() - t0
     return timings
+
+
+PARTS_AND_GRAPHS = """
+SELECT i.inhrelid::regclass::text FROM pg_inherits AS i
+WHERE i.inhparent = 'vector_docs'::regclass
+UNION ALL
+SELECT x.indexrelid::regclass::text FROM pg_inherits AS i
+JOIN pg_index AS x ON x.indrelid = i.inhrelid
+JOIN pg_class AS c ON c.oid = x.indexrelid
+JOIN pg_am AS a ON a.oid = c.relam
+WHERE i.inhparent = 'vector_docs'::regclass AND a.amname = 'hnsw'
+"""
 
 
 async def _drop_hnsw(dsn: str) -> str:

@@ -7,12 +7,23 @@ INSERT INTO vector_docs (
     %(level)s, %(kind)s, %(salience)s, %(title)s, %(text)s, %(event_ids)s,
     %(embedding)s::vector
 )
-ON CONFLICT (id) DO UPDATE SET
-    tenant = EXCLUDED.tenant, type = EXCLUDED.type, project_id = EXCLUDED.project_id,
+-- the primary key holds the partition key too (migration 0020); remove_moved runs first
+ON CONFLICT (id, tenant, project_id) DO UPDATE SET
+    type = EXCLUDED.type,
     agent_id = EXCLUDED.agent_id, session_id = EXCLUDED.session_id, ts = EXCLUDED.ts,
     level = EXCLUDED.level, kind = EXCLUDED.kind, salience = EXCLUDED.salience,
     title = EXCLUDED.title, text = EXCLUDED.text, event_ids = EXCLUDED.event_ids,
     embedding = EXCLUDED.embedding, indexed_at = now()
+
+-- name: remove_moved
+-- A doc now under another tenant or project than its stored row: the old row is in another
+-- partition, where the upsert's ON CONFLICT cannot see it, so it goes first. Ids carry their
+-- tenant and a doc keeps its project, so this deletes nothing in practice; it makes sure a
+-- doc is never found twice. Each id is one probe of each partition's primary key.
+DELETE FROM vector_docs AS d
+USING unnest(%(ids)s::text[], %(tenants)s::text[], %(projects)s::text[])
+    AS n (id, tenant, project_id)
+WHERE d.id = n.id AND (d.tenant <> n.tenant OR d.project_id <> n.project_id)
 
 -- name: delete
 DELETE FROM vector_docs WHERE id = ANY(%(ids)s)
@@ -26,9 +37,21 @@ SELECT count(*) FROM vector_docs WHERE tenant = %(tenant)s
 -- name: healthy
 SELECT 1 FROM vector_docs LIMIT 1
 
--- name: table_rows
--- The planner's row count (kept by autovacuum): the size of the graph a search walks.
-SELECT GREATEST(reltuples, 0)::bigint FROM pg_class WHERE oid = 'vector_docs'::regclass
+-- name: graph_rows
+-- The size of the graphs a search walks, from the planner's row counts (kept by autovacuum):
+-- the partition that holds the project when the search names one, else every partition.
+SELECT COALESCE(sum(GREATEST(c.reltuples, 0)), 0)::bigint
+FROM pg_inherits AS i
+JOIN pg_class AS c ON c.oid = i.inhrelid
+WHERE i.inhparent = 'vector_docs'::regclass
+  AND (
+      %(project_id)s::text IS NULL
+      OR c.oid = (
+          SELECT tableoid FROM vector_docs
+          WHERE tenant = %(tenant)s AND project_id = %(project_id)s::text
+          LIMIT 1
+      )
+  )
 
 -- name: scope_rows
 -- Rows an exact search would rank, counted up to the cap: only the columns of the btree
