@@ -1,11 +1,13 @@
 """``make bench-search``'s stand-in vectors for a million events: unit length, near the model
-vectors they are made from, and the same on every run (the figures of two runs compare)."""
+vectors they are made from, and the same on every run (the figures of two runs compare); and
+its bulk load's rebuild of the HNSW graphs."""
 
 from __future__ import annotations
 
 import numpy as np
+import psycopg
 
-from tests.bench.bench_search import stand_in_vectors
+from tests.bench.bench_search import _drop_hnsw, stand_in_vectors
 
 
 def test_stand_ins_are_unit_vectors_near_the_model_ones_and_repeatable() -> None:
@@ -20,3 +22,27 @@ def test_stand_ins_are_unit_vectors_near_the_model_ones_and_repeatable() -> None
     assert nearest.min() > 0.8
     assert np.array_equal(stand_ins, stand_in_vectors(model, 250_000, seed=7))
     assert not np.array_equal(stand_ins, stand_in_vectors(model, 250_000, seed=8))
+
+
+async def test_the_bulk_load_rebuilds_every_partitions_graph(pg_dsn: str) -> None:
+    """A load of many rows drops the HNSW index and makes it again after them: on the
+    partitioned table that must build one graph per partition, valid, not the parent's alone
+    (the first 1M run after migration 0020 searched without any graph)."""
+    recreate = await _drop_hnsw(pg_dsn)
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        assert conn.execute(GRAPHS).fetchone() == (0, 0)
+        conn.execute(recreate)
+        assert conn.execute(GRAPHS).fetchone() == (4, 4)
+        parent = conn.execute(
+            "SELECT x.indisvalid FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid"
+            " WHERE c.relname = 'vector_docs_embedding_hnsw'"
+        ).fetchone()
+        assert parent == (True,)
+
+
+GRAPHS = """
+SELECT count(*), count(*) FILTER (WHERE x.indisvalid)
+FROM pg_inherits i JOIN pg_index x ON x.indrelid = i.inhrelid
+JOIN pg_class c ON c.oid = x.indexrelid JOIN pg_am a ON a.oid = c.relam
+WHERE i.inhparent = 'vector_docs'::regclass AND a.amname = 'hnsw'
+"""

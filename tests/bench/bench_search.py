@@ -488,7 +488,9 @@ async def _drop_hnsw(dsn: str) -> str:
         if row is None:
             raise RuntimeError("vector_docs has no HNSW index")
         await conn.execute(f'DROP INDEX "{row[0]}"')
-        return str(row[1])
+        # a partitioned table's index reads "ON ONLY": that would make the parent's index
+        # alone, invalid, and build no partition's graph
+        return str(row[1]).replace(" ON ONLY ", " ON ", 1)
 
 
 # --------------------------------------------------------------------------------------------
