@@ -186,3 +186,16 @@ def test_rows_written_before_the_partitions_survive_the_migration(
     assert after == before and len(after) == 50
     assert kind == ("p",)
     assert graphs == (PARTITIONS,)
+
+
+def test_the_move_check_probes_the_primary_keys_not_every_row(pg_dsn: str) -> None:
+    """It runs before every write of the embedder: a scan of the table there made a load of
+    a million vectors quadratic (116 ms a batch at 240,000 rows, 0.6 ms with the probes)."""
+    ids = [f"event:acme:e{n}" for n in range(64)]
+    params = {"ids": ids, "tenants": ["acme"] * 64, "projects": ["p"] * 64}
+    with psycopg.connect(pg_dsn) as conn:
+        conn.execute("SET enable_seqscan = off")  # a tiny table: judge the plan, not its cost
+        plan = "\n".join(
+            str(r[0]) for r in conn.execute("EXPLAIN " + QUERIES["remove_moved"], params).fetchall()
+        )
+    assert plan.count("Index Cond: (id = ANY") == PARTITIONS, plan

@@ -19,11 +19,13 @@ ON CONFLICT (id, tenant, project_id) DO UPDATE SET
 -- A doc now under another tenant or project than its stored row: the old row is in another
 -- partition, where the upsert's ON CONFLICT cannot see it, so it goes first. Ids carry their
 -- tenant and a doc keeps its project, so this deletes nothing in practice; it makes sure a
--- doc is never found twice. Each id is one probe of each partition's primary key.
+-- doc is never found twice. "id = ANY" makes it one probe of each partition's primary key per
+-- id (the join alone read every row of every partition: 116 ms a batch at 240,000 rows).
 DELETE FROM vector_docs AS d
 USING unnest(%(ids)s::text[], %(tenants)s::text[], %(projects)s::text[])
     AS n (id, tenant, project_id)
-WHERE d.id = n.id AND (d.tenant <> n.tenant OR d.project_id <> n.project_id)
+WHERE d.id = ANY(%(ids)s::text[])
+  AND d.id = n.id AND (d.tenant <> n.tenant OR d.project_id <> n.project_id)
 
 -- name: delete
 DELETE FROM vector_docs WHERE id = ANY(%(ids)s)
