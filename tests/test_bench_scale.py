@@ -1,4 +1,5 @@
-"""The pure parts of bench-scale (tests/bench/bench_scale.py): its events and its plot."""
+"""The parts of bench-scale (tests/bench/bench_scale.py) that run without a stack: its events,
+its plot, and its disk figures read from a real Postgres."""
 
 from __future__ import annotations
 
@@ -6,8 +7,10 @@ import itertools
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 
+from agent_memory_retrieval.pgvector_index import vector_literal
 from tests.bench.bench_scale import (
     MAX_CHARS,
     MIN_CHARS,
@@ -15,6 +18,7 @@ from tests.bench.bench_scale import (
     Sample,
     busy_rate,
     caught_up_at,
+    disk_usage,
     embedding_texts,
     event_stream,
     fit,
@@ -25,6 +29,7 @@ from tests.bench.bench_scale import (
     slowest_stage,
     write_plot,
 )
+from tests.bench.stack import Product
 
 POOLS = load_pools(locomo=None)  # the repository's own texts only: the same on every machine
 
@@ -178,3 +183,20 @@ def test_the_plot_is_a_png(tmp_path: Path) -> None:
     write_plot(path, [10_000, 100_000, 1_000_000], lines)
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert path.stat().st_size > 5_000
+
+
+def test_the_pgvector_disk_figure_counts_every_partition(pg_dsn: str, tmp_path: Path) -> None:
+    """vector_docs is partitioned (migration 0020): its own size is 0, its rows are in the
+    partitions, and bench-scale's disk per event must count them."""
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO vector_docs (id, tenant, type, project_id, agent_id, session_id, ts,"
+            " level, kind, salience, title, text, event_ids, embedding)"
+            " SELECT 'event:acme:' || n, 'acme', 'event', 'p' || (n %% 9), 'a', 's', now(),"
+            " 'event', 'observation', 0.5, '', repeat('x', 500), ARRAY['e'], %s::vector"
+            " FROM generate_series(1, 400) AS n",
+            (vector_literal([1.0] + [0.0] * 383),),
+        )
+    usage = disk_usage(Product(tmp_path, {}, pg_dsn=pg_dsn))
+    assert usage["postgres_pgvector"] > 400 * 1536  # at least the vectors themselves
+    assert usage["postgres_pgvector"] < usage["postgres"]

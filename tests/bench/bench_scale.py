@@ -691,7 +691,10 @@ def disk_usage(product: Product) -> dict[str, int]:
     with psycopg.connect(product.pg_dsn) as conn:
         row = conn.execute(
             "SELECT pg_database_size(current_database()), pg_total_relation_size('events'),"
-            " pg_total_relation_size('vector_docs')"
+            # a partitioned table has no storage of its own: its partitions hold the rows
+            " (SELECT COALESCE(sum(pg_total_relation_size(inhrelid)), 0) FROM pg_inherits"
+            "  WHERE inhparent = 'vector_docs'::regclass)"
+            " + pg_total_relation_size('vector_docs')"
         ).fetchone()
     assert row is not None
     return {
