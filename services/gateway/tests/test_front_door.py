@@ -122,6 +122,8 @@ async def test_plain_batches_are_framed_here_and_odd_ids_left_to_nats_py(
         for odd in (" t/2", "t/3\r\nX-Injected: 1", "t/4 ", ""):
             assert not await publisher._send_framed([Outgoing("mem.events.t.p", b"c", odd)], "r")
         assert not await publisher._send_framed([Outgoing("mem.events t", b"d", "t/5")], "r")
+        for name, value in (("traceparent", "x\r\nX-Injected: 1"), ("bad name", "v")):
+            assert not await publisher._send_framed(plain, "r", {name: value})
         await publisher.publish([*plain, Outgoing("mem.events.t.p", b"c", " t/2 ")], timeout=10)
         stored = await _stored(nats_server.url)
         assert stored == [("t/1", b"a"), ("t/ü", b"b"), ("t/2", b"c")]

@@ -43,6 +43,7 @@ from nats.aio.msg import Msg
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
+from agent_memory_common import tracing
 from agent_memory_common.errors import PoisonMessageError, TransientError
 from agent_memory_common.logs import get_logger
 from agent_memory_common.metrics import (
@@ -267,6 +268,13 @@ class ConsumerRunner:
                 await _nak(msg)
 
     async def _handle_and_ack(self, msgs: Sequence[Msg], ack: Acker) -> None:
+        if tracing.enabled():  # the span's follow-ups carry its context (NatsLink.publish)
+            with tracing.consume_span(self._spec.durable, msgs):
+                await self._handle_and_ack_untraced(msgs, ack)
+        else:
+            await self._handle_and_ack_untraced(msgs, ack)
+
+    async def _handle_and_ack_untraced(self, msgs: Sequence[Msg], ack: Acker) -> None:
         async with self._pool.connection() as conn, conn.transaction():
             publications = await self._handler(conn, msgs)
         if publications:
@@ -289,6 +297,7 @@ class ConsumerRunner:
             "Agent-Memory-Error": repr(exc)[:500],
             "Agent-Memory-Subject": msg.subject,
             "Agent-Memory-Consumer": self._spec.durable,
+            **(tracing.inject() or {}),  # the failed batch's span, when tracing is on
         }
         await self._link.broker.publish(
             msg.data, dlq_subject(self._spec.durable), headers=headers, stream=STREAM_DLQ, timeout=5

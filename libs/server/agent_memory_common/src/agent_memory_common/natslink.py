@@ -23,6 +23,7 @@ from faststream.nats import NatsBroker
 from nats.aio.client import Client
 from nats.js import JetStreamContext
 
+from agent_memory_common import tracing
 from agent_memory_common.errors import TransientError
 from agent_memory_common.logs import get_logger
 from agent_memory_common.publisher import BatchPublisher, Outgoing, publish_through_broker
@@ -133,13 +134,16 @@ class NatsLink:
 
         ``hot``: one message per event, through ``BatchPublisher``; else through faststream's
         broker. A link that never connected (a ``TestNatsBroker``) always uses the broker.
+        Every message carries the current span's trace context when tracing is on
+        (``tracing.py``): the gateway's request span, or a consumer's batch span.
         """
+        headers = tracing.inject()
         if hot and self._publisher is not None:
-            await self.require_publisher().publish(messages, timeout)
+            await self.require_publisher().publish(messages, timeout, headers)
         else:
             if self._publisher is not None and not self.connected:
                 raise TransientError("NATS is not connected")
-            await publish_through_broker(self.broker, messages, timeout)
+            await publish_through_broker(self.broker, messages, timeout, headers)
 
     async def close(self) -> None:
         if self._task is not None:

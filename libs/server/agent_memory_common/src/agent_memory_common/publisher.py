@@ -40,7 +40,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -72,6 +72,9 @@ MSG_ID = "Nats-Msg-Id"
 # neither trim nor have to fold (CR/LF), and both short enough to frame here.
 _PLAIN_SUBJECT = re.compile(r"[^ \t\r\n]{1,1024}")
 _PLAIN_ID = re.compile(r"[^\s](?:[^\r\n]{0,1022}[^\s])?")
+# Further headers (the W3C trace context) framed here only when as plain.
+_PLAIN_NAME = re.compile(r"[!-9;-~]{1,256}")
+_PLAIN_VALUE = re.compile(r"[^\s](?:[^\r\n]{0,1022}[^\s])?")
 
 
 class PublishError(TransientError):
@@ -128,8 +131,15 @@ class BatchPublisher:
         if batch.remaining <= 0:
             batch.done.set_result(None)
 
-    async def publish(self, messages: Sequence[Outgoing], timeout: float) -> None:  # noqa: ASYNC109
-        """Publish all and wait for every ack; raise ``PublishError`` otherwise."""
+    async def publish(
+        self,
+        messages: Sequence[Outgoing],
+        timeout: float,  # noqa: ASYNC109
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        """Publish all and wait for every ack; raise ``PublishError`` otherwise.
+
+        ``headers``: sent with every message beside its ``Nats-Msg-Id`` (the trace context)."""
         if not messages:
             return
         await self._ensure_subscribed()
@@ -138,10 +148,13 @@ class BatchPublisher:
         self._batches[token] = batch
         reply = f"{self._prefix}.{token}"
         try:
-            if not await self._send_framed(messages, reply):
+            if not await self._send_framed(messages, reply, headers):
                 for m in messages:
                     await self._nc.publish(
-                        m.subject, m.payload, reply=reply, headers={MSG_ID: m.msg_id}
+                        m.subject,
+                        m.payload,
+                        reply=reply,
+                        headers={**(headers or {}), MSG_ID: m.msg_id},
                     )
             try:
                 await asyncio.wait_for(asyncio.shield(batch.done), timeout)
@@ -156,8 +169,13 @@ class BatchPublisher:
                 raise NoStreamError(batch.errors[0])
             raise PublishError(batch.errors[0])
 
-    async def _send_framed(self, messages: Sequence[Outgoing], reply: str) -> bool:
+    async def _send_framed(
+        self, messages: Sequence[Outgoing], reply: str, headers: Mapping[str, str] | None = None
+    ) -> bool:
         """Queue the whole batch as one write; False when ``Client.publish`` must do it."""
+        extra = _header_lines(headers) if headers else b""
+        if extra is None:
+            return False
         max_payload = self._nc.max_payload
         frames: list[bytes] = []
         size = 0
@@ -170,7 +188,7 @@ class BatchPublisher:
                 plain_subjects.add(subject)
             if not _PLAIN_ID.fullmatch(mid) or len(payload) > max_payload:
                 return False  # Client.publish trims or folds the id, or raises MaxPayloadError
-            header = b"NATS/1.0\r\nNats-Msg-Id: %b\r\n\r\n" % mid.encode()
+            header = b"NATS/1.0\r\nNats-Msg-Id: %b\r\n%b\r\n" % (mid.encode(), extra)
             frames.append(
                 b"HPUB %b %b %d %d\r\n%b%b\r\n"
                 % (
@@ -184,6 +202,17 @@ class BatchPublisher:
             )
             size += len(payload)
         return await write_raw(self._nc, b"".join(frames), len(messages), size)
+
+
+def _header_lines(headers: Mapping[str, str]) -> bytes | None:
+    """``Name: value`` lines for every message of a batch; None when a name or value needs
+    nats-py's own checks (a blank or colon in a name, a line break anywhere)."""
+    lines = []
+    for name, value in headers.items():
+        if name == MSG_ID or not _PLAIN_NAME.fullmatch(name) or not _PLAIN_VALUE.fullmatch(value):
+            return None
+        lines.append(b"%b: %b\r\n" % (name.encode(), value.encode()))
+    return b"".join(lines)
 
 
 # The stream of each subject family, for faststream's JetStream publish (its ``stream`` argument
@@ -209,7 +238,7 @@ async def publish_through_broker(
     broker: NatsBroker,
     messages: Sequence[Outgoing],
     timeout: float,  # noqa: ASYNC109
-    headers: dict[str, str] | None = None,
+    headers: Mapping[str, str] | None = None,
 ) -> None:
     """Publish each message with faststream, all at once, and wait for every JetStream ack.
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
-from agent_memory_common import runtime
+from agent_memory_common import runtime, tracing
 from agent_memory_common.db import make_pool, prepare_database
 from agent_memory_common.logs import get_logger
 from agent_memory_common.metrics import WorkerProbe
@@ -45,6 +45,7 @@ async def consumer_service(
     settings: CommonSettings, name: str, *, pool_size: int, stop: asyncio.Event | None = None
 ) -> AsyncIterator[ServiceParts]:
     stop = stop or asyncio.Event()
+    tracing.configure(name, settings.otlp_endpoint)
     niceness = runtime.lower_priority(settings.background_nice)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -78,6 +79,7 @@ async def consumer_service(
     finally:
         if probe is not None:
             await probe.stop()
+        await asyncio.to_thread(tracing.shutdown)  # the last spans; never longer than 5 s
 
 
 async def prepare_database_until_ready(dsn: str, stop: asyncio.Event, name: str) -> None:

@@ -129,6 +129,15 @@ class CommonSettings(BaseSettings):
             "indexers): on a busy machine capture and queries run first. 0 leaves it unchanged."
         ),
     )
+    otlp_endpoint: str = Field(
+        default="",
+        description=(
+            "OpenTelemetry collector's OTLP/HTTP base URL (e.g. http://jaeger:4318): the gateway "
+            "and the consumers export trace spans to <url>/v1/traces, the trace context riding "
+            "in the NATS headers. Empty: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or "
+            "OTEL_EXPORTER_OTLP_ENDPOINT when set, else no tracing (and no cost)."
+        ),
+    )
     log_level: str = Field(default="INFO")
     log_json: bool | None = Field(default=None, description="JSON logs; default: when not a TTY.")
     metrics: MetricsOptions = Field(
