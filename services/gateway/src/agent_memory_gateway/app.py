@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -29,6 +29,7 @@ from fastapi import Depends, FastAPI, Request
 
 from agent_memory_api.common import Health, Ready
 from agent_memory_api.events import Accepted
+from agent_memory_common import tracing
 from agent_memory_common.auth import PUBLIC, WRITE, Authenticator, Principal, authorize, caller
 from agent_memory_common.browser import CrossOriginGuard
 from agent_memory_common.db import make_pool
@@ -155,7 +156,25 @@ class Gateway:
             subject = self._subjects[key] = event_subject(tenant, project_id)
         return subject
 
-    async def accept(self, principal: Principal, body: bytes) -> dict[str, Any]:
+    async def accept(
+        self,
+        principal: Principal,
+        body: bytes,
+        trace: Mapping[str, str] | None = None,
+        *,
+        transport: str = "http",
+    ) -> dict[str, Any]:
+        """Validate, redact and publish ``body``'s events; the answer names their ids.
+
+        With tracing on (``tracing.py``), the request is a span continuing the client's W3C
+        context (``trace``: its ``traceparent`` and ``tracestate``), and every message published
+        carries it to the consumers."""
+        if tracing.enabled():
+            with tracing.ingest_span(transport, trace):
+                return await self._accept(principal, body)
+        return await self._accept(principal, body)
+
+    async def _accept(self, principal: Principal, body: bytes) -> dict[str, Any]:
         tenant = principal.tenant
         events = prepare(
             body,
@@ -208,18 +227,22 @@ class IngestFrontDoor:
             return
         authorization = None
         declared = None
+        trace: dict[str, str] | None = None
         for name, value in scope["headers"]:
             if name == b"authorization":
                 authorization = value.decode("latin-1")
             elif name == b"content-length":
                 declared = value
+            elif name == b"traceparent" or name == b"tracestate":
+                trace = trace or {}
+                trace[name.decode()] = value.decode("latin-1")
         gateway = self.gateway
         headers: dict[str, str] | None = None
         try:
             principal = (await gateway.auth.principal(authorization)).require("writer")
             gateway.check_declared_length(declared)
             body = await self._read_body(receive)
-            status, payload = 202, orjson.dumps(await gateway.accept(principal, body))
+            status, payload = 202, orjson.dumps(await gateway.accept(principal, body, trace))
         except ApiError as exc:
             status, payload, headers = exc.status, orjson.dumps(exc.body()), exc.headers
             EVENTS_REJECTED.labels(exc.code).inc()
@@ -259,6 +282,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        tracing.configure("gateway", settings.otlp_endpoint)
         await gateway.start()
         try:
             grpc_server = await GrpcGateway.start(gateway)  # IngestService, beside HTTP
@@ -269,6 +293,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                     await grpc_server.stop(grace=settings.gateway.publish_timeout_s)
         finally:
             await gateway.stop()
+            await asyncio.to_thread(tracing.shutdown)  # the last spans; never longer than 5 s
 
     app = FastAPI(
         title="agent-memory ingest gateway",
@@ -322,7 +347,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # route and serves it the same way when the app runs without the front door.
         principal = await caller(request)
         body = await gateway.read_body(request)
-        return JSONBytesResponse(await gateway.accept(principal, body), status_code=202)
+        trace = {k: v for k, v in request.headers.items() if k in tracing.TRACE_HEADERS}
+        return JSONBytesResponse(await gateway.accept(principal, body, trace), status_code=202)
 
     @app.get(
         "/healthz", summary="The process is alive", response_model=Health, dependencies=[PUBLIC]

@@ -33,6 +33,7 @@ from google.protobuf.json_format import MessageToDict
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from agent_memory_common import tracing
 from agent_memory_common.auth import Principal
 from agent_memory_common.http import ApiError
 from agent_memory_common.logs import get_logger
@@ -112,7 +113,7 @@ class IngestServicer(event_pb2_grpc.IngestServiceServicer):
         try:
             principal = await self._principal(context)
             events = [event_dict(e) for e in request.events]
-            return await self._accept(principal, events)
+            return await self._accept(principal, events, context)
         except ApiError as err:
             await self._abort(context, err)
 
@@ -122,7 +123,7 @@ class IngestServicer(event_pb2_grpc.IngestServiceServicer):
         try:
             principal = await self._principal(context)  # before any event is read, as HTTP
             events = [e async for e in self._bounded(request_iterator)]
-            return await self._accept(principal, events)
+            return await self._accept(principal, events, context)
         except ApiError as err:
             await self._abort(context, err)
 
@@ -155,12 +156,14 @@ class IngestServicer(event_pb2_grpc.IngestServiceServicer):
         return principal.require("writer")
 
     async def _accept(
-        self, principal: Principal, events: list[dict[str, Any]]
+        self, principal: Principal, events: list[dict[str, Any]], context: Any
     ) -> event_pb2.AcceptedResponse:
         body = orjson.dumps({"events": events})
         if len(body) > self.gateway.options.max_body_bytes:
             raise self.gateway.too_large()
-        accepted = await self.gateway.accept(principal, body)
+        accepted = await self.gateway.accept(
+            principal, body, _trace_metadata(context), transport="grpc"
+        )
         INGEST_REQUESTS.labels("202").inc()
         return event_pb2.AcceptedResponse(
             accepted=accepted["accepted"], event_ids=accepted["event_ids"]
@@ -176,6 +179,17 @@ class IngestServicer(event_pb2_grpc.IngestServiceServicer):
         code = STATUS.get(err.status, grpc.StatusCode.INTERNAL)
         await context.abort(code, _details(err), trailing_metadata=tuple(trailing))
         raise AssertionError("context.abort returned")  # pragma: no cover
+
+
+def _trace_metadata(context: Any) -> dict[str, str] | None:
+    """The client's W3C trace context (``traceparent``, ``tracestate`` metadata), if any."""
+    if not tracing.enabled():
+        return None
+    return {
+        key: value if isinstance(value, str) else value.decode("latin-1")
+        for key, value in context.invocation_metadata() or ()
+        if key in tracing.TRACE_HEADERS
+    }
 
 
 def _options(gateway: Gateway) -> Iterator[tuple[str, int]]:
