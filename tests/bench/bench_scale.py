@@ -710,13 +710,15 @@ def disk_usage(product: Product) -> dict[str, int]:
 @dataclass(frozen=True)
 class ModelBench:
     """all-MiniLM-L6-v2 alone, loaded and run as the embedder service runs it: its default
-    fetch batch, encode batch and torch threads, at its CPU niceness (the consumers lower
+    fetch batch, encode batch, runtime (the ONNX export or torch) and threads, at its CPU
+    niceness (the consumers lower
     theirs; on a shared machine the same niceness gets the same share of the cores)."""
 
     fetch_batch: int = field(default_factory=lambda: EmbedderOptions().batch_size)
     encode_batch: int = int(RetrievalSettings.model_fields["embedding_batch_size"].default)
     threads: int = int(RetrievalSettings.model_fields["torch_threads"].default)
     nice: int = int(RetrievalSettings.model_fields["background_nice"].default)
+    onnx: bool = bool(RetrievalSettings.model_fields["embedding_onnx"].default)
 
     def rates(self, texts: Sequence[str]) -> tuple[float, float]:
         """Texts/s and word pieces/s. In a child process, so that this one (the HTTP client
@@ -745,7 +747,7 @@ def _embed_alone(setup: ModelBench, texts: list[str], queue: mp.Queue[tuple[floa
         RetrievalSettings(
             embedding_batch_size=setup.encode_batch,
             torch_threads=setup.threads,
-            embedding_onnx=False,  # it embeds one text only; batches go through torch anyway
+            embedding_onnx=setup.onnx,
         )
     )
     assert isinstance(embedder, MiniLMEmbedder)  # what the embedder service loads
@@ -852,6 +854,7 @@ def ingest_and_drain(run: Run, size: int) -> dict[str, Any]:
             "fetch_batch": run.model.fetch_batch,
             "encode_batch": run.model.encode_batch,
             "torch_threads": run.model.threads,
+            "onnx": run.model.onnx,
             "nice": run.model.nice,
         },
     }
@@ -926,8 +929,8 @@ def result_rows(cp: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     rows.append(("  events + TOC versions/s", _num(e["with_toc_per_s"]), "-", "-"))
     rows.append(
         (
-            f"model alone texts/s (batch {e['fetch_batch']}/{e['encode_batch']}, "
-            f"{e['torch_threads']} thread)",
+            f"model alone texts/s ({'onnx' if e.get('onnx') else 'torch'}, batch "
+            f"{e['fetch_batch']}/{e['encode_batch']}, {e['torch_threads']} thread)",
             _num(e["model_texts_per_s"]),
             "-",
             "-",

@@ -285,7 +285,7 @@ def corpus_vectors(texts: Sequence[str], folder: Path, threads: int) -> np.ndarr
     print(f"  corpus vectors: embedding {todo:,} texts (then cached in {folder})")
     from agent_memory_retrieval.factory import load_embedder
 
-    embedder = load_embedder(RetrievalSettings(torch_threads=threads, embedding_batch_size=128))
+    embedder = load_embedder(RetrievalSettings(torch_threads=threads))
     folder.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
     done = 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -92,7 +93,7 @@ PROBES = (
 def test_one_text_through_onnx_is_the_corpus_vector_up_to_rounding(
     onnx_embedder: MiniLMEmbedder,
 ) -> None:
-    """Queries through ONNX, the corpus through torch: they must stay comparable."""
+    """Queries through ONNX, a corpus embedded by torch before: they must stay comparable."""
     assert onnx_embedder.onnx
     for text in PROBES:
         reference = corpus_vector(onnx_embedder, text)
@@ -100,6 +101,45 @@ def test_one_text_through_onnx_is_the_corpus_vector_up_to_rounding(
         assert len(vec) == EMBEDDING_DIM
         assert cosine(vec, reference) > 0.99999, text
         assert max(abs(a - b) for a, b in zip(vec, reference, strict=True)) < 1e-5, text
+
+
+def test_a_batch_through_onnx_is_torchs_in_the_callers_order(
+    onnx_embedder: MiniLMEmbedder,
+) -> None:
+    """The embedder service's batches: run longest first in runs of the batch size, padded
+    within a run, and handed back in the order asked, each the vector torch gives it (so a
+    store embedded before, by torch, and one embedded now are one space)."""
+    texts = [*PROBES, "short", "a somewhat longer note about the retry policy " * 4, "x"] * 3
+    assert onnx_embedder.onnx and onnx_embedder._batch_size < len(texts)  # several runs
+
+    vectors = onnx_embedder.embed(texts)
+
+    assert len(vectors) == len(texts)
+    for text, vec in zip(texts, vectors, strict=True):
+        reference = corpus_vector(onnx_embedder, text)
+        assert max(abs(a - b) for a, b in zip(vec, reference, strict=True)) < 1e-5, text
+
+
+def test_an_export_that_differs_in_a_batch_is_not_used(
+    onnx_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The load-time check covers batches (padding, order), not only one text: an encoder
+    whose batches come back in the wrong order leaves torch to answer."""
+    from agent_memory_retrieval.onnx_encoder import OnnxEncoder
+
+    real = OnnxEncoder.embed_many
+
+    def reversed_order(
+        self: OnnxEncoder, texts: Sequence[str], batch: int
+    ) -> tuple[list[list[float]], int]:
+        vectors, pieces = real(self, texts, batch)
+        return vectors[::-1], pieces
+
+    monkeypatch.setattr(OnnxEncoder, "embed_many", reversed_order)
+    embedder = MiniLMEmbedder.load(onnx_cache=onnx_cache)
+    assert not embedder.onnx
+    texts = ["retry backoff in the cart service", "which database stores the events?"]
+    assert embedder.embed(texts)[0] == pytest.approx(corpus_vector(embedder, texts[0]), abs=1e-6)
 
 
 def test_the_onnx_export_is_made_once_and_a_broken_one_is_made_again(

