@@ -7,7 +7,12 @@ from __future__ import annotations
 import numpy as np
 import psycopg
 
-from tests.bench.bench_search import _drop_hnsw, stand_in_vectors
+from tests.bench.bench_search import (
+    PARTITION_GRAPHS,
+    PARTS_AND_GRAPHS,
+    _drop_hnsw,
+    stand_in_vectors,
+)
 
 
 def test_stand_ins_are_unit_vectors_near_the_model_ones_and_repeatable() -> None:
@@ -33,6 +38,8 @@ async def test_the_bulk_load_rebuilds_every_partitions_graph(pg_dsn: str) -> Non
         assert conn.execute(GRAPHS).fetchone() == (0, 0)
         conn.execute(recreate)
         assert conn.execute(GRAPHS).fetchone() == (4, 4)
+        prewarmed = [r[0] for r in conn.execute(PARTS_AND_GRAPHS).fetchall()]
+        assert len(prewarmed) == 8 and "vector_docs_p0" in prewarmed  # 4 tables, 4 graphs
         parent = conn.execute(
             "SELECT x.indisvalid FROM pg_index x JOIN pg_class c ON c.oid = x.indexrelid"
             " WHERE c.relname = 'vector_docs_embedding_hnsw'"
@@ -40,9 +47,4 @@ async def test_the_bulk_load_rebuilds_every_partitions_graph(pg_dsn: str) -> Non
         assert parent == (True,)
 
 
-GRAPHS = """
-SELECT count(*), count(*) FILTER (WHERE x.indisvalid)
-FROM pg_inherits i JOIN pg_index x ON x.indrelid = i.inhrelid
-JOIN pg_class c ON c.oid = x.indexrelid JOIN pg_am a ON a.oid = c.relam
-WHERE i.inhparent = 'vector_docs'::regclass AND a.amname = 'hnsw'
-"""
+GRAPHS = f"SELECT count(*), count(*) FILTER (WHERE g.valid) FROM ({PARTITION_GRAPHS}) AS g"

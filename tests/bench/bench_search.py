@@ -465,15 +465,19 @@ async def load(
     return timings
 
 
-PARTS_AND_GRAPHS = """
-SELECT i.inhrelid::regclass::text FROM pg_inherits AS i
-WHERE i.inhparent = 'vector_docs'::regclass
-UNION ALL
-SELECT x.indexrelid::regclass::text FROM pg_inherits AS i
+# the HNSW graph of each partition of vector_docs (migration 0020), and whether it is valid
+PARTITION_GRAPHS = """
+SELECT x.indexrelid::regclass::text AS graph, x.indisvalid AS valid FROM pg_inherits AS i
 JOIN pg_index AS x ON x.indrelid = i.inhrelid
 JOIN pg_class AS c ON c.oid = x.indexrelid
 JOIN pg_am AS a ON a.oid = c.relam
 WHERE i.inhparent = 'vector_docs'::regclass AND a.amname = 'hnsw'
+"""
+PARTS_AND_GRAPHS = f"""
+SELECT i.inhrelid::regclass::text FROM pg_inherits AS i
+WHERE i.inhparent = 'vector_docs'::regclass
+UNION ALL
+SELECT g.graph FROM ({PARTITION_GRAPHS}) AS g
 """
 
 

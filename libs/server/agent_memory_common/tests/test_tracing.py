@@ -6,7 +6,7 @@ collector (an external endpoint), decoded as a real collector would."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
 from nats.aio.msg import Msg
@@ -44,6 +44,18 @@ def collector() -> Iterator[FakeCollector]:
     c.close()
 
 
+@pytest.fixture
+async def link(nats_server: NatsServer) -> AsyncIterator[NatsLink]:
+    """Connected, with the product's streams, as the gateway and the consumers open it."""
+    link = NatsLink([nats_server.url], name="tracing-test")
+    await link.start(wait=5)
+    try:
+        await ensure_streams(link.require_js(), CommonSettings())
+        yield link
+    finally:
+        await link.close()
+
+
 def test_no_endpoint_means_no_provider_and_no_headers() -> None:
     assert tracing.traces_endpoint("") is None
     assert not tracing.configure("recorder", "")
@@ -78,28 +90,22 @@ def _one(spans: list[ReceivedSpan], name: str) -> ReceivedSpan:
 
 
 async def test_context_rides_in_nats_headers_to_the_consumer_span(
-    nats_server: NatsServer, collector: FakeCollector
+    link: NatsLink, collector: FakeCollector
 ) -> None:
     assert tracing.configure("gateway", collector.url)
-    link = NatsLink([nats_server.url], name="tracing-test")
-    await link.start(wait=5)
-    try:
-        await ensure_streams(link.require_js(), CommonSettings())
-        client = {"traceparent": f"00-{CLIENT_TRACE}-{CLIENT_SPAN}-01"}
-        with tracing.ingest_span("http", client):
-            await link.publish([Outgoing("mem.events.t.p", b"a", "id-a")], 5, hot=True)
-            await link.publish([Outgoing("mem.events.t.p", b"b", "id-b")], 5)  # the broker's
-            await link.publish([Outgoing("mem.events.t.p", b"a", "id-a")], 5, hot=True)  # retry
-        info = await link.require_js().stream_info(STREAM_EVENTS)
-        assert info.state.messages == 2  # Nats-Msg-Id still de-duplicates
-        msgs = await _fetch(link, 2)
-        assert [m.data for m in msgs] == [b"a", b"b"]
-        assert [(m.headers or {}).get("Nats-Msg-Id") for m in msgs] == ["id-a", "id-b"]
-        with tracing.consume_span("recorder", msgs):
-            pass
-    finally:
-        await link.close()
-        tracing.shutdown()
+    client = {"traceparent": f"00-{CLIENT_TRACE}-{CLIENT_SPAN}-01"}
+    with tracing.ingest_span("http", client):
+        await link.publish([Outgoing("mem.events.t.p", b"a", "id-a")], 5, hot=True)
+        await link.publish([Outgoing("mem.events.t.p", b"b", "id-b")], 5)  # the broker's
+        await link.publish([Outgoing("mem.events.t.p", b"a", "id-a")], 5, hot=True)  # retry
+    info = await link.require_js().stream_info(STREAM_EVENTS)
+    assert info.state.messages == 2  # Nats-Msg-Id still de-duplicates
+    msgs = await _fetch(link, 2)
+    assert [m.data for m in msgs] == [b"a", b"b"]
+    assert [(m.headers or {}).get("Nats-Msg-Id") for m in msgs] == ["id-a", "id-b"]
+    with tracing.consume_span("recorder", msgs):
+        pass
+    tracing.shutdown()  # flushes the spans to the collector
     spans = collector.spans()
     gateway = _one(spans, "gateway ingest")
     assert (gateway.service, gateway.trace_id) == ("agent-memory-gateway", CLIENT_TRACE)
@@ -115,22 +121,16 @@ async def test_context_rides_in_nats_headers_to_the_consumer_span(
 
 
 async def test_a_batch_span_links_the_other_requests(
-    nats_server: NatsServer, collector: FakeCollector
+    link: NatsLink, collector: FakeCollector
 ) -> None:
     assert tracing.configure("gateway", collector.url)
-    link = NatsLink([nats_server.url], name="tracing-test")
-    await link.start(wait=5)
-    try:
-        await ensure_streams(link.require_js(), CommonSettings())
-        for name in ("first", "second"):
-            with tracing.ingest_span("grpc", None):  # no client context: a new trace each
-                await link.publish([Outgoing("mem.events.t.p", b"x", name)], 5, hot=True)
-        msgs = await _fetch(link, 2)
-        with tracing.consume_span("recorder", msgs):
-            pass
-    finally:
-        await link.close()
-        tracing.shutdown()
+    for name in ("first", "second"):
+        with tracing.ingest_span("grpc", None):  # no client context: a new trace each
+            await link.publish([Outgoing("mem.events.t.p", b"x", name)], 5, hot=True)
+    msgs = await _fetch(link, 2)
+    with tracing.consume_span("recorder", msgs):
+        pass
+    tracing.shutdown()
     spans = collector.spans()
     first, second = (s for s in spans if s.name == "gateway ingest")
     assert first.trace_id != second.trace_id and not first.parent_span_id
@@ -139,17 +139,11 @@ async def test_a_batch_span_links_the_other_requests(
     assert consumer.links == ((second.trace_id, second.span_id),)
 
 
-async def test_a_collector_that_is_down_fails_nothing(nats_server: NatsServer) -> None:
+async def test_a_collector_that_is_down_fails_nothing(link: NatsLink) -> None:
     assert tracing.configure("gateway", f"http://127.0.0.1:{free_port()}")  # nobody listens
-    link = NatsLink([nats_server.url], name="tracing-test")
-    await link.start(wait=5)
-    try:
-        await ensure_streams(link.require_js(), CommonSettings())
-        with tracing.ingest_span("http", None):
-            await link.publish([Outgoing("mem.events.t.p", b"x", "id")], 5, hot=True)
-        assert len(await _fetch(link, 1)) == 1
-    finally:
-        await link.close()
+    with tracing.ingest_span("http", None):
+        await link.publish([Outgoing("mem.events.t.p", b"x", "id")], 5, hot=True)
+    assert len(await _fetch(link, 1)) == 1
     started = time.monotonic()
     tracing.shutdown(timeout_s=1.0)
     assert time.monotonic() - started < 3
