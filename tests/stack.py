@@ -11,7 +11,7 @@ import contextlib
 import os
 import sys
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -169,11 +169,20 @@ def make_stack(nats: NatsServer, pg_dsn: str, workdir: Path, **extra_env: str) -
     )
 
 
+DEFAULT_SERVICES = ("gateway", "recorder", "query")
+
+
 @contextlib.contextmanager
-def running_stack(nats: NatsServer, dsn: str, workdir: Path, **extra_env: str) -> Iterator[Stack]:
+def running_stack(
+    nats: NatsServer,
+    dsn: str,
+    workdir: Path,
+    services: Sequence[str] = DEFAULT_SERVICES,
+    **extra_env: str,
+) -> Iterator[Stack]:
     s = make_stack(nats, dsn, workdir, **extra_env)
     try:
-        for name in ("gateway", "recorder", "query"):
+        for name in services:
             s.start(name)
         yield s
     finally:
@@ -189,13 +198,17 @@ def stack(nats_server: NatsServer, pg_dsn: str, tmp_path: Path) -> Iterator[Stac
 
 @contextlib.contextmanager
 def module_stack(
-    pg_server: PostgresServer, tmp_path_factory: pytest.TempPathFactory, **extra_env: str
+    pg_server: PostgresServer,
+    tmp_path_factory: pytest.TempPathFactory,
+    services: Sequence[str] = DEFAULT_SERVICES,
+    **extra_env: str,
 ) -> Iterator[Stack]:
-    """A stack on its own nats-server and database, for one module's tests."""
+    """A stack on its own nats-server and database, for one module's tests: ``services``
+    started, in that order."""
     workdir = tmp_path_factory.mktemp("stack")
     nats = start_nats(workdir)
     try:
-        with running_stack(nats, create_database(pg_server), workdir, **extra_env) as s:
+        with running_stack(nats, create_database(pg_server), workdir, services, **extra_env) as s:
             yield s
     finally:
         nats.stop()

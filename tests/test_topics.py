@@ -23,7 +23,7 @@ import pytest
 from agent_memory_common.messages import TocNodeMessage
 from agent_memory_embedded.servers import PostgresServer
 from tests.helpers import eventually
-from tests.stack import Stack, create_database, make_stack, start_nats
+from tests.stack import Stack, module_stack
 from tests.topics_support import THEMES, publish_toc, theme_segment, topic_snapshot, write_toc
 
 # the topics service loads the sentence model (tens of seconds, minutes on a busy machine)
@@ -51,24 +51,16 @@ def topic_stack(
     pg_server: PostgresServer, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Stack]:
     """nats-server, Postgres, the topics service and the query service (nothing else)."""
-    workdir = tmp_path_factory.mktemp("stack")
-    nats = start_nats(workdir)
-    s = make_stack(
-        nats,
-        create_database(pg_server),
-        workdir,
+    with module_stack(
+        pg_server,
+        tmp_path_factory,
+        ("topics", "query"),
         AGENT_MEMORY_TOKENS="tok-a:default,tok-b:other",
         AGENT_MEMORY_QUERY__SEARCH__LOAD_EMBEDDER="false",
         AGENT_MEMORY_TOPICS__CHECK_INTERVAL_S="0.5",
         AGENT_MEMORY_TOPICS__RECLUSTER_MIN_NEW="5",
-    )
-    try:
-        s.start("topics")
-        s.start("query")
+    ) as s:
         yield s
-    finally:
-        s.stop()
-        nats.stop()
 
 
 def settled(dsn: str, expected: int) -> bool:

@@ -18,7 +18,7 @@ from agent_memory_embedded.servers import PostgresServer
 from agent_memory_proto.v1 import event_pb2, event_pb2_grpc
 from tests.helpers import eventually, make_event
 from tests.otlp_collector import FakeCollector, ReceivedSpan
-from tests.stack import Stack, create_database, make_stack, start_nats
+from tests.stack import Stack, module_stack
 
 
 @pytest.fixture(scope="module")
@@ -34,22 +34,14 @@ def stack(
     tmp_path_factory: pytest.TempPathFactory,
     collector: FakeCollector,
 ) -> Iterator[Stack]:
-    workdir = tmp_path_factory.mktemp("tracing")
-    nats = start_nats(workdir)
-    s = make_stack(
-        nats,
-        create_database(pg_server),
-        workdir,
+    with module_stack(
+        pg_server,
+        tmp_path_factory,
+        ("gateway", "recorder", "segmenter"),
         OTEL_EXPORTER_OTLP_ENDPOINT=collector.url,
         OTEL_BSP_SCHEDULE_DELAY="100",  # export within a tenth of a second, not five
-    )
-    try:
-        for name in ("gateway", "recorder", "segmenter"):
-            s.start(name)
+    ) as s:
         yield s
-    finally:
-        s.stop()
-        nats.stop()
 
 
 def _client_context() -> tuple[str, str, str]:
