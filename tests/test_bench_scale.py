@@ -26,7 +26,9 @@ from tests.bench.bench_scale import (
     metrics_url,
     model_counters,
     model_use,
+    server_stages,
     slowest_stage,
+    stage_line,
     write_plot,
 )
 from tests.bench.stack import Product
@@ -171,6 +173,19 @@ def test_a_segment_fed_consumer_may_finish_a_little_after_the_embedder() -> None
     assert slowest_stage(late_summary) == ("summarizer", 20.0, True)
     slow_recorder = consumers(embedder=100.0, recorder=101.0, summarizer=100.0)
     assert slowest_stage(slow_recorder) == ("recorder", 1.0, False)
+
+
+def test_server_stages_keep_the_stages_timed_in_most_searches_main_ones_first() -> None:
+    timed = {
+        "rank": [1.0, 2.0, 3.0, 4.0],
+        "total": [10.0, 20.0, 30.0, 40.0],
+        "embed": [5.0, 6.0, 7.0, 8.0],
+        "beyond_period": [9.0],  # a fallback in one search of four: no median worth showing
+    }
+    server = server_stages(timed, searches=4)
+    assert server == {"rank": 2.0, "total": 20.0, "embed": 6.0}  # nearest-rank medians
+    assert stage_line(server) == "total 20.0, embed 6.0, rank 2.0"
+    assert stage_line({"zeta": 1.0, "alpha": 2.0, "total": 3.0}) == "total 3.0, alpha 2.0, zeta 1.0"
 
 
 def test_the_plot_is_a_png(tmp_path: Path) -> None:
