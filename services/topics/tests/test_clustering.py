@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from agent_memory_topics.clustering import (
     UNASSIGNED,
@@ -49,6 +50,22 @@ def test_ids_survive_a_recluster_and_splits_keep_lineage() -> None:
     assert split[1].topic_id not in old and split[1].parent_ids == ("topic:a",)
     merged = match_ids("t", "p", {0: {"n1", "n2", "n3", "n4", "n5", "n6", "n7"}}, old)
     assert merged[0].topic_id == "topic:a" and merged[0].parent_ids == ("topic:b",)
+
+
+@pytest.mark.timeout(10)
+def test_the_part_of_a_split_that_keeps_the_first_member_gets_an_id_of_its_own() -> None:
+    """The old topic was named after its first member (node:a); the larger part of the split
+    keeps that id, and the smaller part, which holds node:a, would be named the same. Naming
+    it again from its members gave the same id forever (``topic:`` sorts after ``node:``):
+    the clusterer spun at 100% CPU and never clustered again."""
+    first = new_topic_id("t", "p", ["node:a", "node:b", "node:c", "node:d"])
+    old = {first: {"node:a", "node:b", "node:c", "node:d"}}
+    split = match_ids("t", "p", {0: {"node:b", "node:c", "node:d"}, 1: {"node:a", "node:e"}}, old)
+    assert split[0].topic_id == first
+    assert split[1].topic_id not in (first, new_topic_id("t", "p", ["node:a"]))
+    assert split[1].parent_ids == (first,)
+    again = match_ids("t", "p", {0: {"node:b", "node:c", "node:d"}, 1: {"node:a", "node:e"}}, old)
+    assert again == split  # still deterministic: a rebuild names it the same way
 
 
 def test_new_ids_are_deterministic_and_scoped() -> None:

@@ -101,11 +101,14 @@ def nearest(x: Matrix, cents: Matrix) -> tuple[npt.NDArray[np.int64], npt.NDArra
     return best.astype(np.int64), sims[np.arange(x.shape[0]), best].astype(np.float32)
 
 
-def new_topic_id(tenant: str, project_id: str, members: Sequence[str]) -> str:
+def new_topic_id(tenant: str, project_id: str, members: Sequence[str], attempt: int = 0) -> str:
     """Deterministic from the cluster's first member, so a rebuild from scratch names a topic
-    the way the first clustering did."""
-    seed = f"{tenant}\x00{project_id}\x00{min(members)}".encode()
-    return "topic:" + hashlib.blake2b(seed, digest_size=8).hexdigest()
+    the way the first clustering did. ``attempt`` > 0 names it again when that id is taken
+    (the smaller part of a split that kept the first member of the topic it split from)."""
+    seed = f"{tenant}\x00{project_id}\x00{min(members)}"
+    if attempt:
+        seed += f"\x00{attempt}"
+    return "topic:" + hashlib.blake2b(seed.encode(), digest_size=8).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -149,9 +152,10 @@ def match_ids(
         if c in taken:
             tid = taken[c]
         else:
-            tid = new_topic_id(tenant, project_id, sorted(members))
+            tid, attempt = new_topic_id(tenant, project_id, sorted(members)), 0
             while tid in used:  # a new id must not collide with a surviving one
-                tid = new_topic_id(tenant, project_id, [tid, *members])
+                attempt += 1
+                tid = new_topic_id(tenant, project_id, sorted(members), attempt)
         used.add(tid)
         out[c] = Named(tid, tuple(o for o in overlapping if o != tid))
     return out
