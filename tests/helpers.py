@@ -1,8 +1,10 @@
-"""Small helpers shared by the end-to-end tests: polling with bounds, event factories."""
+"""Small helpers shared by the end-to-end tests: polling with bounds, event factories, and
+reading a service's Prometheus ``/metrics``."""
 
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -110,3 +112,36 @@ def republish_recorded(nats_url: str, pg_dsn: str) -> int:
 
     asyncio.run(publish())
     return len(events)
+
+
+# --- Prometheus expositions (a service's /metrics) ---------------------------------------------
+
+SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? (\S+)$")
+
+
+def metric_samples(text: str) -> dict[str, float]:
+    """``name{labels}`` -> value, for every sample line of an exposition."""
+    out: dict[str, float] = {}
+    for line in text.splitlines():
+        m = SAMPLE.match(line)
+        if m:
+            out[m.group(1) + (m.group(2) or "")] = float(m.group(3))
+    return out
+
+
+def value(found: dict[str, float], name: str, **labels: str) -> float:
+    """The sum of ``name``'s samples whose labels include ``labels`` (0 when none)."""
+    want = [f'{k}="{v}"' for k, v in labels.items()]
+    return sum(
+        v
+        for key, v in found.items()
+        if key.split("{", 1)[0] == name and all(w in key for w in want)
+    )
+
+
+def scrape(url: str) -> dict[str, float]:
+    """A service's ``/metrics`` as samples; fails the test unless it answers 200 text."""
+    r = httpx.get(f"{url}/metrics", timeout=10)
+    assert r.status_code == 200, r.text
+    assert r.headers["content-type"].startswith("text/plain")
+    return metric_samples(r.text)

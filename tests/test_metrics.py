@@ -18,7 +18,7 @@ import yaml
 
 from agent_memory_common.metrics import METRIC_NAMES
 from agent_memory_embedded.servers import NatsServer
-from tests.helpers import drained, eventually, make_event
+from tests.helpers import drained, eventually, make_event, scrape, value
 from tests.stack import make_stack
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,26 +29,6 @@ CONSUMERS = {
     "embedder": ["embedder", "embedder-toc"],
     "bm25-indexer": ["bm25-indexer", "bm25-indexer-toc"],
 }
-SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? (\S+)$")
-
-
-def samples(text: str) -> dict[str, float]:
-    """``name{labels}`` -> value, for every sample line of an exposition."""
-    out: dict[str, float] = {}
-    for line in text.splitlines():
-        m = SAMPLE.match(line)
-        if m:
-            out[m.group(1) + (m.group(2) or "")] = float(m.group(3))
-    return out
-
-
-def value(found: dict[str, float], name: str, **labels: str) -> float:
-    want = [f'{k}="{v}"' for k, v in labels.items()]
-    return sum(
-        v
-        for key, v in found.items()
-        if key.split("{", 1)[0] == name and all(w in key for w in want)
-    )
 
 
 def answers_200(url: str) -> bool:
@@ -56,13 +36,6 @@ def answers_200(url: str) -> bool:
         return httpx.get(url, timeout=5).status_code == 200
     except httpx.HTTPError:
         return False
-
-
-def scrape(url: str) -> dict[str, float]:
-    r = httpx.get(f"{url}/metrics", timeout=10)
-    assert r.status_code == 200, r.text
-    assert r.headers["content-type"].startswith("text/plain")
-    return samples(r.text)
 
 
 @pytest.mark.slow

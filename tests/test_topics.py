@@ -22,7 +22,7 @@ import pytest
 
 from agent_memory_common.messages import TocNodeMessage
 from agent_memory_embedded.servers import PostgresServer
-from tests.helpers import eventually
+from tests.helpers import eventually, scrape, value
 from tests.stack import Stack, module_stack
 from tests.topics_support import THEMES, publish_toc, theme_segment, topic_snapshot, write_toc
 
@@ -117,6 +117,13 @@ def test_themes_become_topics_with_labels(seeded: Stack) -> None:
         assert any(w in t["label"].lower() for w in theme.split()), (t["label"], theme)
         assert t["size"] == 5 and t["importance"] > 0
         assert all(m["event_ids"] for m in detail["members"])
+
+
+def test_reclusters_are_timed_and_none_is_left_running(seeded: Stack) -> None:
+    """What an operator's alert reads: a hung re-cluster keeps its start time on the gauge."""
+    found = scrape(seeded.metrics_urls["topics"])
+    assert value(found, "agent_memory_topics_recluster_seconds_count") >= 2  # two tenants
+    assert value(found, "agent_memory_topics_recluster_started_timestamp_seconds") == 0
 
 
 def test_tenants_and_projects_never_mix(seeded: Stack) -> None:

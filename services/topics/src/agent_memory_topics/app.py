@@ -13,6 +13,7 @@ from psycopg_pool import AsyncConnectionPool
 from agent_memory_common.consumer import ConsumerRunner
 from agent_memory_common.erasure import erasure_runner
 from agent_memory_common.logs import get_logger
+from agent_memory_common.metrics import TOPICS_RECLUSTER_SECONDS, TOPICS_RECLUSTER_STARTED
 from agent_memory_common.service import consumer_service
 from agent_memory_common.streams import TOPICS
 from agent_memory_retrieval.factory import load_embedder
@@ -38,8 +39,14 @@ async def recluster_due(pool: AsyncConnectionPool, settings: Settings) -> int:
             every_s=opts.recluster_every_s,
         )
     for p in due:
-        async with pool.connection() as conn:
-            await recluster(conn, p["tenant"], p["project_id"], opts)
+        TOPICS_RECLUSTER_STARTED.set(time.time())
+        began = time.perf_counter()
+        try:
+            async with pool.connection() as conn:
+                await recluster(conn, p["tenant"], p["project_id"], opts)
+        finally:
+            TOPICS_RECLUSTER_STARTED.set(0)
+            TOPICS_RECLUSTER_SECONDS.observe(time.perf_counter() - began)
     return len(due)
 
 

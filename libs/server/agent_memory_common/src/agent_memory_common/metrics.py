@@ -160,6 +160,19 @@ EMBEDDING_SECONDS = Histogram(
     buckets=LATENCY_BUCKETS,
 )
 
+# --- topic clusterer -------------------------------------------------------------------------
+# A re-cluster runs in a worker thread off the consumer: a hung one stops the topic graph from
+# changing while the consumer still acks, so lag alone never shows it. The start time does.
+TOPICS_RECLUSTER_SECONDS = Histogram(
+    "agent_memory_topics_recluster_seconds",
+    "Time to re-cluster one project's topics (cluster, name, label, link, write).",
+    buckets=LATENCY_BUCKETS,
+)
+TOPICS_RECLUSTER_STARTED = Gauge(
+    "agent_memory_topics_recluster_started_timestamp_seconds",
+    "Unix time the running re-cluster began; 0 while none runs.",
+)
+
 # --- lifecycle -------------------------------------------------------------------------------
 LIFECYCLE_RUNS = Counter(
     "agent_memory_lifecycle_runs_total",
@@ -187,6 +200,8 @@ METRIC_NAMES = (
     "agent_memory_embedding_texts_total",
     "agent_memory_embedding_pieces_total",
     "agent_memory_embedding_seconds",
+    "agent_memory_topics_recluster_seconds",
+    "agent_memory_topics_recluster_started_timestamp_seconds",
     "agent_memory_lifecycle_runs_total",
 )
 
