@@ -39,14 +39,13 @@ async def recluster_due(pool: AsyncConnectionPool, settings: Settings) -> int:
             every_s=opts.recluster_every_s,
         )
     for p in due:
-        TOPICS_RECLUSTER_STARTED.set(time.time())
-        began = time.perf_counter()
+        TOPICS_RECLUSTER_STARTED.set_to_current_time()
         try:
-            async with pool.connection() as conn:
-                await recluster(conn, p["tenant"], p["project_id"], opts)
+            with TOPICS_RECLUSTER_SECONDS.time():
+                async with pool.connection() as conn:
+                    await recluster(conn, p["tenant"], p["project_id"], opts)
         finally:
             TOPICS_RECLUSTER_STARTED.set(0)
-            TOPICS_RECLUSTER_SECONDS.observe(time.perf_counter() - began)
     return len(due)
 
 
