@@ -133,7 +133,7 @@ bench-embed: install ## the embedding model's texts/s: torch vs ONNX, texts per 
 
 # Not in `bench`: a million events through the whole pipeline take many hours on two cores.
 bench-scale: install ## 10k/100k/1M events through the stack: drain per consumer, latency vs size (PNG)
-	$(BIN)/python -m tests.bench.bench_scale
+	$(BIN)/python -m tests.bench.bench_scale $(ARGS)
 
 clean: ## remove the environments (data in .agent-memory is kept)
 	rm -rf $(VENV) $(BOOT) .mypy_cache .ruff_cache .pytest_cache

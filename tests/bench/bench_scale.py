@@ -63,6 +63,7 @@ from agent_memory_retrieval.settings import RetrievalSettings
 from agent_memory_retrieval.sources import context_of, speaker_of
 from tests.bench.bench_ingest import CODE, PROSE
 from tests.bench.report import percentile, stop_on_sigterm, table
+from tests.bench.scale_state import ModelCounters, RunClock, Sample, SampleLog, State, resume_clock
 from tests.bench.stack import (
     Product,
     get_json,
@@ -387,24 +388,6 @@ def post_all(url: str, bodies: Sequence[bytes], clients: int) -> tuple[float, fl
     return started, time.monotonic()
 
 
-@dataclass(frozen=True)
-class Sample:
-    t: float  # monotonic
-    stored: int
-    backlog: dict[str, int]  # pending + ack_pending per consumer
-    floor: dict[str, int]  # ack floor (stream sequence) per consumer
-    model: ModelCounters | None = None  # the embedder's /metrics, when it could be read
-
-
-@dataclass(frozen=True)
-class ModelCounters:
-    """The embedder's cumulative ``agent_memory_embedding_*`` counters, every mode together."""
-
-    texts: float
-    pieces: float
-    seconds: float
-
-
 def model_counters(text: str) -> ModelCounters:
     """From a Prometheus exposition (``metrics.py`` names; absent samples count as 0)."""
     sums = {"texts_total": 0.0, "pieces_total": 0.0, "seconds_sum": 0.0}
@@ -420,28 +403,45 @@ METRIC_LINE = re.compile(r"^agent_memory_embedding_(\w+?)(?:\{[^}]*\})? (\S+)$")
 
 def metrics_url(home: Path, service: str) -> str | None:
     """A consumer service's ``/metrics`` URL: the bench gives it a free port (0), which the
-    service logs as ``metrics.listening``; None until it has."""
+    service logs as ``metrics.listening``; the last one logged (a resumed run's stack started
+    again on other ports), None until there is one."""
     log = home / "logs" / f"{service}.log"
     if not log.is_file():
         return None
+    url = None
     for line in log.read_text(errors="replace").splitlines():
         if '"metrics.listening"' in line:
             with contextlib.suppress(ValueError, KeyError, TypeError):
-                return f"http://127.0.0.1:{int(orjson.loads(line)['port'])}/metrics"
-    return None
+                url = f"http://127.0.0.1:{int(orjson.loads(line)['port'])}/metrics"
+    return url
 
 
 class Watcher(threading.Thread):
     """``/v1/status`` about once a second, in the background while events are posted and
-    drained; its count(*) of ``events`` costs Postgres a few ms per poll at a million rows."""
+    drained; its count(*) of ``events`` costs Postgres a few ms per poll at a million rows.
+    Every sample is written to ``log`` as it is taken, on the run's ``clock``, tagged with
+    ``epoch``; ``samples`` starts with those of earlier epochs (a resumed run)."""
 
-    def __init__(self, query_url: str, model_url: str | None, interval: float = 1.0) -> None:
+    def __init__(
+        self,
+        query_url: str,
+        home: Path,
+        clock: RunClock,
+        epoch: int = 0,
+        log: SampleLog | None = None,
+        samples: Sequence[Sample] = (),
+        interval: float = 1.0,
+    ) -> None:
         super().__init__(daemon=True)
         self.url = query_url
-        self.model_url = model_url
+        self.home = home
+        self.clock = clock
+        self.epoch = epoch
+        self.log = log
         self.interval = interval
-        self.samples: list[Sample] = []
+        self.samples: list[Sample] = list(samples)
         self.halt = threading.Event()
+        self._model_url: str | None = None
 
     def run(self) -> None:
         with httpx.Client(timeout=10) as client:
@@ -449,6 +449,8 @@ class Watcher(threading.Thread):
                 sample = self._poll(client)
                 if sample is not None:
                     self.samples.append(sample)
+                    if self.log is not None:
+                        self.log.append([sample])
                 self.halt.wait(self.interval)
 
     def _poll(self, client: httpx.Client) -> Sample | None:
@@ -460,18 +462,30 @@ class Watcher(threading.Thread):
         if not st:
             return None
         consumers = {c["name"]: c for c in st.get("consumers", []) if c.get("exists")}
-        model = None
-        if self.model_url:
-            with contextlib.suppress(httpx.HTTPError):
-                r = client.get(self.model_url)
-                model = model_counters(r.text) if r.status_code == 200 else None
         return Sample(
-            t=time.monotonic(),
+            t=self.clock.now(),
             stored=int(st.get("events_stored", 0)),
             backlog={n: int(c["pending"]) + int(c["ack_pending"]) for n, c in consumers.items()},
             floor={n: int(c["ack_floor"]) for n, c in consumers.items()},
-            model=model,
+            model=self._model(client),
+            epoch=self.epoch,
         )
+
+    def _model(self, client: httpx.Client) -> ModelCounters | None:
+        """The embedder's counters; its port is looked up again while it cannot be read (not
+        logged yet, or an earlier start's)."""
+        for _ in range(2):
+            if self._model_url is None:
+                self._model_url = metrics_url(self.home, "embedder")
+                if self._model_url is None:
+                    return None
+            try:
+                r = client.get(self._model_url)
+            except httpx.HTTPError:
+                self._model_url = None
+                continue
+            return model_counters(r.text) if r.status_code == 200 else None
+        return None
 
     def latest(self) -> Sample | None:
         return self.samples[-1] if self.samples else None
@@ -517,10 +531,11 @@ def caught_up_at(samples: Sequence[Sample], name: str) -> float | None:
 
 def busy_rate(samples: Sequence[Sample], *names: str) -> float | None:
     """Messages/s of the consumers ``names`` together over the intervals that began with a
-    backlog for any of them: their own speed, not the speed of whatever feeds them."""
+    backlog for any of them: their own speed, not the speed of whatever feeds them. An
+    interval across a restart of the stack (two epochs) is not counted."""
     done, seconds = 0, 0.0
     for a, b in itertools.pairwise(samples):
-        if any(a.backlog.get(n, 0) > 0 for n in names):
+        if a.epoch == b.epoch and any(a.backlog.get(n, 0) > 0 for n in names):
             done += sum(b.floor[n] - a.floor[n] for n in names if n in a.floor and n in b.floor)
             seconds += b.t - a.t
     return done / seconds if seconds > 0 and done > 0 else None
@@ -533,7 +548,7 @@ def model_use(samples: Sequence[Sample], *names: str) -> dict[str, float] | None
     not model time is fetching, reading Postgres, locks, writing vectors, or waiting."""
     texts = pieces = model_s = seconds = 0.0
     for a, b in itertools.pairwise(samples):
-        if a.model is None or b.model is None:
+        if a.model is None or b.model is None or a.epoch != b.epoch:
             continue
         if any(a.backlog.get(n, 0) > 0 for n in names):
             texts += b.model.texts - a.model.texts
@@ -809,26 +824,46 @@ class Run:
         return events
 
 
-def ingest_and_drain(run: Run, size: int) -> dict[str, Any]:
-    """Post the increment up to ``size`` and watch every consumer catch up."""
+def ingest_and_drain(run: Run, size: int, state: State) -> dict[str, Any]:
+    """Post the increment up to ``size`` and watch every consumer catch up; when ``state``
+    says a stopped run was filling this size, go on from where it stopped (a post cut short
+    is sent again: the gateway takes each event id once)."""
     a = run.args
     events = run.take(size - run.posted)
-    bodies = encode_batches(events, a.batch)
     texts = embedding_texts(events)
     sample = random.Random(a.seed + size).sample(texts, min(a.model_sample, len(texts)))
-    del events
-    print(f"  posting {len(texts):,} events ({len(bodies):,} requests, {a.clients} clients)")
-    watcher = Watcher(run.product.query_url, metrics_url(run.product.workdir / "home", "embedder"))
+    log = state.samples(size)
+    if state.size != size:
+        state.size, state.post = size, None
+        state.save()
+    if state.post is None:
+        log.clear()  # the drain is timed from the end of the post: a new post, a new record
+    clock, epoch, earlier = resume_clock(log, state.post)
+    watcher = Watcher(
+        run.product.query_url, run.product.workdir / "home", clock, epoch, log, earlier
+    )
     watcher.start()
     try:
-        first, last = post_all(run.product.gateway_url, bodies, a.clients)
-        del bodies
-        print(f"    accepted in {last - first:.1f} s; waiting for every consumer", flush=True)
+        if state.post is None:
+            bodies = encode_batches(events, a.batch)
+            del events
+            requests = f"{len(bodies):,} requests, {a.clients} clients"
+            print(f"  posting {len(texts):,} events ({requests})")
+            sent, done = post_all(run.product.gateway_url, bodies, a.clients)
+            del bodies
+            state.post = {"first": clock.at(sent), "last": clock.at(done)}
+            state.save()
+            print(f"    accepted in {done - sent:.1f} s; waiting for every consumer", flush=True)
+        else:
+            del events
+            print(f"  the {len(texts):,} events were posted; waiting for every consumer "
+                  f"(stack start {epoch + 1} of this size)", flush=True)  # fmt: skip
         wait_drained(run.product, watcher, size, a.stall)
     finally:
         watcher.halt.set()
         watcher.join()
     run.posted = size
+    first, last = state.post["first"], state.post["last"]
     samples = [s for s in watcher.samples if s.t >= first]
     consumers: dict[str, dict[str, float | None]] = {}
     for name in CONSUMERS:
@@ -848,6 +883,8 @@ def ingest_and_drain(run: Run, size: int) -> dict[str, Any]:
     return {
         "size": size,
         "increment": len(texts),
+        # 1 unless the run was stopped and resumed while this size drained
+        "stack_starts": len({s.epoch for s in samples}),
         "accepted_per_s": round(len(texts) / (last - first), 1),
         "recorded_per_s": round(len(texts) / max(recorded_at - first, 1e-9), 1),
         "post_s": round(last - first, 2),
@@ -887,12 +924,27 @@ def _duplicates(product: Product) -> int:
     return int(st.get("duplicates_stored", 0))
 
 
+def query_count(args: argparse.Namespace) -> int:
+    return (int(args.queries) + int(args.warmup)) * len(SEARCH_CONFIGS)
+
+
+def replay(run: Run) -> None:
+    """A resumed run brought back to where its measured sizes left it: their events taken
+    from the stream again in the same increments (the query reservoir and the projects), and
+    their queries made again, so that no query of the sizes to come repeats one of theirs."""
+    for cp in run.checkpoints:
+        size = int(cp["size"])
+        run.take(size - run.posted)
+        run.posted = size
+        rng = random.Random(f"measure/{run.args.seed}/{size}")
+        make_queries(rng, run.sources, query_count(run.args), run.seen_queries)
+
+
 def measure_store(run: Run, size: int) -> dict[str, Any]:
     """Latencies and disk at the current size, the stack idle."""
     a = run.args
     rng = random.Random(f"measure/{a.seed}/{size}")
-    count = (a.queries + a.warmup) * len(SEARCH_CONFIGS)
-    queries = make_queries(rng, run.sources, count, run.seen_queries)
+    queries = make_queries(rng, run.sources, query_count(a), run.seen_queries)
     print(f"    searching ({a.queries} timed queries per tier)", flush=True)
     load_before = os.getloadavg()[0]
     search = time_searches(run.product.query_url, queries, a.warmup)
@@ -1180,6 +1232,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--stall", type=float, default=900, help="fail after this long with no progress")
     p.add_argument("--no-locomo", action="store_true", help="conversations without LoCoMo")
     p.add_argument("--keep", action="store_true", help="keep the stack's work folder")
+    p.add_argument(
+        "--resume",
+        type=Path,
+        metavar="RESULTS",
+        help="continue the stopped run whose results folder this is, with its own arguments",
+    )
     args = p.parse_args(argv)
     sizes = list(QUICK_SIZES) if args.quick else [int(s) for s in args.sizes.split(",") if s]
     if not sizes or sizes != sorted(set(sizes)) or sizes[0] < 100:
@@ -1190,46 +1248,80 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
+def open_state(args: argparse.Namespace) -> tuple[State, argparse.Namespace]:
+    """A new run's results folder, stack folder and ``state.json``; or, with ``--resume``, the
+    stopped run's, with its own arguments (ValueError when it cannot be continued)."""
+    if args.resume is None:
+        stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+        out = args.out or Path(tempfile.gettempdir()) / f"bench-scale-{stamp}"
+        out.mkdir(parents=True, exist_ok=True)
+        workdir = Path(tempfile.mkdtemp(prefix="agent-memory-bench-scale-"))
+        saved = {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}
+        state = State(out=out, args=saved, workdir=str(workdir))
+        state.save()
+        return state, args
+    state = State.load(args.resume)
+    resumed = argparse.Namespace(**{**state.args, "out": args.resume, "resume": args.resume})
+    resumed.keep = bool(resumed.keep or args.keep)
+    return state, resumed
+
+
+def measured_before(out: Path) -> list[dict[str, Any]]:
+    path = out / "scale.json"
+    return list(json.loads(path.read_text())["checkpoints"]) if path.exists() else []
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     stop_on_sigterm()
-    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    out = args.out or Path(tempfile.gettempdir()) / f"bench-scale-{stamp}"
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        state, args = open_state(args)
+    except ValueError as exc:
+        print(f"bench-scale: --resume: {exc}", file=sys.stderr)
+        return 2
+    out, workdir = state.out, Path(state.workdir)
     pools = load_pools(locomo=None if args.no_locomo else LOCOMO)
-    print("agent-memory scale benchmark")
+    print("agent-memory scale benchmark" + (" (resumed)" if args.resume else ""))
     print(
         f"machine: {os.cpu_count()} CPU(s), load {', '.join(f'{v:.2f}' for v in os.getloadavg())}"
     )
     print(f"sizes {', '.join(f'{s:,}' for s in args.sizes)}; seed {args.seed}; results in {out}")
     print("texts from: " + "; ".join(pools.sources), flush=True)
-    workdir = Path(tempfile.mkdtemp(prefix="agent-memory-bench-scale-"))
     product = Product(workdir, {})
     run = Run(args, product, pools, event_stream(args.seed, pools))
-    failed = True
+    run.checkpoints = measured_before(out)
+    replay(run)
+    finished = False
     try:
         t0 = time.monotonic()
         product.start()
+        state.starts += 1
+        state.save()
         print(f"stack up in {time.monotonic() - t0:.0f} s (work folder {workdir})", flush=True)
         wait_for_vectors(product)
         for size in args.sizes:
+            if size <= run.posted:
+                continue  # measured before the run was resumed
             print(f"\nstore size {size:,}", flush=True)
-            cp = ingest_and_drain(run, size)
+            cp = ingest_and_drain(run, size, state)
             cp.update(measure_store(run, size))
             run.checkpoints.append(cp)
             save(run, out)
             print(table([("figure", "value", "target", ""), *result_rows(cp)],
                         [False, True, True, False]), flush=True)  # fmt: skip
-        failed = False
+        state.done = finished = True
+        state.save()
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
-        failed = False
         return 130
     except Exception as exc:
         print(f"\nbenchmark failed: {exc!r}", file=sys.stderr)
         return 1
     finally:
-        stop_and_clean(product, workdir, args.keep or failed)
+        # a run that did not finish keeps its stack, to be continued
+        stop_and_clean(product, workdir, args.keep or not finished)
+        if not finished:
+            print(f"continue it with: make bench-scale ARGS='--resume {out}'", file=sys.stderr)
     print("\nsummary (a measurement: the exit code is 0 whatever the figures)")
     print_report(run)
     print(f"\nresults: {out / 'scale.json'}, plot: {out / 'scale.png'}")
