@@ -14,8 +14,6 @@ from agent_memory_retrieval.pgvector_index import vector_literal
 from tests.bench.bench_scale import (
     MAX_CHARS,
     MIN_CHARS,
-    ModelCounters,
-    Sample,
     busy_rate,
     caught_up_at,
     disk_usage,
@@ -31,6 +29,7 @@ from tests.bench.bench_scale import (
     stage_line,
     write_plot,
 )
+from tests.bench.scale_state import ModelCounters, Sample
 from tests.bench.stack import Product
 
 POOLS = load_pools(locomo=None)  # the repository's own texts only: the same on every machine

@@ -3,11 +3,13 @@ process of its stack) while an increment drains is continued by ``--resume`` on 
 stack, and finishes with every size measured once and every event stored once.
 
 A million events take the embedder longer than a working session on two cores; this is what
-lets the 1M figures be measured at all."""
+lets the 1M figures be measured at all. A finished run's kept store is searched again by
+``--remeasure``, for query-side changes."""
 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -74,7 +76,7 @@ def test_a_run_killed_while_it_drains_is_resumed_and_finishes(tmp_path: Path) ->
     assert [cp["size"] for cp in measured] == [150]
 
     resumed = subprocess.run(
-        [sys.executable, "-m", "tests.bench.bench_scale", "--resume", str(out)],
+        [sys.executable, "-m", "tests.bench.bench_scale", "--resume", str(out), "--keep"],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -94,6 +96,14 @@ def test_a_run_killed_while_it_drains_is_resumed_and_finishes(tmp_path: Path) ->
     assert large["search"]["full"]["n"] == 4
     final = state(out)
     assert final["done"] is True and final["starts"] == 2
-    assert not workdir.exists()  # a finished run cleans up its stack
-
     assert main(["--resume", str(out)]) == 2  # nothing left to continue
+
+    # the kept store searched again, as an A/B of a query-side change would
+    setting = "AGENT_MEMORY_QUERY__SEARCH__CANDIDATES=20"
+    assert main(["--remeasure", str(out), "--env", setting]) == 0
+    (again,) = out.glob("remeasure-*.json")
+    figures = json.loads(again.read_text())
+    assert figures["size"] == 400 and figures["search"]["vector"]["n"] == 4
+    assert figures["env"] == {"AGENT_MEMORY_QUERY__SEARCH__CANDIDATES": "20"}
+    shutil.rmtree(workdir)
+    assert main(["--remeasure", str(out)]) == 2  # nothing kept to search

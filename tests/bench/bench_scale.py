@@ -988,7 +988,7 @@ def slowest_stage(consumers: dict[str, dict[str, float | None]]) -> tuple[str, f
 
 
 def result_rows(cp: dict[str, Any]) -> list[tuple[str, str, str, str]]:
-    """(figure, value, target, verdict) for one checkpoint."""
+    """(figure, value, target, verdict) for one checkpoint: its drain, then its store."""
     rows = [
         ("events/s accepted (gateway)", f"{cp['accepted_per_s']:,.0f}", "-", "-"),
         ("events/s recorded (recorder)", f"{cp['recorded_per_s']:,.0f}", "-", "-"),
@@ -1040,6 +1040,12 @@ def result_rows(cp: dict[str, Any]) -> list[tuple[str, str, str, str]]:
             "PASS" if ok else "MISS",
         )
     )
+    return rows + store_rows(cp)
+
+
+def store_rows(cp: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    """The rows of ``measure_store``: searches, TOC descents, topic listings, disk."""
+    rows: list[tuple[str, str, str, str]] = []
     for name, s in cp["search"].items():
         rows.append(
             (f"search {name} p50", f"{s['p50']:.1f} ms", f"<= {TARGET_P50_MS:.0f} ms",
@@ -1233,12 +1239,27 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--no-locomo", action="store_true", help="conversations without LoCoMo")
     p.add_argument("--keep", action="store_true", help="keep the stack's work folder")
     p.add_argument(
+        "--remeasure",
+        type=Path,
+        metavar="RESULTS",
+        help="search again the store a finished run kept (--keep), written to remeasure-*.json",
+    )
+    p.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="with --remeasure: a setting of the stack (AGENT_MEMORY_...), for an A/B",
+    )
+    p.add_argument(
         "--resume",
         type=Path,
         metavar="RESULTS",
         help="continue the stopped run whose results folder this is, with its own arguments",
     )
     args = p.parse_args(argv)
+    if bad := [e for e in args.env if "=" not in e or not e.startswith("AGENT_MEMORY_")]:
+        p.error(f"--env: NAME=VALUE with a name AGENT_MEMORY_..., not {bad[0]!r}")
     sizes = list(QUICK_SIZES) if args.quick else [int(s) for s in args.sizes.split(",") if s]
     if not sizes or sizes != sorted(set(sizes)) or sizes[0] < 100:
         p.error("--sizes: ascending, distinct, each at least 100")
@@ -1271,9 +1292,50 @@ def measured_before(out: Path) -> list[dict[str, Any]]:
     return list(json.loads(path.read_text())["checkpoints"]) if path.exists() else []
 
 
+def remeasure(results: Path, env: Sequence[str] = ()) -> int:
+    """The searches, TOC descents and topic listings of a kept store timed again, on the same
+    new queries every time (none of them asked before in the run): an A/B of query-side
+    changes on a store that took hours to fill, without filling it again."""
+    try:
+        state = State.load(results, finished=True)
+    except ValueError as exc:
+        print(f"bench-scale: --remeasure: {exc}", file=sys.stderr)
+        return 2
+    args = argparse.Namespace(**{**state.args, "out": results})
+    settings = dict(item.split("=", 1) for item in env)
+    pools = load_pools(locomo=None if args.no_locomo else LOCOMO)
+    product = Product(Path(state.workdir), settings)
+    run = Run(args, product, pools, event_stream(args.seed, pools))
+    run.checkpoints = measured_before(results)
+    if not run.checkpoints:
+        print(f"bench-scale: --remeasure: {results} has no measured size yet", file=sys.stderr)
+        return 2
+    replay(run)
+    size = run.posted
+    try:
+        product.start()
+        wait_for_vectors(product)
+        print(f"remeasuring the store of {size:,} events in {state.workdir}", flush=True)
+        figures = measure_store(run, size)
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        product.stop()
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    path = results / f"remeasure-{stamp}.json"
+    doc = {"size": size, "env": settings, "machine": machine(), **figures}
+    path.write_text(json.dumps(doc, indent=1) + "\n")
+    rows = [("figure", "value", "target", ""), *store_rows(figures)]
+    print(table(rows, [False, True, True, False]))
+    print(f"\nresults: {path}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     stop_on_sigterm()
+    if args.remeasure is not None:
+        return remeasure(args.remeasure, args.env)
     try:
         state, args = open_state(args)
     except ValueError as exc:

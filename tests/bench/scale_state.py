@@ -146,9 +146,9 @@ class State:
         os.replace(tmp, self.path)
 
     @staticmethod
-    def load(out: Path) -> State:
+    def load(out: Path, finished: bool = False) -> State:
         """The state of the run whose results are in ``out``; ValueError saying why it cannot
-        be continued."""
+        be continued (or, with ``finished``, measured again: its stack kept)."""
         path = out / "state.json"
         if not path.is_file():
             raise ValueError(f"{path} does not exist: not the results folder of a bench-scale run")
@@ -164,10 +164,11 @@ class State:
             done=bool(doc.get("done")),
             starts=int(doc.get("starts", 0)),
         )
-        if state.done:
+        if state.done and not finished:
             raise ValueError(f"the run in {out} is complete: nothing to resume")
         if not Path(state.workdir, "home").is_dir():
-            raise ValueError(f"the run's stack folder {state.workdir} is gone: start a new run")
+            hint = "run it with --keep" if finished else "start a new run"
+            raise ValueError(f"the run's stack folder {state.workdir} is gone: {hint}")
         return state
 
 

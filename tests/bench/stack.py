@@ -17,7 +17,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import httpx
 import psycopg
@@ -45,6 +45,7 @@ class Product:
     workdir: Path
     extra_env: dict[str, str]
     proc: subprocess.Popen[bytes] | None = None
+    log: BinaryIO | None = None  # agent-memory up's output, open while it runs
     gateway_url: str = ""
     query_url: str = ""
     pg_dsn: str = ""
@@ -85,10 +86,10 @@ class Product:
                 **self.extra_env,
             }
         )
-        log = open(self.workdir / "agent-memory-up.log", "ab")  # noqa: SIM115 - lives with proc
+        self.log = open(self.workdir / "agent-memory-up.log", "ab")  # noqa: SIM115 - closed by stop
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "agent_memory_cli", "up"],
-            stdout=log,
+            stdout=self.log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             env=env,
@@ -104,15 +105,20 @@ class Product:
         raise RuntimeError(f"the stack did not become ready; see {self.workdir}")
 
     def stop(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        self.proc.send_signal(signal.SIGTERM)
         try:
-            self.proc.wait(timeout=90)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
+            if self.proc is None or self.proc.poll() is not None:
+                return
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=90)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        finally:
+            if self.log is not None:
+                self.log.close()
+                self.log = None
 
 
 def ingest(product: Product, events: Sequence[dict[str, Any]], batch: int = 200) -> float:
