@@ -27,6 +27,7 @@ from tests.bench.bench_scale import (
     server_stages,
     slowest_stage,
     stage_line,
+    stage_series,
     write_plot,
 )
 from tests.bench.scale_state import ModelCounters, Sample
@@ -197,6 +198,23 @@ def test_the_plot_is_a_png(tmp_path: Path) -> None:
     write_plot(path, [10_000, 100_000, 1_000_000], lines)
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert path.stat().st_size > 5_000
+    one_panel = path.stat().st_size
+    stages: dict[str, list[float | None]] = {"full: embed": [5.0, 6.0, 6.2]}
+    write_plot(path, [10_000, 100_000, 1_000_000], lines, stages)
+    assert path.stat().st_size > one_panel  # the stages drawn beside the latencies
+
+
+def test_stage_series_follow_the_default_searchs_stages_across_sizes() -> None:
+    def checkpoint(**server: float) -> dict[str, Any]:
+        return {"search": {"full": {"server_p50_ms": server}}}
+
+    cps = [checkpoint(total=11.5, embed=5.3, vector=8.4), checkpoint(total=19.9, vector=15.2)]
+    assert stage_series(cps) == {
+        "full: total": [11.5, 19.9],
+        "full: embed": [5.3, None],
+        "full: vector (embed included)": [8.4, 15.2],
+    }
+    assert stage_series([{"search": {"full": {}}}]) == {}  # a run from before the stages
 
 
 def test_the_pgvector_disk_figure_counts_every_partition(pg_dsn: str, tmp_path: Path) -> None:

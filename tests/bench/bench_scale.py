@@ -1105,6 +1105,22 @@ def series(checkpoints: Sequence[dict[str, Any]]) -> dict[str, list[float | None
     return out
 
 
+# the server's stages of the default search plotted beside the latencies: what grows
+PLOTTED_STAGES = ("total", "embed", "vector", "bm25", "segments", "access", "rank")
+
+
+def stage_series(checkpoints: Sequence[dict[str, Any]]) -> dict[str, list[float | None]]:
+    """The server's stage medians of the default search (``full``), one list per stage."""
+    out: dict[str, list[float | None]] = {}
+    for stage in PLOTTED_STAGES:
+        values = [cp["search"]["full"].get("server_p50_ms", {}).get(stage) for cp in checkpoints]
+        if any(v is not None for v in values):
+            # the vector tier's time starts with the query's embedding
+            label = "vector (embed included)" if stage == "vector" else stage
+            out[f"full: {label}"] = values
+    return out
+
+
 def growth(checkpoints: Sequence[dict[str, Any]]) -> list[tuple[str, float, float, float, str]]:
     """What grows with the store and what does not: each latency, disk per event and rate
     from the first size to the last, and their ratio (flat within 25%)."""
@@ -1112,7 +1128,7 @@ def growth(checkpoints: Sequence[dict[str, Any]]) -> list[tuple[str, float, floa
         return []
     first, last = checkpoints[0], checkpoints[-1]
     lines: dict[str, tuple[float | None, float | None]] = {
-        k: (v[0], v[-1]) for k, v in series(checkpoints).items()
+        k: (v[0], v[-1]) for k, v in {**series(checkpoints), **stage_series(checkpoints)}.items()
     }
     for key in ("postgres", "jetstream", "tantivy"):
         lines[f"disk/event {key}"] = (first["disk_per_event"][key], last["disk_per_event"][key])
@@ -1131,24 +1147,54 @@ def growth(checkpoints: Sequence[dict[str, Any]]) -> list[tuple[str, float, floa
     return out
 
 
-def write_plot(path: Path, sizes: Sequence[int], lines: dict[str, list[float | None]]) -> None:
-    """Latency against store size, log x axis, the search targets as dashed lines (Agg: no
-    display needed)."""
+def write_plot(
+    path: Path,
+    sizes: Sequence[int],
+    lines: dict[str, list[float | None]],
+    stages: dict[str, list[float | None]] | None = None,
+) -> None:
+    """Latency against store size, log x axis, the search targets as dashed lines; beside it,
+    when ``stages`` has any, the server's stage medians of the default search, so the plot
+    says which part of a search grows with the store (Agg: no display needed)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(9, 5.5), dpi=110)
+    panels = 2 if stages else 1
+    fig, axes = plt.subplots(1, panels, figsize=(9 + 6 * (panels - 1), 5.5), dpi=110)
+    ax = axes[0] if panels == 2 else axes
+    _draw(ax, sizes, lines)
+    ax.axhline(TARGET_P50_MS, color="grey", lw=0.8, ls=":", label="search targets (p50, p95)")
+    ax.axhline(TARGET_P95_MS, color="grey", lw=0.8, ls=":")
+    ax.set_ylabel("latency, ms (one client, query embedding included)")
+    ax.set_title("agent-memory: latency against store size")
+    ax.legend(fontsize=7, ncol=2)
+    if stages:
+        right = axes[1]
+        _draw(right, sizes, stages)
+        right.set_ylabel("server stage median, ms (explain.timings_ms)")
+        right.set_title("where the default search's time goes")
+        right.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, format="png")
+    plt.close(fig)
+
+
+def _draw(ax: Any, sizes: Sequence[int], lines: dict[str, list[float | None]]) -> None:
+    """One line per entry (a p95 dashed with hollow markers, in its p50's colour)."""
+    import matplotlib.pyplot as plt
+
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    bases = list(dict.fromkeys(k.rsplit(" ", 1)[0] if k.endswith(("p50", "p95")) else k
+                               for k in lines))  # fmt: skip
     for i, (label, values) in enumerate(lines.items()):
         points = [(s, v) for s, v in zip(sizes, values, strict=True) if v is not None]
         if not points:
             continue
-        base = label.rsplit(" ", 1)[0]
-        colour = colours[list(dict.fromkeys(k.rsplit(" ", 1)[0] for k in lines)).index(base)
-                         % len(colours)]  # fmt: skip
-        p95 = label.endswith("p95")  # dashed, hollow markers: the same tier's p50 is solid
+        p95 = label.endswith("p95")
+        base = label.rsplit(" ", 1)[0] if label.endswith(("p50", "p95")) else label
+        colour = colours[bases.index(base) % len(colours)]
         xs, ys = zip(*points, strict=True)
         ax.plot(
             xs,
@@ -1160,19 +1206,11 @@ def write_plot(path: Path, sizes: Sequence[int], lines: dict[str, list[float | N
             label=label,
             zorder=3 + i % 2,
         )
-    ax.axhline(TARGET_P50_MS, color="grey", lw=0.8, ls=":", label="search targets (p50, p95)")
-    ax.axhline(TARGET_P95_MS, color="grey", lw=0.8, ls=":")
     ax.set_xscale("log")
     ax.set_xticks(list(sizes), [f"{s:,}" for s in sizes])
     ax.minorticks_off()
     ax.set_xlabel("events in the store")
-    ax.set_ylabel("latency, ms (one client, query embedding included)")
-    ax.set_title("agent-memory: latency against store size")
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=7, ncol=2)
-    fig.tight_layout()
-    fig.savefig(path, format="png")
-    plt.close(fig)
 
 
 def save(run: Run, out: Path) -> None:
@@ -1193,7 +1231,7 @@ def save(run: Run, out: Path) -> None:
     }
     (out / "scale.json").write_text(json.dumps(doc, indent=1) + "\n")
     sizes = [cp["size"] for cp in run.checkpoints]
-    write_plot(out / "scale.png", sizes, series(run.checkpoints))
+    write_plot(out / "scale.png", sizes, series(run.checkpoints), stage_series(run.checkpoints))
 
 
 def machine() -> dict[str, Any]:
