@@ -19,7 +19,13 @@ from agent_memory_common.natslink import NatsLink
 from agent_memory_common.subjects import STREAM_SEGMENTS, segment_subject
 from agent_memory_summarizer.app import consumer
 from agent_memory_summarizer.settings import SummarizerOptions
-from agent_memory_summarizer.supersession import detect, explicit_links, statement_of
+from agent_memory_summarizer.supersession import (
+    MAX_PREDECESSORS,
+    detect,
+    explicit_links,
+    match,
+    statement_of,
+)
 from tests.toc_support import TENANT, insert_events, make_events, segment_payload, utc
 
 OLD = "We go with RabbitMQ for the payment events: we publish to a topic exchange called events."
@@ -138,4 +144,50 @@ async def test_the_summarizer_links_reversals_in_any_order_once(pg_dsn: str) -> 
     assert ("old-00000", "new-00000", "detected") in first
     assert ("old-00000", "note-1", "explicit") in first
     assert all(older.startswith("old") for older, _, _ in first)
+    assert _links(pg_dsn) == first
+
+
+RIVALS = [
+    OLD,
+    "We go with RabbitMQ for the payment events and for the refund events.",
+    "Decision: payment events go through RabbitMQ, with a dead letter queue for replay.",
+]
+
+
+async def test_a_newer_statement_keeps_its_two_best_predecessors_whatever_the_order(
+    pg_dsn: str,
+) -> None:
+    """The newer decision is summarized first, then three older ones, each in a segment of
+    its own: each later segment offers it a candidate, and it keeps the best two of all."""
+    new = make_events("new", utc(2026, 9, 8, 10), 1, project="payments", session="n", texts=[NEW])
+    olders = [
+        make_events(
+            f"old{i}", utc(2026, 5, 4 + i, 10), 1, project="payments", session=f"o{i}", texts=[text]
+        )
+        for i, text in enumerate(RIVALS)
+    ]
+    insert_events(pg_dsn, new + [e for group in olders for e in group])
+    as_rows = [event(e.event_id, e.text, e.ts, e.session_id) for g in olders for e in g]
+    newer = statements(event("new-00000", NEW, utc(2026, 9, 8, 10), "n"))
+    rivals = statements(*as_rows)
+    assert len(rivals) == 3 and all(match(newer[0], r) > 0 for r in rivals)
+    best = {(lk.older_event_id, lk.newer_event_id) for lk in detect(newer, rivals)}
+    assert len(best) == MAX_PREDECESSORS
+    link = NatsLink(["nats://127.0.0.1:1"], name="test")
+    pool = make_pool(pg_dsn)
+    await pool.open()
+    consumer(link, pool, SummarizerOptions(), None)
+    subject = segment_subject(TENANT, "payments")
+    payloads = [segment_payload(new, segment_id="sg_new")]
+    payloads += [segment_payload(g, segment_id=f"sg_old{i}") for i, g in enumerate(olders)]
+    try:
+        async with TestNatsBroker(link.broker) as broker:
+            for p in payloads:
+                await broker.publish(orjson.dumps(p), subject, stream=STREAM_SEGMENTS)
+            first = _links(pg_dsn)
+            for p in reversed(payloads):  # redelivered, in the other order
+                await broker.publish(orjson.dumps(p), subject, stream=STREAM_SEGMENTS)
+    finally:
+        await pool.close()
+    assert {(older, newer) for older, newer, _ in first if newer == "new-00000"} == best
     assert _links(pg_dsn) == first

@@ -3,6 +3,8 @@
 ``record_segment`` is the one call the handler makes per newly summarized segment: it stores
 the segment's rule statements and the links they make with the project's others. Everything
 is keyed by event ids and inserted with ``ON CONFLICT DO NOTHING``, so a redelivery is a no-op.
+A newer statement keeps its ``MAX_PREDECESSORS`` best detected links over all segments (the
+rest are pruned as better ones arrive), whatever order its segments were summarized in.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from psycopg.rows import dict_row
 
 from agent_memory_common.db import load_queries
 from agent_memory_summarizer.supersession import (
+    MAX_PREDECESSORS,
     Link,
     Statement,
     detect,
@@ -73,5 +76,11 @@ async def record_segment(
                 "score": link.score,
                 "note": link.note,
             },
+        )
+    newer = sorted({link.newer_event_id for link in links if link.source == "detected"})
+    if newer:  # under the project's lock: no other writer adds links to these at once
+        await conn.execute(
+            QUERIES["prune_predecessors"],
+            {"tenant": tenant, "newer": newer, "keep": MAX_PREDECESSORS},
         )
     return links

@@ -22,3 +22,21 @@ ON CONFLICT (tenant, event_id) DO NOTHING
 INSERT INTO memory_supersessions (tenant, older_event_id, newer_event_id, project_id, source, score, note)
 VALUES (%(tenant)s, %(older)s, %(newer)s, %(project_id)s, %(source)s, %(score)s, %(note)s)
 ON CONFLICT (tenant, older_event_id, newer_event_id) DO NOTHING
+
+-- name: prune_predecessors
+-- Each newer statement keeps its best %(keep)s detected predecessors over every segment, not
+-- per segment: a statement summarized early gains candidates each time a segment of older
+-- statements arrives later. Same order as ``detect``: score, then the most recent older one,
+-- then its id. Explicit links are never pruned.
+DELETE FROM memory_supersessions AS l
+USING (
+    SELECT s.older_event_id, s.newer_event_id,
+           row_number() OVER (PARTITION BY s.newer_event_id
+                              ORDER BY s.score DESC, o.ts DESC, s.older_event_id) AS place
+    FROM memory_supersessions s
+    JOIN memory_statements o ON o.tenant = s.tenant AND o.event_id = s.older_event_id
+    WHERE s.tenant = %(tenant)s AND s.source = 'detected'
+      AND s.newer_event_id = ANY(%(newer)s::text[])
+) AS ranked
+WHERE ranked.place > %(keep)s AND l.tenant = %(tenant)s
+  AND l.older_event_id = ranked.older_event_id AND l.newer_event_id = ranked.newer_event_id
