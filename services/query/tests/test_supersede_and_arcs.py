@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from agent_memory_query.search.brainstem.arcs import (
     arc_factor,
@@ -10,7 +10,13 @@ from agent_memory_query.search.brainstem.arcs import (
     prefer_resolution,
 )
 from agent_memory_query.search.brainstem.fusion import Candidate
-from agent_memory_query.search.brainstem.supersede import Link, Links, attach
+from agent_memory_query.search.brainstem.supersede import (
+    SHOWN_LINKS,
+    Link,
+    Links,
+    attach,
+    refs_for,
+)
 from agent_memory_retrieval.docs import IndexDoc
 
 TS = datetime(2026, 9, 1, tzinfo=UTC)
@@ -62,6 +68,28 @@ def test_an_overview_is_never_history() -> None:
     node = Candidate(id="node:t:n", doc=doc("old", type_="toc_node"), fused=1.0, score=1.0)
     (out,) = attach([node], Links([LINK], {}), demote=0.5, head=10)
     assert out.score == 1.0 and out.links["superseded_by"]
+
+
+def test_an_answer_shows_the_newest_successors_and_the_best_predecessors_only() -> None:
+    """A rule repeated in many sessions has many links; an item carries ``SHOWN_LINKS`` each
+    way: the newest successors, and the best predecessors, explicit ones first."""
+    later = [
+        Link("rule", f"new{i}", "detected", 0.6, None, TS, "old words", TS + timedelta(days=i), "")
+        for i in range(6)
+    ]
+    scores = [0.5, 0.9, 0.7, 0.8, 0.6]
+    earlier = [
+        Link(f"old{i}", "rule", "detected", s, None, TS - timedelta(days=i), "", TS, "words")
+        for i, s in enumerate(scores)
+    ]
+    told = Link("told", "rule", "explicit", 0.1, "retired", TS - timedelta(days=9), "", TS, "")
+    ranked = attach([cand("rule", 1.0)], Links([*later, *earlier, told], {}), demote=0.5, head=0)
+    links = ranked[0].links
+    assert SHOWN_LINKS == 3
+    assert [r["event_id"] for r in links["superseded_by"]] == ["new5", "new4", "new3"]
+    assert [r["event_id"] for r in links["supersedes"]] == ["told", "old1", "old3"]
+    # a TOC bullet citing the event shows the same
+    assert refs_for(["rule", "other"], [*later, *earlier, told]) == links
 
 
 def test_fix_questions_are_told_from_others() -> None:

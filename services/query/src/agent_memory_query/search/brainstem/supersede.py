@@ -29,6 +29,10 @@ from agent_memory_query.search.brainstem.fusion import Candidate
 
 MOMENTS = frozenset({"event", "grip"})
 SHOWN_CHARS = 400
+# Links shown each way per item: the newest successors, the best predecessors. A rule
+# repeated across hundreds of sessions has as many links; an answer carries the few that
+# say what is current, and each of them has its own links to follow.
+SHOWN_LINKS = 3
 
 
 @dataclass(frozen=True)
@@ -63,18 +67,40 @@ def _ref(event_id: str, ts: datetime, text: str, link: Link) -> dict[str, Any]:
     }
 
 
+def successors_shown(links: Sequence[Link]) -> list[Link]:
+    """The newest ``SHOWN_LINKS`` successors among ``links``, one per newer event (the order
+    of ``links_of``: newest first, then by id)."""
+    unique = {lk.newer_event_id: lk for lk in sorted(links, key=lambda lk: lk.older_event_id)}
+    by_id = sorted(unique.values(), key=lambda lk: lk.newer_event_id)
+    return sorted(by_id, key=lambda lk: lk.newer_ts, reverse=True)[:SHOWN_LINKS]
+
+
+def predecessors_shown(links: Sequence[Link]) -> list[Link]:
+    """The best ``SHOWN_LINKS`` predecessors among ``links``, one per older event (the order
+    of ``links_of``: explicit ones first, then by score, the most recent, the id)."""
+    unique = {lk.older_event_id: lk for lk in sorted(links, key=lambda lk: lk.newer_event_id)}
+    by_id = sorted(unique.values(), key=lambda lk: lk.older_event_id)
+    ranked = sorted(
+        by_id, key=lambda lk: (lk.source == "explicit", lk.score, lk.older_ts), reverse=True
+    )
+    return ranked[:SHOWN_LINKS]
+
+
 def refs_for(event_ids: Sequence[str], links: Sequence[Link]) -> dict[str, list[dict[str, Any]]]:
     """``supersedes`` / ``superseded_by`` of an item citing ``event_ids`` (a TOC bullet),
     only the keys that have links."""
     wanted = set(event_ids)
     out: dict[str, list[dict[str, Any]]] = {}
-    for link in links:
-        if link.newer_event_id in wanted:
-            ref = _ref(link.older_event_id, link.older_ts, link.older_text, link)
-            out.setdefault("supersedes", []).append(ref)
-        if link.older_event_id in wanted:
-            ref = _ref(link.newer_event_id, link.newer_ts, link.newer_text, link)
-            out.setdefault("superseded_by", []).append(ref)
+    earlier = predecessors_shown([lk for lk in links if lk.newer_event_id in wanted])
+    later = successors_shown([lk for lk in links if lk.older_event_id in wanted])
+    if earlier:
+        out["supersedes"] = [
+            _ref(lk.older_event_id, lk.older_ts, lk.older_text, lk) for lk in earlier
+        ]
+    if later:
+        out["superseded_by"] = [
+            _ref(lk.newer_event_id, lk.newer_ts, lk.newer_text, lk) for lk in later
+        ]
     return out
 
 
@@ -97,11 +123,13 @@ def attach(
         newer = [(e, link) for e in event_ids for link in by_newer.get(e, ())]
         if older:
             cand.links["superseded_by"] = [
-                _ref(link.newer_event_id, link.newer_ts, link.newer_text, link) for _, link in older
+                _ref(lk.newer_event_id, lk.newer_ts, lk.newer_text, lk)
+                for lk in successors_shown([link for _, link in older])
             ]
         if newer:
             cand.links["supersedes"] = [
-                _ref(link.older_event_id, link.older_ts, link.older_text, link) for _, link in newer
+                _ref(lk.older_event_id, lk.older_ts, lk.older_text, lk)
+                for lk in predecessors_shown([link for _, link in newer])
             ]
         if not older or newer or getattr(cand.doc, "type", "event") not in MOMENTS:
             continue
