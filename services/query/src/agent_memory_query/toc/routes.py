@@ -97,10 +97,12 @@ async def toc_node(
 
 
 async def _visible_node(
-    conn: Any, caller: Principal, node_id: str, version: int | None
+    conn: Any, caller: Principal, node_id: str, version: int | None, *, full: bool = True
 ) -> dict[str, Any]:
-    """The node, or the 404 of an unknown one when it lies outside the caller's bounds."""
-    found = await store.node(conn, caller.tenant, node_id, version)
+    """The node, or the 404 of an unknown one when it lies outside the caller's bounds; not
+    ``full``: its stored row only (``store.node_head``), for routes that show no bullets."""
+    read = store.node if full else store.node_head
+    found = await read(conn, caller.tenant, node_id, version)
     if found is not None and await _shown(conn, caller, found):
         return found
     if found is None and version is not None and await _node_visible(conn, caller, node_id):
@@ -109,7 +111,7 @@ async def _visible_node(
 
 
 async def _node_visible(conn: Any, caller: Principal, node_id: str) -> bool:
-    latest = await store.node(conn, caller.tenant, node_id, None)
+    latest = await store.node_head(conn, caller.tenant, node_id, None)
     return latest is not None and await _shown(conn, caller, latest)
 
 
@@ -135,7 +137,7 @@ async def toc_children(
     """With ``user_id``: only the children holding an event of that user, only their events."""
     tenant = caller.tenant
     async with ctx.pool.connection() as conn:
-        found = await _visible_node(conn, caller, node_id, version)
+        found = await _visible_node(conn, caller, node_id, version, full=False)
         out: dict[str, Any] = {
             "node_id": node_id,
             "level": found["level"],
@@ -237,7 +239,7 @@ async def toc_search(ctx: Ctx, caller: Caller, body: TocSearch) -> dict[str, Any
         raise ApiError(422, "validation_error", "until: must be after since", field="until")
     async with ctx.pool.connection() as conn:
         if body.node_id is not None:
-            await _visible_node(conn, caller, body.node_id, None)
+            await _visible_node(conn, caller, body.node_id, None, full=False)
         hits = await store.search(
             conn,
             tenant,

@@ -95,13 +95,24 @@ async def node_exists(conn: AsyncConnection, tenant: str, node_id: str) -> bool:
     return row is not None and row["latest_version"] > 0
 
 
+async def node_head(
+    conn: AsyncConnection, tenant: str, node_id: str, version: int | None
+) -> dict[str, Any] | None:
+    """The node's stored row at ``version`` (latest if None): project, agent, level, child and
+    event ids, enough to check who may see it and to list what is below it. Without what
+    ``node`` adds (grips, supersession links, a calendar node's agents and users, the last a
+    walk over every event below it: 19 ms for a year of a 50,000-event project), which a
+    listing of children never shows."""
+    return await _one(
+        conn, "node_version", {"tenant": tenant, "node_id": node_id, "version": version}
+    )
+
+
 async def node(
     conn: AsyncConnection, tenant: str, node_id: str, version: int | None
 ) -> dict[str, Any] | None:
     """The full node at ``version`` (latest if None), bullets with their grips."""
-    row = await _one(
-        conn, "node_version", {"tenant": tenant, "node_id": node_id, "version": version}
-    )
+    row = await node_head(conn, tenant, node_id, version)
     if row is None:
         return None
     bullets = list(row["bullets"])
