@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psycopg
 
 from tests.bench.report import interpolated as pct
 from tests.bench.report import stop_on_sigterm
@@ -252,6 +253,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--set", action="append", default=[], metavar="VAR=VALUE", help="extra stack setting"
     )
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
+    parser.add_argument(
+        "--reuse",
+        metavar="WORKDIR",
+        help="start the stack on a work folder kept by --keep and only ask the questions (no"
+        " ingest; the usage counts of earlier runs are cleared): to measure a change of search",
+    )
     args = parser.parse_args(argv)
     stop_on_sigterm()
     if not args.data.exists():
@@ -264,7 +271,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"LoCoMo: {len({e['project_id'] for e in events})} conversations, {len(events):,} turns,"
         f" {len(questions):,} questions (categories 1-4 with evidence)"
     )
-    workdir = Path(tempfile.mkdtemp(prefix="agent-memory-bench-locomo-"))
+    reuse = args.reuse is not None
+    workdir = (
+        Path(args.reuse) if reuse else Path(tempfile.mkdtemp(prefix="agent-memory-bench-locomo-"))
+    )
     product = Product(workdir, extra_env)
     failed = True
     lines: list[str] = []
@@ -273,10 +283,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         t0 = time.monotonic()
         product.start()
         print(f"  stack up in {time.monotonic() - t0:.0f} s ({workdir})")
-        post_s = ingest(product, events)
-        print(f"  posted {len(events):,} events in {post_s:.1f} s")
-        indexed_s = wait_until_indexed(product, len(events))
-        print(f"  drained, segments closed and indexed {indexed_s:.0f} s after the last post")
+        if reuse:
+            with psycopg.connect(product.pg_dsn) as conn:
+                conn.execute("DELETE FROM search_access")
+        else:
+            post_s = ingest(product, events)
+            print(f"  posted {len(events):,} events in {post_s:.1f} s")
+            indexed_s = wait_until_indexed(product, len(events))
+            print(f"  drained, segments closed and indexed {indexed_s:.0f} s after the last post")
         wait_for_vectors(product)
         for name in args.configs.split(","):
             t0 = time.monotonic()
@@ -289,7 +303,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted")
     finally:
-        stop_and_clean(product, workdir, args.keep or failed)
+        stop_and_clean(product, workdir, args.keep or failed or reuse)
     if failed:
         return 1
     print("\n=== LoCoMo retrieval (no LLM) ===")
