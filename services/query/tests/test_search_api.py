@@ -430,6 +430,28 @@ def test_explore_intent_brings_overviews(search_stack: Stack) -> None:
     assert node_doc_id("acme", "ops-day") in ids(answer)
 
 
+def test_vectors_lead_when_the_words_found_little(search_stack: Stack) -> None:
+    """A question in other words than the stored ones: its one shared word ("listen") is all
+    BM25 matched, and the vector tier takes BM25's weight; the same fact asked in its own
+    words keeps the words first."""
+    other = search(
+        search_stack.query_url,
+        query="Which listening number do the front door and the question answerer use?",
+        project_id="ops",
+    )
+    plan = other["explain"]["plan"]
+    assert plan["words_coverage"] < 0.2
+    assert plan["weights"]["vector"] == 1.0 and plan["weights"]["bm25"] == 0.3
+    assert any("vectors lead" in note for note in other["explain"]["fallbacks"])
+    own = search(
+        search_stack.query_url, query="Which port does the gateway listen on?", project_id="ops"
+    )
+    plan = own["explain"]["plan"]
+    assert plan["words_coverage"] >= 0.5
+    assert plan["weights"]["vector"] == 0.3 and plan["weights"]["bm25"] == 1.0
+    assert ids(own)[0] == "event:acme:ops-1"
+
+
 def test_get_search_for_curl(search_stack: Stack) -> None:
     r = httpx.get(
         f"{search_stack.query_url}/v1/search",

@@ -58,6 +58,13 @@ class SearchOptions(BaseModel):
     fix_vector_weight: float | None = Field(
         default=None, ge=0, description="A fix question: the vector tier's RRF weight (None: 0.3)."
     )
+    weak_words_below: float = Field(
+        default=0.2,
+        ge=0,
+        le=1,
+        description="Vectors lead when the best BM25 hits hold less than this share of the"
+        " query's content words (0: never).",
+    )
     no_match_below: float = Field(
         default=0.25,
         ge=-1,

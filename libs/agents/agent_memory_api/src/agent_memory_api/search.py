@@ -84,10 +84,12 @@ class SpreadExplain(TypedDict):
 @with_config(CLOSED)
 class PlanExplain(TypedDict):
     types: list[str]
-    weights: dict[str, float]
+    weights: dict[str, float]  # the RRF weights used (vectors lead when the words found little)
     fetch: int
     near_duplicates_dropped: int
     spread: NotRequired[SpreadExplain]
+    # the largest share of the query's content words one of the best BM25 hits holds
+    words_coverage: NotRequired[float]
 
 
 @with_config(CLOSED)

@@ -48,6 +48,7 @@ def engine_options(opts: SearchOptions) -> EngineOptions:
         resolution_factor=opts.resolution_factor,
         attempt_factor=opts.attempt_factor,
         fix_vector_weight=opts.fix_vector_weight,
+        weak_words_below=opts.weak_words_below,
         no_match_below=opts.no_match_below,
         tier_timeout_s=opts.tier_timeout_s,
         health_timeout_s=opts.health_timeout_s,

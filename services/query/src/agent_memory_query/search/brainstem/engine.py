@@ -24,6 +24,7 @@ from agent_memory_query.search.brainstem.intent import (
     classify,
     content_words,
 )
+from agent_memory_query.search.brainstem.lexical import coverage, vectors_lead
 from agent_memory_query.search.brainstem.planner import (
     MAX_CANDIDATES,
     TIERS,
@@ -120,6 +121,10 @@ class EngineOptions:
     # ...and the vector tier's RRF weight for it: a fix asked in other words than the
     # session's ("what leaked?") shares few words with it; None: the intent's weight.
     fix_vector_weight: float | None = None
+    # When the best BM25 hits hold fewer than this share of the query's content words
+    # (``lexical.coverage``), the words found nothing much: the vector tier takes BM25's weight
+    # and BM25 (with the segments it lifts) the vector tier's. 0: never.
+    weak_words_below: float = 0.2
     # No results, and ``no_match``, when the query's best cosine with anything in scope is
     # below this: nothing relevant is stored, and the nearest items would be junk. On
     # bench-coding the 62 answerable questions that embed score 0.295 to 0.916, the 72
@@ -174,6 +179,8 @@ class _Execution:
     runs: dict[str, _TierRun]
     notes: list[str]
     segments: list[Hit]  # the best-matching segments (for lift and spread), best first
+    weights: Mapping[str, float] = field(default_factory=dict)  # the RRF weights used
+    coverage: float | None = None  # of the query's words by the best BM25 hits
 
     def hits(self, tier: str) -> list[Hit]:
         run = self.runs.get(tier)
@@ -491,6 +498,10 @@ class Brainstem:
         timings["total"] = _ms(t_start)
 
         explain = self._explain(plan, states, outcome.runs, notes, timings, len(dropped))
+        if outcome.weights:
+            explain["plan"]["weights"] = dict(outcome.weights)
+        if outcome.coverage is not None:
+            explain["plan"]["words_coverage"] = round(outcome.coverage, 3)
         if moved:
             explain["plan"]["spread"] = {"after": self.options.spread.head, "moved": moved}
         return SearchOutcome(
@@ -639,13 +650,15 @@ class Brainstem:
                 notes.append(f"segment lift skipped ({seg_run.error})")
             segments = seg_run.hits
 
+        weights, lift_share, covered = self._weigh_words(plan, text, lists, notes)
+
         def fuse() -> list[Candidate]:
-            fused = rrf(lists, k=self.options.rrf_k, weights=plan.weights)
+            fused = rrf(lists, k=self.options.rrf_k, weights=weights)
             if not segments:
                 return fused
-            used = sum(plan.weights.get(t, 1.0) for t, hits in lists.items() if hits)
+            used = sum(weights.get(t, 1.0) for t, hits in lists.items() if hits)
             scale = (used or 1.0) / (self.options.rrf_k + 1)
-            weight, k = self.options.lift_weight, self.options.lift_k
+            weight, k = self.options.lift_weight * lift_share, self.options.lift_k
             parents = segments[: self.options.lift_depth]
             return lift(fused, parents, weight=weight, k=k, scale=scale)
 
@@ -683,7 +696,26 @@ class Brainstem:
             fused = fuse()
             fuse_ms += _ms(t0)
         timings["fuse"] = fuse_ms
-        return _Execution(fused, runs, notes, segments)
+        return _Execution(fused, runs, notes, segments, weights, covered)
+
+    def _weigh_words(
+        self, plan: Plan, text: str, lists: Mapping[str, list[Hit]], notes: list[str]
+    ) -> tuple[Mapping[str, float], float, float | None]:
+        """The RRF weights, the share of the segment lift kept, and the coverage of the query's
+        words by the best BM25 hits. When that coverage is below ``weak_words_below`` and the
+        vector tier found something, the vector tier takes BM25's weight and BM25 the vector
+        tier's (the lift, BM25's too, shrinks alike): the words matched little, and ranks
+        alone cannot say so (``lexical``)."""
+        hits = lists.get("bm25")
+        covered = coverage(text, hits) if hits else None
+        below = self.options.weak_words_below
+        led = vectors_lead(plan.weights, covered, below) if lists.get("vector") else None
+        if led is None or covered is None:
+            return plan.weights, 1.0, covered
+        notes.append(
+            f"the best word matches hold {covered:.0%} of the query's words -> vectors lead"
+        )
+        return led, led["bm25"] / plan.weights.get("bm25", 1.0), covered
 
     def _explain(
         self,
