@@ -64,6 +64,21 @@ def test_a_successor_nobody_found_is_brought_in_where_the_old_one_was() -> None:
     assert [c.doc.event_ids[0] for c in tail] == ["x", "old"]
 
 
+def test_no_successor_is_brought_in_for_a_moment_that_does_not_answer_the_query() -> None:
+    """A superseded moment that only shared a common word with the question is demoted, but
+    its successor is not put in its place: it would lead an answer about something else."""
+    found = Links([LINK], {"new": doc("new", "We use NATS.")})
+    ranked = attach(
+        [cand("old", 1.0), cand("x", 0.8)], found, demote=0.5, head=10, vouched=lambda c: False
+    )
+    assert [c.doc.event_ids[0] for c in ranked] == ["x", "old"]
+    assert ranked[1].factors["superseded"] == 0.5
+    kept = attach(
+        [cand("old", 1.0), cand("x", 0.8)], found, demote=0.5, head=10, vouched=lambda c: True
+    )
+    assert [c.doc.event_ids[0] for c in kept] == ["new", "x", "old"]
+
+
 def test_an_overview_is_never_history() -> None:
     node = Candidate(id="node:t:n", doc=doc("old", type_="toc_node"), fused=1.0, score=1.0)
     (out,) = attach([node], Links([LINK], {}), demote=0.5, head=10)

@@ -474,7 +474,9 @@ class Brainstem:
             )
         if found is not None:
             demote = self.options.superseded_factor
-            ranked_head = attach(ranked_head, found, demote=demote, head=q.limit)
+            ranked_head = attach(
+                ranked_head, found, demote=demote, head=q.limit, vouched=self._answers(text)
+            )
             ranked_extra = attach(ranked_extra, found, demote=demote, head=0)
         ranked = ranked_head + ranked_extra  # the window's moments first, then the rest of time
         if intent == "time-boxed" and not text.strip() and not relaxed:
@@ -697,6 +699,20 @@ class Brainstem:
             fuse_ms += _ms(t0)
         timings["fuse"] = fuse_ms
         return _Execution(fused, runs, notes, segments, weights, covered)
+
+    def _answers(self, text: str) -> Callable[[Candidate], bool]:
+        """Whether a candidate answers ``text`` on its own: a vector score of at least
+        ``min_similarity``, or at least ``weak_words_below`` of the query's words in it."""
+        opts = self.options
+
+        def vouched(cand: Candidate) -> bool:
+            vector = cand.scores.get("vector")
+            if vector is not None and vector >= opts.min_similarity:
+                return True
+            share = coverage(text, [cand])
+            return share is None or share >= opts.weak_words_below
+
+        return vouched
 
     def _weigh_words(
         self, plan: Plan, text: str, lists: Mapping[str, list[Hit]], notes: list[str]

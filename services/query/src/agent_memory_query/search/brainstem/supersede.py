@@ -105,10 +105,18 @@ def refs_for(event_ids: Sequence[str], links: Sequence[Link]) -> dict[str, list[
 
 
 def attach(
-    ranked: Sequence[Candidate], found: Links, *, demote: float, head: int
+    ranked: Sequence[Candidate],
+    found: Links,
+    *,
+    demote: float,
+    head: int,
+    vouched: Callable[[Candidate], bool] | None = None,
 ) -> list[Candidate]:
     """Links on every candidate, superseded moments demoted, missing successors brought in
-    for the superseded moments among the first ``head``; returns the list re-sorted."""
+    for the superseded moments among the first ``head`` that answer the query (``vouched``:
+    a close vector or the query's words; None: all); returns the list re-sorted. A successor
+    takes the place of the moment it replaced, so one brought in for a moment that only
+    shared a common word with the question would lead an answer about something else."""
     by_older: dict[str, list[Link]] = defaultdict(list)
     by_newer: dict[str, list[Link]] = defaultdict(list)
     for link in found.links:
@@ -136,7 +144,7 @@ def attach(
         before = cand.score
         cand.factors["superseded"] = demote
         cand.score *= demote
-        if position >= head:
+        if position >= head or (vouched is not None and not vouched(cand)):
             continue
         for _, link in older:
             doc = found.successors.get(link.newer_event_id)
