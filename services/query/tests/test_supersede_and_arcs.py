@@ -133,6 +133,12 @@ def test_the_cause_and_the_fix_outrank_the_failed_attempts() -> None:
         == 0.75
     )
     assert arc_factor("I'll look at the pool settings.", resolution=1.3, attempt=0.75) is None
+    # a tool's own words are not a fix: uv "resolved" packages, ruff "fixed" findings
+    for output in (
+        "$ uv lock --upgrade\nexit 0\nResolved 61 packages in 2.10s",
+        "$ uv run ruff check --fix .\nexit 0\nFixed 3 errors.",
+    ):
+        assert arc_factor(output, resolution=1.3, attempt=0.75) is None
     ranked = prefer_resolution(
         [cand("a", 1.0, "Still failing."), cand("b", 0.8, "Cause: the pool leaks.")],
         resolution=1.3,

@@ -39,13 +39,19 @@ ATTEMPT = re.compile(
 )
 
 
+# A command and its result as the capture hooks shape it ("$ uv lock\nexit 0\n<output>"): the
+# tool's own words ("Resolved 61 packages", "Fixed 3 errors") are not a person stating the cause
+# or the fix; only its exit status counts, as an attempt when it failed.
+COMMAND_RESULT = re.compile(r"^\s*\$ ")
+
+
 def is_fix_question(query: str) -> bool:
     return bool(FIX_QUESTION.search(query))
 
 
 def arc_factor(text: str, *, resolution: float, attempt: float) -> float | None:
     """The factor of one moment's text in a fix question; None when it is neither."""
-    if RESOLUTION.search(text):
+    if RESOLUTION.search(text) and not COMMAND_RESULT.match(text):
         return resolution
     if ATTEMPT.search(text):
         return attempt
