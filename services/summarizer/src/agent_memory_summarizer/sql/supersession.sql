@@ -40,3 +40,11 @@ USING (
 ) AS ranked
 WHERE ranked.place > %(keep)s AND l.tenant = %(tenant)s
   AND l.older_event_id = ranked.older_event_id AND l.newer_event_id = ranked.newer_event_id
+
+-- name: kept_predecessors
+-- The detected predecessors the newer statements have now, with what ranks them.
+SELECT s.newer_event_id, s.older_event_id, s.score, o.ts AS older_ts
+FROM memory_supersessions s
+JOIN memory_statements o ON o.tenant = s.tenant AND o.event_id = s.older_event_id
+WHERE s.tenant = %(tenant)s AND s.source = 'detected'
+  AND s.newer_event_id = ANY(%(newer)s::text[])
