@@ -54,11 +54,9 @@ from tests.bench.metrics import PRF, found_at, kind_scores, ranked_ids, title_no
 from tests.bench.report import stop_on_sigterm, table
 from tests.bench.stack import (
     Product,
-    ingest,
+    fill_or_reuse,
     shared_data,
     stop_and_clean,
-    wait_for_vectors,
-    wait_until_indexed,
 )
 
 KS = (1, 5, 10)
@@ -505,15 +503,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         t0 = time.monotonic()
         product.start()
         print(f"  stack up in {time.monotonic() - t0:.0f} s ({workdir})")
-        if reuse:
-            with psycopg.connect(product.pg_dsn) as conn:
-                conn.execute("DELETE FROM search_access")
-        else:
-            post_s = ingest(product, events)
-            print(f"  posted {len(events):,} events in {post_s:.1f} s")
-            indexed_s = wait_until_indexed(product, len(events))
-            print(f"  drained, segments closed and indexed {indexed_s:.0f} s after the last post")
-        wait_for_vectors(product)
+        fill_or_reuse(product, events, reuse)
         answers = ask(product.query_url, questions, args.limit)
         unanswerable = ask_negatives(product.query_url, negatives())
         links = supersession_links(product.pg_dsn)

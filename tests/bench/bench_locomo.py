@@ -51,17 +51,14 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import psycopg
 
 from tests.bench.report import interpolated as pct
 from tests.bench.report import stop_on_sigterm
 from tests.bench.stack import (
     Product,
-    ingest,
+    fill_or_reuse,
     shared_data,
     stop_and_clean,
-    wait_for_vectors,
-    wait_until_indexed,
 )
 
 DEFAULT_DATA = shared_data("locomo/locomo10.json")
@@ -283,15 +280,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         t0 = time.monotonic()
         product.start()
         print(f"  stack up in {time.monotonic() - t0:.0f} s ({workdir})")
-        if reuse:
-            with psycopg.connect(product.pg_dsn) as conn:
-                conn.execute("DELETE FROM search_access")
-        else:
-            post_s = ingest(product, events)
-            print(f"  posted {len(events):,} events in {post_s:.1f} s")
-            indexed_s = wait_until_indexed(product, len(events))
-            print(f"  drained, segments closed and indexed {indexed_s:.0f} s after the last post")
-        wait_for_vectors(product)
+        fill_or_reuse(product, events, reuse)
         for name in args.configs.split(","):
             t0 = time.monotonic()
             scores = asyncio.run(ask_all(product.query_url, questions, CONFIGS[name], args.limit))

@@ -228,3 +228,18 @@ def wait_for_vectors(product: Product, timeout: float = 600) -> None:
                 return
         time.sleep(1)
     raise RuntimeError("the query service never loaded its embedding model")
+
+
+def fill_or_reuse(product: Product, events: Sequence[dict[str, Any]], reuse: bool) -> None:
+    """A fresh stack gets the events and drains them; a reused one (``--reuse``: a folder
+    ``--keep`` left) answers as a fresh one would, the usage counts of earlier runs cleared.
+    Either way the query service has loaded its model when this returns."""
+    if reuse:
+        with psycopg.connect(product.pg_dsn) as conn:
+            conn.execute("DELETE FROM search_access")
+    else:
+        post_s = ingest(product, events)
+        print(f"  posted {len(events):,} events in {post_s:.1f} s")
+        indexed_s = wait_until_indexed(product, len(events))
+        print(f"  drained, segments closed and indexed {indexed_s:.0f} s after the last post")
+    wait_for_vectors(product)
