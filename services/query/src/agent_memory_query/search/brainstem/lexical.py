@@ -54,9 +54,7 @@ def coverage(query: str, hits: Sequence[HitLike]) -> float | None:
         return None
     best = 0
     for hit in hits[:COVERAGE_DEPTH]:
-        doc = hit.doc
-        seen = doc.match_text() if hasattr(doc, "match_text") else str(getattr(doc, "text", ""))
-        best = max(best, len(wanted & terms(seen)))
+        best = max(best, len(wanted & terms(hit.doc.match_text())))
     return best / len(wanted)
 
 

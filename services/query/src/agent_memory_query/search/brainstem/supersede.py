@@ -86,22 +86,29 @@ def predecessors_shown(links: Sequence[Link]) -> list[Link]:
     return ranked[:SHOWN_LINKS]
 
 
+def _shown_refs(earlier: Sequence[Link], later: Sequence[Link]) -> dict[str, list[dict[str, Any]]]:
+    """``supersedes`` (the best of the ``earlier`` links) and ``superseded_by`` (the newest of
+    the ``later`` ones) of one item, only the keys that have links."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    if shown := predecessors_shown(earlier):
+        out["supersedes"] = [
+            _ref(lk.older_event_id, lk.older_ts, lk.older_text, lk) for lk in shown
+        ]
+    if shown := successors_shown(later):
+        out["superseded_by"] = [
+            _ref(lk.newer_event_id, lk.newer_ts, lk.newer_text, lk) for lk in shown
+        ]
+    return out
+
+
 def refs_for(event_ids: Sequence[str], links: Sequence[Link]) -> dict[str, list[dict[str, Any]]]:
     """``supersedes`` / ``superseded_by`` of an item citing ``event_ids`` (a TOC bullet),
     only the keys that have links."""
     wanted = set(event_ids)
-    out: dict[str, list[dict[str, Any]]] = {}
-    earlier = predecessors_shown([lk for lk in links if lk.newer_event_id in wanted])
-    later = successors_shown([lk for lk in links if lk.older_event_id in wanted])
-    if earlier:
-        out["supersedes"] = [
-            _ref(lk.older_event_id, lk.older_ts, lk.older_text, lk) for lk in earlier
-        ]
-    if later:
-        out["superseded_by"] = [
-            _ref(lk.newer_event_id, lk.newer_ts, lk.newer_text, lk) for lk in later
-        ]
-    return out
+    return _shown_refs(
+        [lk for lk in links if lk.newer_event_id in wanted],
+        [lk for lk in links if lk.older_event_id in wanted],
+    )
 
 
 def attach(
@@ -129,16 +136,7 @@ def attach(
         event_ids = tuple(getattr(cand.doc, "event_ids", ()) or ())
         older = [(e, link) for e in event_ids for link in by_older.get(e, ())]
         newer = [(e, link) for e in event_ids for link in by_newer.get(e, ())]
-        if older:
-            cand.links["superseded_by"] = [
-                _ref(lk.newer_event_id, lk.newer_ts, lk.newer_text, lk)
-                for lk in successors_shown([link for _, link in older])
-            ]
-        if newer:
-            cand.links["supersedes"] = [
-                _ref(lk.older_event_id, lk.older_ts, lk.older_text, lk)
-                for lk in predecessors_shown([link for _, link in newer])
-            ]
+        cand.links.update(_shown_refs([lk for _, lk in newer], [lk for _, lk in older]))
         if not older or newer or getattr(cand.doc, "type", "event") not in MOMENTS:
             continue
         before = cand.score
