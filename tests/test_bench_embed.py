@@ -1,5 +1,6 @@
 """``make bench-embed`` on a handful of texts: every configuration runs, and the ONNX vectors
-are torch's up to float rounding (the claim that lets queries and batches leave torch)."""
+are torch's up to float rounding (the claim that lets queries and batches leave torch), the
+8-bit ones within a hair."""
 
 from __future__ import annotations
 
@@ -22,9 +23,13 @@ def test_every_runtime_and_run_size_is_timed_on_the_same_texts(tmp_path: Path) -
     assert "events" in kinds
     for kind in kinds:
         configs = [(r["runtime"], r["batch"]) for r in rows if r["texts"] == kind]
-        assert configs == [("torch", 64), ("torch", 4), ("onnx", 4)]
+        assert configs == [("torch", 64), ("torch", 4), ("onnx", 4), ("int8", 4)]
     for r in rows:
         assert r["texts_per_s"] > 0
+        if r["runtime"] == "int8":
+            assert 0.95 < r["min_cosine"] < 0.99999, r  # near, and really quantized
+            continue
         assert r["max_abs_diff"] < 1e-5, r  # one space, whatever the runtime and run size
+        assert r["min_cosine"] > 0.99999, r
         if (r["runtime"], r["batch"]) == ("torch", 64):
             assert r["x_before"] == 1.0

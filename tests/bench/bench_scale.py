@@ -751,6 +751,7 @@ class ModelBench:
     threads: int = int(RetrievalSettings.model_fields["torch_threads"].default)
     nice: int = int(RetrievalSettings.model_fields["background_nice"].default)
     onnx: bool = bool(RetrievalSettings.model_fields["embedding_onnx"].default)
+    precision: str = str(RetrievalSettings.model_fields["embedding_precision"].default)
 
     def rates(self, texts: Sequence[str]) -> tuple[float, float]:
         """Texts/s and word pieces/s. In a child process, so that this one (the HTTP client
@@ -780,6 +781,7 @@ def _embed_alone(setup: ModelBench, texts: list[str], queue: mp.Queue[tuple[floa
             embedding_batch_size=setup.encode_batch,
             torch_threads=setup.threads,
             embedding_onnx=setup.onnx,
+            embedding_precision=setup.precision,
         )
     )
     assert isinstance(embedder, MiniLMEmbedder)  # what the embedder service loads
@@ -909,6 +911,7 @@ def ingest_and_drain(run: Run, size: int, state: State) -> dict[str, Any]:
             "encode_batch": run.model.encode_batch,
             "torch_threads": run.model.threads,
             "onnx": run.model.onnx,
+            "precision": run.model.precision,
             "nice": run.model.nice,
         },
     }

@@ -145,7 +145,7 @@ def test_an_export_that_differs_in_a_batch_is_not_used(
 def test_the_onnx_export_is_made_once_and_a_broken_one_is_made_again(
     onnx_embedder: MiniLMEmbedder, onnx_cache: Path
 ) -> None:
-    (path,) = onnx_cache.glob("*.onnx")
+    (path,) = onnx_cache.glob("minilm-????????????????.onnx")  # the float32 one
     assert not list(onnx_cache.glob("*.tmp"))  # written atomically
     made = path.stat().st_mtime_ns
     again = MiniLMEmbedder.load(onnx_cache=onnx_cache)
@@ -201,3 +201,46 @@ def test_every_call_is_counted_in_texts_pieces_and_time(
     assert one1[0] - one0[0] == 1
     assert one1[1] - one0[1] == model.pieces(["what did we decide?"]) == 7
     assert one1[2] - one0[2] == 1
+
+
+@pytest.fixture(scope="module")
+def int8_embedder(onnx_cache: Path) -> MiniLMEmbedder:
+    return MiniLMEmbedder.load(onnx_cache=onnx_cache, precision="int8")
+
+
+def test_int8_vectors_are_torchs_up_to_a_hair_and_rank_the_same(
+    int8_embedder: MiniLMEmbedder, onnx_cache: Path
+) -> None:
+    """``AGENT_MEMORY_EMBEDDING_PRECISION=int8``: its own file beside the float export, vectors
+    close enough to torch's that a near text stays nearer than a far one, in the callers'
+    order through batches."""
+    assert int8_embedder.onnx and int8_embedder.precision == "int8"
+    assert len(list(onnx_cache.glob("minilm-*-int8.onnx"))) == 1
+    assert not list(onnx_cache.glob("*.tmp"))
+    texts = [*PROBES, "short", "a somewhat longer note about the retry policy " * 4, "x"] * 2
+    for text, vec in zip(texts, int8_embedder.embed(texts), strict=True):
+        assert len(vec) == EMBEDDING_DIM
+        assert math.isclose(math.sqrt(sum(x * x for x in vec)), 1.0, abs_tol=1e-4)
+        assert 0.95 < cosine(vec, corpus_vector(int8_embedder, text)) < 0.99999, text
+    query, near, far = int8_embedder.embed(
+        [
+            "which database stores the events?",
+            "we keep the event log in a postgres table",
+            "my grandmother bakes apple pie on sundays",
+        ]
+    )
+    assert cosine(query, near) > cosine(query, far) + 0.2
+
+
+def test_int8_is_refused_without_the_onnx_export() -> None:
+    from pydantic import ValidationError
+
+    from agent_memory_common.errors import ConfigurationError
+    from agent_memory_retrieval.settings import RetrievalSettings
+
+    with pytest.raises(ConfigurationError, match="ONNX export"):
+        MiniLMEmbedder.load(precision="int8")
+    with pytest.raises(ValidationError, match="embedding_precision=int8"):
+        RetrievalSettings(embedding_precision="int8", embedding_onnx=False)
+    with pytest.raises(ValidationError, match="embedding_precision"):
+        RetrievalSettings(embedding_precision="int4")

@@ -59,4 +59,5 @@ def load_embedder(settings: RetrievalSettings) -> Embedder:
         batch_size=settings.embedding_batch_size,
         threads=settings.torch_threads,
         onnx_cache=settings.model_cache_path if settings.embedding_onnx else None,
+        precision=settings.embedding_precision,
     )
