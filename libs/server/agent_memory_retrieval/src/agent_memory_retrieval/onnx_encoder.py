@@ -16,12 +16,13 @@ package; running it needs ``onnxruntime``; without either, torch answers.
 ``int8`` (``AGENT_MEMORY_EMBEDDING_PRECISION``, off by default): the same export with the
 weights of its 36 weight matrices stored as 8-bit integers (one scale per output column) and
 their inputs quantized per run (onnxruntime's dynamic quantization; attention's activation
-products and everything else stay float). Measured here on one thread: about twice the texts/s
-(VNNI instructions do the integer products); vectors at cosine 0.983-0.999 of float32's; and
-vector-only recall the same within a question or two on LoCoMo and the coding benchmark
-(``tests/bench/README.md``). It is a different space by a hair, so a store switched to it
-should have its vectors rebuilt (``agent-memory admin rebuild-index --vector``). The load-time check
-holds it to ``MIN_COSINE_INT8``: a wrong graph lands far below.
+products and everything else stay float). Measured here on one thread: 1.8-2x the texts/s
+and a query in ~1.3 ms, not ~4 (this machine's AVX-512 VNNI does the integer products; less
+without it); vectors at cosine 0.96-0.999 of float32's; through the whole pipeline up to a
+point less LoCoMo recall, none less on the coding benchmark (``tests/bench/README.md``, "8-bit
+weights"). It is the same space but for a hair: a float32 store searched with int8 queries
+ranked as before, and ``agent-memory admin rebuild-index --vector`` makes a switched store
+uniform. The load-time check holds it to ``MIN_COSINE_INT8``: a wrong graph lands far below.
 """
 
 from __future__ import annotations
