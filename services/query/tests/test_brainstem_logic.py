@@ -220,6 +220,20 @@ def test_usage_penalty() -> None:
     assert usage_penalty(0, 0.5) == 1.0
     assert usage_penalty(2, 0.5) == pytest.approx(0.5)
     assert usage_penalty(10, 0.0) == 1.0
+    assert usage_penalty(2, 0.5, floor=0.6) == pytest.approx(0.8)
+    assert usage_penalty(10**9, 0.02, floor=0.6) == pytest.approx(0.6, abs=1e-6)
+
+
+def test_a_memory_asked_about_in_every_session_is_demoted_never_buried() -> None:
+    """The answer to a question asked hundreds of times has been returned hundreds of times;
+    a weaker match returned once must not overtake it for that alone."""
+    answer = Candidate("answer", doc("answer"), fused=1.0)
+    weaker = Candidate("weaker", doc("weaker"), fused=0.59)
+    ranked = apply_policy(
+        [answer, weaker], access_counts={"answer": 500}, now=NOW, policy=RankingPolicy()
+    )
+    assert [c.id for c in ranked] == ["answer", "weaker"]
+    assert ranked[0].factors["usage"] == pytest.approx(0.6, abs=0.04)
 
 
 @pytest.mark.parametrize(
@@ -280,7 +294,7 @@ def test_usage_penalty_demotes_items_returned_again_and_again() -> None:
         [hub, other], access_counts={"hub": 50}, now=NOW, policy=RankingPolicy(usage_decay=0.02)
     )
     assert [c.id for c in ranked] == ["other", "hub"]
-    assert ranked[1].factors["usage"] == pytest.approx(0.5)
+    assert ranked[1].factors["usage"] == pytest.approx(0.8)  # 0.6 + 0.4 / 2
 
 
 def test_the_period_a_question_names_ranks_first() -> None:

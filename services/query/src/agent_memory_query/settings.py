@@ -19,7 +19,16 @@ class SearchOptions(BaseModel):
         default=None, ge=10, le=300, description="The vector tier's own depth; unset: candidates."
     )
     usage_decay: float = Field(
-        default=0.02, ge=0, description="Usage penalty 1 / (1 + decay * access_count)."
+        default=0.02,
+        ge=0,
+        description="Usage penalty: floor + (1 - floor) / (1 + decay * times returned).",
+    )
+    usage_floor: float = Field(
+        default=0.6,
+        ge=0,
+        le=1,
+        description="The lowest usage penalty: a memory returned again and again is demoted, "
+        "never buried (0: the penalty has no floor).",
     )
     stale_half_life_days: float = Field(
         default=30.0, gt=0, description="Age at which an observation's staleness is half-way."

@@ -36,6 +36,7 @@ def engine_options(opts: SearchOptions) -> EngineOptions:
         vector_candidates=opts.vector_candidates,
         policy=RankingPolicy(
             usage_decay=opts.usage_decay,
+            usage_floor=opts.usage_floor,
             stale_half_life_days=opts.stale_half_life_days,
             stale_floor=opts.stale_floor,
             novelty_jaccard=opts.novelty_jaccard,
