@@ -58,7 +58,6 @@ MIN_COSINE = 0.99999  # float rounding gives ~1 - 1e-7; a wrong graph gives far 
 MIN_COSINE_INT8 = 0.95
 
 Precision = Literal["float32", "int8"]
-PRECISIONS: tuple[Precision, ...] = ("float32", "int8")
 
 
 class OnnxEncoder:
