@@ -232,6 +232,17 @@ def test_int8_vectors_are_torchs_up_to_a_hair_and_rank_the_same(
     assert cosine(query, near) > cosine(query, far) + 0.2
 
 
+def test_a_broken_int8_file_is_made_again(int8_embedder: MiniLMEmbedder, onnx_cache: Path) -> None:
+    (path,) = onnx_cache.glob("minilm-*-int8.onnx")
+    path.write_bytes(b"half a file")
+    repaired = MiniLMEmbedder.load(onnx_cache=onnx_cache, precision="int8")
+    assert repaired.onnx and repaired.precision == "int8"
+    assert path.stat().st_size > 1_000_000
+    assert not list(onnx_cache.glob("*.tmp"))
+    query = "which database stores the events?"
+    assert cosine(repaired.embed([query])[0], int8_embedder.embed([query])[0]) > 0.99999
+
+
 def test_int8_is_refused_without_the_onnx_export() -> None:
     from pydantic import ValidationError
 

@@ -101,8 +101,9 @@ class OnnxEncoder:
         return embedding
 
 
-def cache_file(model_dir: Path, cache_dir: Path, precision: Precision = "float32") -> Path:
-    """One file per model (its config and weights' sizes), torch version and precision."""
+def cache_file(model_dir: Path, cache_dir: Path) -> Path:
+    """The float export's file: one per model (its config and weights' sizes) and torch
+    version. Another precision's file sits beside it (``quantized_file``)."""
     import torch
 
     key = hashlib.sha256()
@@ -112,8 +113,12 @@ def cache_file(model_dir: Path, cache_dir: Path, precision: Precision = "float32
     for path in sorted(model_dir.glob("*.safetensors")) + sorted(model_dir.glob("*.bin")):
         key.update(f"{path.name}:{path.stat().st_size}".encode())
     key.update(f"torch {torch.__version__}".encode())
-    suffix = "" if precision == "float32" else f"-{precision}"
-    return cache_dir / f"minilm-{key.hexdigest()[:16]}{suffix}.onnx"
+    return cache_dir / f"minilm-{key.hexdigest()[:16]}.onnx"
+
+
+def quantized_file(source: Path, precision: Precision) -> Path:
+    """The file a precision runs from: the float export itself, or its quantized copy."""
+    return source if precision == "float32" else source.with_name(f"{source.stem}-{precision}.onnx")
 
 
 def export(model: Any, path: Path) -> None:
@@ -210,15 +215,21 @@ def open_encoder(
     try:
         import onnxruntime
 
-        path = cache_file(model_dir, cache_dir)
-        if not path.is_file():
-            export(model, path)
-            log.info("embedder.onnx_exported", path=str(path))
-        if precision == "int8":
-            source, path = path, cache_file(model_dir, cache_dir, precision)
-            if not path.is_file():
+        source = cache_file(model_dir, cache_dir)
+        path = quantized_file(source, precision)
+
+        def make(*, again: bool) -> None:
+            """Write the float export (``again``: even if present) and the file ``path``
+            quantizes from it, if any."""
+            if again or not source.is_file():
+                export(model, source)
+                log.info("embedder.onnx_exported", path=str(source))
+            if path != source:
                 quantize(source, path)
                 log.info("embedder.onnx_quantized", path=str(path))
+
+        if not path.is_file():
+            make(again=False)
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
@@ -232,10 +243,7 @@ def open_encoder(
         try:
             loaded = session()
         except Exception:  # a truncated or foreign file: make it again, once
-            if precision == "int8":
-                quantize(cache_file(model_dir, cache_dir), path)
-            else:
-                export(model, path)
+            make(again=True)
             loaded = session()
         encoder = OnnxEncoder(loaded, model, precision)
         references = [reference(t) for t in PROBES]
