@@ -21,9 +21,11 @@ from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 
 from agent_memory_common.db import load_queries
+from agent_memory_query.topics.centroids import CentroidCache
 
 Q = load_queries(__package__ or "", "sql/topics.sql")
 _WORD = re.compile(r"[a-z0-9]+")
+CENTROIDS = CentroidCache()  # one per process: every search of a scope shares its centroids
 
 
 async def _all(conn: AsyncConnection, name: str, **params: Any) -> list[dict[str, Any]]:
@@ -139,23 +141,30 @@ async def search(
 ) -> list[dict[str, Any]]:
     """Topics by meaning: cosine of the query vector to each centroid; without a vector (the
     embedder is not loaded), the share of the query's words found in label and keywords. With
-    ``user_id``, among the topics of that user only."""
-    rows = await _all(conn, "centroids", tenant=tenant, project_id=project_id, user_id=user_id)
-    if not rows:
+    ``user_id``, among the topics of that user only. The centroids come from ``CENTROIDS``,
+    which reads only the topics that changed since the last search of the same scope."""
+    scope = await CENTROIDS.scope(conn, tenant, project_id)
+    if not scope.topics:
         return []
+    ids = scope.ids
     if vector is not None:
-        cents = np.asarray([r["centroid"] for r in rows], dtype=np.float32)
         q = np.asarray(vector, dtype=np.float32)
         q /= np.linalg.norm(q) or 1.0
-        scores = [float(s) for s in cents @ q]
+        scores = [float(s) for s in scope.matrix(len(q)) @ q]
     else:
         words = set(_WORD.findall(query.lower()))
         scores = [
-            len(words & set(_WORD.findall(" ".join([r["label"], *r["keywords"]]).lower())))
+            len(words & set(_WORD.findall(" ".join([t.label, *t.keywords]).lower())))
             / max(len(words), 1)
-            for r in rows
+            for t in scope.topics
         ]
-    ranked = sorted(zip(scores, (r["topic_id"] for r in rows), strict=True), reverse=True)
+    if user_id is not None:
+        rows = await _all(
+            conn, "user_topic_ids", tenant=tenant, project_id=project_id, user_id=user_id
+        )
+        theirs = {r["topic_id"] for r in rows}
+        scores = [s if t in theirs else 0.0 for s, t in zip(scores, ids, strict=True)]
+    ranked = sorted(zip(scores, ids, strict=True), reverse=True)
     ranked = [(s, t) for s, t in ranked if s > 0][:limit]
     if not ranked:
         return []

@@ -45,13 +45,32 @@ JOIN topics t ON t.tenant = e.tenant AND t.topic_id = e.other_id
 WHERE e.tenant = %(tenant)s AND e.topic_id = %(topic_id)s
 ORDER BY e.weight DESC, e.other_id
 
--- name: centroids
-SELECT t.topic_id, t.label, t.keywords, t.centroid FROM topics t
+-- name: topic_digest
+-- All the scope's row versions in one figure (centroids.py): unchanged rows, the same figure
+SELECT count(*) AS topics,
+       coalesce(sum(hashtextextended(t.topic_id || '@' || t.xmin::text || '@'
+                                     || t.updated_at::text, 0)), 0)::text AS digest
+FROM topics t
 WHERE t.tenant = %(tenant)s AND (%(project_id)s::text IS NULL OR t.project_id = %(project_id)s)
-  -- the user filter (store.py): a member segment holds an event of the user
-  AND (%(user_id)s::text IS NULL OR EXISTS (
+
+-- name: topic_versions
+-- The scope's topics and their row versions (centroids.py): xmin changes with every write
+SELECT t.topic_id, t.xmin::text || '@' || t.updated_at::text AS version FROM topics t
+WHERE t.tenant = %(tenant)s AND (%(project_id)s::text IS NULL OR t.project_id = %(project_id)s)
+
+-- name: topic_rows
+SELECT t.topic_id, t.xmin::text || '@' || t.updated_at::text AS version, t.label, t.keywords,
+       t.centroid
+FROM topics t
+WHERE t.tenant = %(tenant)s AND t.topic_id = ANY(%(ids)s)
+
+-- name: user_topic_ids
+-- The user filter (store.py): a member segment holds an event of the user
+SELECT t.topic_id FROM topics t
+WHERE t.tenant = %(tenant)s AND (%(project_id)s::text IS NULL OR t.project_id = %(project_id)s)
+  AND EXISTS (
       SELECT 1
       FROM topic_members um
       JOIN topic_segments us ON us.tenant = um.tenant AND us.node_id = um.node_id
       JOIN events e ON e.tenant = us.tenant AND e.event_id = ANY(us.event_ids)
-      WHERE um.tenant = t.tenant AND um.topic_id = t.topic_id AND e.user_id = %(user_id)s))
+      WHERE um.tenant = t.tenant AND um.topic_id = t.topic_id AND e.user_id = %(user_id)s)
