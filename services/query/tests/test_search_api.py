@@ -873,3 +873,28 @@ def test_cli_search_readable_and_json(search_stack: Stack) -> None:
     done = run_cli(search_stack, "anything", "--since", "not-a-time")
     assert done.returncode == 1
     assert "since" in done.stdout
+
+
+@pytest.mark.parametrize("rows", [1, 0])
+def test_with_bm25_answering_the_fallbacks_read_only_the_newest_items(
+    degraded_query: Any, rows: int
+) -> None:
+    """BM25 matches the fallbacks' words over every event and TOC node it indexed, so when it
+    answered, the TOC and raw scan tiers look only at the last ``FRESH_ROWS`` nodes and events
+    written (here 1: globex's last event, outside acme's scope); 0 restores the whole scope."""
+    url = degraded_query(
+        AGENT_MEMORY_QUERY__SEARCH__LOAD_EMBEDDER="false",
+        AGENT_MEMORY_QUERY__SEARCH__FRESH_ROWS=str(rows),
+    )
+    answer = search(url, query="recorder acknowledges after the Postgres commit")
+    tiers, fallbacks = answer["explain"]["tiers"], answer["explain"]["fallbacks"]
+    assert tiers["bm25"]["status"] == "used", fallbacks
+    assert tiers["toc"]["status"] == tiers["scan"]["status"] == "used", fallbacks
+    assert ids(answer)[0] == event_doc_id("acme", "ops-4")
+    notes = {f"{t}: only the newest items (BM25 answered for the rest)" for t in ("toc", "scan")}
+    if rows:
+        assert notes <= set(fallbacks)
+        assert tiers["scan"]["hits"] == 0
+    else:
+        assert not notes & set(fallbacks)
+        assert tiers["scan"]["hits"] >= 1

@@ -80,6 +80,13 @@ class SearchOptions(BaseModel):
         le=1,
         description="No results (no_match) when the query's best cosine is below this (0: never).",
     )
+    fresh_rows: int = Field(
+        default=2000,
+        ge=0,
+        description="When BM25 answered, the TOC and raw scan fallbacks match only the newest "
+        "this many TOC nodes and events (those BM25 may not have indexed yet); 0: always the "
+        "whole scope.",
+    )
     tier_timeout_s: float = Field(default=2.0, gt=0, description="Time limit of one tier.")
     health_timeout_s: float = Field(default=0.25, gt=0, description="Time limit of healthy().")
     health_ttl_s: float = Field(default=2.0, ge=0, description="How long a health check holds.")

@@ -113,6 +113,14 @@ async def open_search(settings: Settings, pool: AsyncConnectionPool) -> SearchRu
         async with pool.connection() as conn:
             return await search_store.toc_hits(conn, query, flt, limit)
 
+    async def fresh_scan(query: str, flt: SearchFilter, limit: int) -> list[Hit]:
+        async with pool.connection() as conn:
+            return await search_store.scan_events(conn, query, flt, limit, newest=opts.fresh_rows)
+
+    async def fresh_toc(query: str, flt: SearchFilter, limit: int) -> list[Hit]:
+        async with pool.connection() as conn:
+            return await search_store.toc_hits(conn, query, flt, limit, newest=opts.fresh_rows)
+
     async def lookup(tenant: str, ids: Sequence[str]) -> dict[str, int]:
         # On every search's path: one SELECT needs no BEGIN and COMMIT round trips (0.6 ->
         # 0.3 ms); the pool's connections are transactional, so that is put back after.
@@ -141,6 +149,7 @@ async def open_search(settings: Settings, pool: AsyncConnectionPool) -> SearchRu
         embedder=None,
         toc_search=toc,
         scan_search=scan,
+        fresh_searches={"toc": fresh_toc, "scan": fresh_scan} if opts.fresh_rows > 0 else None,
         access_lookup=lookup,
         access_record=access.record,
         supersession_lookup=links,

@@ -26,7 +26,7 @@ import re
 from datetime import datetime
 from typing import Any
 
-from psycopg import AsyncConnection
+from psycopg import AsyncConnection, sql
 from psycopg.rows import dict_row
 
 from agent_memory_common.db import load_queries
@@ -35,6 +35,13 @@ from agent_memory_query.search import supersession_store
 from agent_memory_query.search.brainstem.supersede import refs_for
 
 Q = load_queries(__package__ or "", "sql/toc.sql")
+# ``search`` over every node of the tenant, or over its newest only (``newest``)
+SEARCH = sql.SQL(Q["search"])
+ALL_NODES = sql.SQL("toc_nodes")
+NEWEST_NODES = sql.SQL(
+    "(SELECT * FROM toc_nodes r WHERE r.tenant = %(tenant)s"
+    " ORDER BY r.updated_at DESC LIMIT %(newest)s)"
+)
 
 MAX_TERMS = 16
 _TERM = re.compile(r"[a-z0-9][a-z0-9_\-]*")
@@ -318,26 +325,31 @@ async def search(
     levels: list[str] | None,
     limit: int,
     user_id: str | None = None,
+    newest: int | None = None,
 ) -> list[dict[str, Any]]:
     """Term matching over titles, bullets and key phrases of the latest node versions, scored
     and ranked in the database (see ``search`` in sql/toc.sql); ties go to the more recent.
-    With ``user_id``, only nodes holding an event of that user (see "By user" above)."""
-    rows = await _all(
-        conn,
-        "search",
-        {
-            "tenant": tenant,
-            "project_id": project_id,
-            "root": root,
-            "since": since,
-            "until": until,
-            "levels": levels,
-            "patterns": [_like(t) for t in terms],
-            "terms": terms,
-            "limit": limit,
-            "user_id": user_id,
-        },
-    )
+    With ``user_id``, only nodes holding an event of that user (see "By user" above). With
+    ``newest``, only among the tenant's ``newest`` nodes written last."""
+    nodes = ALL_NODES if newest is None else NEWEST_NODES
+    async with conn.cursor(row_factory=dict_row) as cur:
+        await cur.execute(
+            SEARCH.format(nodes=nodes),
+            {
+                "tenant": tenant,
+                "project_id": project_id,
+                "root": root,
+                "since": since,
+                "until": until,
+                "levels": levels,
+                "patterns": [_like(t) for t in terms],
+                "terms": terms,
+                "limit": limit,
+                "user_id": user_id,
+                "newest": newest,
+            },
+        )
+        rows = await cur.fetchall()
     hits = []
     for row in rows:
         matched = set(_hits(terms, " ".join(row["keywords"])) + _hits(terms, row["title"]))

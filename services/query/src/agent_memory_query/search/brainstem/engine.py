@@ -202,6 +202,7 @@ class Brainstem:
         embedder: Embedder | None,
         toc_search: TierSearch | None,
         scan_search: TierSearch | None,
+        fresh_searches: Mapping[str, TierSearch] | None = None,
         access_lookup: AccessLookup | None = None,
         access_record: AccessRecord | None = None,
         options: EngineOptions | None = None,
@@ -214,6 +215,9 @@ class Brainstem:
         self.embedder = embedder
         self.toc_search = toc_search
         self.scan_search = scan_search
+        # per fallback tier ("toc", "scan"): its search of only the newest items, those BM25
+        # may not hold yet, asked instead when BM25 answered (docs/search.md, step 5)
+        self.fresh_searches = dict(fresh_searches or {})
         self.access_lookup = access_lookup
         self.access_record = access_record
         self.options = options or EngineOptions()
@@ -300,12 +304,23 @@ class Brainstem:
         return run
 
     async def _run_tier(
-        self, tier: str, text: str, flt: SearchFilter, fetch: int, vector_of: QueryVector
+        self,
+        tier: str,
+        text: str,
+        flt: SearchFilter,
+        fetch: int,
+        vector_of: QueryVector,
+        bm25_answered: bool = False,
     ) -> _TierRun:
         run = _TierRun(tier)
         start = time.perf_counter()
+        fresh = self.fresh_searches.get(tier) if bm25_answered else None
         try:
-            if tier == "vector":
+            if fresh is not None:
+                # BM25 matches the same stemmed words over every item it has indexed: a search
+                # of them all would mostly repeat it, at a cost that grows with the store
+                coro: Awaitable[list[Hit]] = fresh(text, flt, fetch)
+            elif tier == "vector":
                 if not text.strip():
                     run.skipped = "no query words"
                     return run
@@ -313,7 +328,7 @@ class Brainstem:
                 t0 = time.perf_counter()
                 vector = await asyncio.wait_for(vector_of.get(), self.options.tier_timeout_s)
                 run.embed_ms = _ms(t0)
-                coro: Awaitable[list[Hit]] = self.vector_index.search(vector, flt, fetch)
+                coro = self.vector_index.search(vector, flt, fetch)
             elif tier == "bm25":
                 assert self.text_index is not None
                 coro = self.text_index.search(text, flt, fetch)
@@ -626,8 +641,9 @@ class Brainstem:
             return fetch
 
         async def stage(tiers: Sequence[str]) -> None:
+            answered = "bm25" in lists
             done = await asyncio.gather(
-                *(self._run_tier(t, text, flt, depth(t), vector_of) for t in tiers)
+                *(self._run_tier(t, text, flt, depth(t), vector_of, answered) for t in tiers)
             )
             for run in done:
                 runs[run.tier] = run
@@ -690,6 +706,8 @@ class Brainstem:
                 continue
             if asked_primary:
                 notes.append(f"{good} good result(s) of {plan.need} wanted -> {tier}")
+            if tier in self.fresh_searches and "bm25" in lists:
+                notes.append(f"{tier}: only the newest items (BM25 answered for the rest)")
             asked_primary = True
             await stage([tier])
             if runs[tier].error is not None:

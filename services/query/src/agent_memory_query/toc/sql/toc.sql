@@ -130,6 +130,9 @@ SELECT parent_id FROM toc_nodes WHERE tenant = %(tenant)s AND node_id = %(node_i
 -- counts where it starts a word): 3 per term in the key phrases, 2 in the title, 1 per bullet
 -- holding it, plus half the salience, plus half the share of the terms found. The LIKE
 -- pre-filter on the lower-cased text drops most nodes before any regular expression runs.
+-- The nodes (toc/store.py): toc_nodes, or only the tenant's newest nodes (the brainstem's
+-- fallback when BM25 answered), each version then fetched by its key instead of every
+-- version's text scanned.
 WITH RECURSIVE subtree AS (
     SELECT node_id FROM toc_nodes WHERE tenant = %(tenant)s AND node_id = %(root)s
     UNION ALL
@@ -140,7 +143,7 @@ candidates AS (
     SELECT n.node_id, n.project_id, n.level, n.bucket, n.parent_id, n.pinned,
            n.latest_version, v.version, v.title, v.bullets, v.keywords, v.memory_kind,
            v.base_salience, v.start_ts, v.end_ts, cardinality(v.child_ids) AS child_count
-    FROM toc_nodes n
+    FROM {nodes} n
     JOIN toc_node_versions v
       ON v.tenant = n.tenant AND v.node_id = n.node_id AND v.version = n.latest_version
     WHERE n.tenant = %(tenant)s AND NOT n.is_empty
