@@ -6,13 +6,14 @@ import asyncio
 import sys
 import textwrap
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from agent_memory_retrieval.docs import IndexDoc, SearchFilter
 from agent_memory_retrieval.ports import IndexUnavailableError
-from agent_memory_retrieval.tantivy_index import TantivyIndex
+from agent_memory_retrieval.tantivy_index import TantivyIndex, wide
 
 
 async def test_reader_waits_for_the_writer_then_sees_its_commits(
@@ -70,3 +71,13 @@ async def test_two_writer_processes_take_turns(
     code = await asyncio.wait_for(other.wait(), 60)
     assert code == 0
     assert await here.count("acme") == 1 + 50 + 50
+
+
+def test_which_filters_are_wide() -> None:
+    assert wide(SearchFilter("acme"))
+    assert wide(SearchFilter("acme", types=("event", "grip"), levels=("event", "grip")))
+    assert not wide(SearchFilter("acme", project_id="p"))
+    assert not wide(SearchFilter("acme", session_id="s"))
+    assert not wide(SearchFilter("acme", since=datetime(2026, 1, 1, tzinfo=UTC)))
+    assert not wide(SearchFilter("acme", kinds=("decision",)))
+    assert not wide(SearchFilter("acme", types=("toc_node",), levels=("segment",)))

@@ -193,3 +193,30 @@ async def test_context_is_matched_and_kept_apart_from_the_text(
         by_context = await index.search("researching", SearchFilter("acme"), 10)
         assert ids(by_context) == [answer.id]
         assert ids(await index.search("caroline", SearchFilter("acme"), 10)) == [answer.id]
+
+
+async def test_a_wide_filter_ranks_exactly_as_a_narrow_one_passing_the_same_documents(
+    text_index: TextIndex, make_doc: Callable[..., IndexDoc]
+) -> None:
+    """Tantivy answers a filter most documents pass from the best matches of the words alone
+    (``tantivy_index.wide``). Whatever the path, the tenant-wide answer must be the one a
+    project filter passing the same documents gives: same ids, order and scores; also when
+    another tenant's documents crowd the best matches, so that too few of them pass."""
+    index = text_index
+    crowd = [
+        make_doc(i, "invoice retry invoice retry invoice retry", tenant="globex") for i in range(60)
+    ]
+    ours = [make_doc(100 + i, f"invoice retry note {i} " + "filler " * i) for i in range(30)]
+    await index.upsert(crowd + ours + [make_doc(200, "unrelated lunch")])
+
+    for limit in (3, 10, 25, 40):
+        tenant_wide = await index.search("invoice retry", SearchFilter("acme"), limit)
+        narrow = await index.search("invoice retry", SearchFilter("acme", project_id="proj"), limit)
+        assert [(h.id, h.score) for h in tenant_wide] == [(h.id, h.score) for h in narrow]
+        assert len(tenant_wide) == min(limit, 30)
+        assert {h.doc.tenant for h in tenant_wide} == {"acme"}
+    # grips and events are wide too; TOC nodes alone are not (a few of the index)
+    both = SearchFilter("acme", types=("event", "grip"))
+    assert ids(await index.search("invoice", both, 5)) == ids(
+        await index.search("invoice", SearchFilter("acme", project_id="proj"), 5)
+    )
