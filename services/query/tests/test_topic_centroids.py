@@ -109,3 +109,17 @@ async def test_search_ranks_by_the_centroids_of_now(pg_dsn: str) -> None:
         _put(conn, "topic:b", "p", _axis(0))
     assert await top(_axis(0)) == ["topic:b"]
     assert await top(_axis(3)) == []
+
+
+async def test_the_cache_keeps_a_bounded_number_of_topics(pg_dsn: str) -> None:
+    cache = CentroidCache(topics=5)
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        for i in range(4):
+            _put(conn, f"topic:p{i}", "p", _axis(i % DIM))
+            _put(conn, f"topic:q{i}", "q", _axis(i % DIM))
+    assert len(await _scope(cache, pg_dsn, "p")) == 4
+    assert len(await _scope(cache, pg_dsn, "q")) == 4  # 8 > 5: the older scope goes
+    assert cache.topics_kept == 4
+    assert len(await _scope(cache, pg_dsn, None)) == 8  # one scope over the bound is kept
+    assert cache.topics_kept == 8
+    assert cache.rows_read == 4 + 4 + 8

@@ -27,6 +27,9 @@ from agent_memory_common.db import load_queries
 
 Q = load_queries(__package__ or "", "sql/topics.sql")
 SCOPES = 64  # (database, tenant, project) scopes kept, least recently searched dropped first
+# and at most this many topics in all (~3 KB each with their matrix row: ~150 MB), so that a
+# deployment with many large tenants bounds the cache, not the other way round
+TOPICS = 50_000
 
 _Key = tuple[str, str, str | None]
 
@@ -66,8 +69,9 @@ class Scope:
 
 
 class CentroidCache:
-    def __init__(self, scopes: int = SCOPES) -> None:
+    def __init__(self, scopes: int = SCOPES, topics: int = TOPICS) -> None:
         self._size = scopes
+        self._topics = topics
         self._scopes: OrderedDict[_Key, Scope] = OrderedDict()
         self.rows_read = 0  # topic rows fetched whole since start (for tests and tuning)
 
@@ -105,9 +109,15 @@ class CentroidCache:
         scope = Scope(topics=[kept[t] for t in sorted(kept)], digest=digest)
         self._scopes[key] = scope
         self._scopes.move_to_end(key)
-        while len(self._scopes) > self._size:
-            self._scopes.popitem(last=False)
+        while len(self._scopes) > self._size or (
+            len(self._scopes) > 1 and self.topics_kept > self._topics
+        ):
+            self._scopes.popitem(last=False)  # the scope just read stays: it is being used
         return scope
+
+    @property
+    def topics_kept(self) -> int:
+        return sum(len(s.topics) for s in self._scopes.values())
 
 
 async def _rows(conn: AsyncConnection, name: str, **params: Any) -> Sequence[dict[str, Any]]:
