@@ -49,12 +49,12 @@ class Up:
         self.proc: subprocess.Popen[bytes] | None = None
         self.offset = 0
 
-    def start(self) -> None:
+    def start(self, *args: str) -> None:
         self.home.mkdir(parents=True, exist_ok=True)
         self.offset = len(self.output())
         with open(self.out, "ab") as out:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "agent_memory_cli", "up"],
+                [sys.executable, "-m", "agent_memory_cli", "up", *args],
                 env=self.env,
                 stdout=out,
                 stderr=subprocess.STDOUT,
@@ -75,6 +75,16 @@ class Up:
     def children(self) -> list[psutil.Process]:
         assert self.proc is not None
         return psutil.Process(self.proc.pid).children(recursive=True)
+
+    def service_pids(self, module: str) -> list[int]:
+        pids = []
+        for child in self.children():
+            try:
+                if child.cmdline()[-1:] == [module]:
+                    pids.append(child.pid)
+            except psutil.NoSuchProcess:
+                continue
+        return pids
 
     def service_pid(self, module: str) -> int | None:
         for child in self.children():
@@ -177,9 +187,15 @@ def test_up_runs_restarts_stops_and_keeps_data(up: Up) -> None:
     assert not alive, f"left running: {alive}"
     assert "stopped" in up.output()
 
-    # a second start finds all earlier data
-    up.start()
+    # a second start finds all earlier data; this one with two processes of the embedder
+    # (the slowest stage) and one of every other consumer
+    up.start("--replicas", "embedder=2")
     assert _stored(up.query, "e-000001") and _stored(up.query, "e-000002")
+    started_lines = up.output()[up.offset :]
+    assert "starting embedder-1" in started_lines and "starting embedder-2" in started_lines
+    assert "starting recorder..." in started_lines
+    assert len(up.service_pids("agent_memory_embedder")) == 2
+    assert len(up.service_pids("agent_memory_recorder")) == 1
     assert up.stop() == 0
 
 

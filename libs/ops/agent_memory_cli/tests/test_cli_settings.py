@@ -105,3 +105,34 @@ def test_unreachable_service_is_one_line_and_exit_code_2(
         assert main(argv) == 2
         out = capsys.readouterr().out
         assert out.count("\n") == 1 and "unavailable at http://127.0.0.1:9" in out, out
+
+
+def test_replicas_per_service_and_a_wrong_one_named() -> None:
+    from agent_memory_cli.supervisor import CONSUMERS, replica_counts
+
+    assert replica_counts([]) == dict.fromkeys(CONSUMERS, 1)
+    assert replica_counts(["2"]) == dict.fromkeys(CONSUMERS, 2)
+    counts = replica_counts(["2", "embedder=3", "recorder=1"])
+    assert counts["embedder"] == 3 and counts["recorder"] == 1 and counts["topics"] == 2
+    for bad, said in (
+        ("embeder=2", "'embeder' is not a consumer service"),
+        ("query=2", "'query' is not a consumer service"),
+        ("embedder=0", "must be 1 or more"),
+        ("two", "must be 1 or more"),
+    ):
+        with pytest.raises(ValueError, match=said):
+            replica_counts([bad])
+
+
+def test_up_with_a_wrong_replica_count_says_so_and_starts_nothing(tmp_path: Path) -> None:
+    env = {"PATH": str(Path(sys.executable).parent), "AGENT_MEMORY_HOME": str(tmp_path)}
+    out = subprocess.run(
+        [AGENT_MEMORY, "up", "--replicas", "embeder=2"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 2
+    assert "--replicas embeder=2: 'embeder' is not a consumer service" in out.stderr
+    assert "Traceback" not in out.stderr and not (tmp_path / "postgres").exists()

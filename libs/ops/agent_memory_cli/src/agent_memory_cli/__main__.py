@@ -12,17 +12,19 @@ import pydantic
 
 from agent_memory_cli.api import CommandFailed, run_with_client
 from agent_memory_cli.settings import Settings
-from agent_memory_cli.supervisor import Supervisor
+from agent_memory_cli.supervisor import Supervisor, replica_counts
 from agent_memory_common.db import prepare_database
 from agent_memory_common.logs import configure_logging
 
 
 def _cmd_up(settings: Settings, args: argparse.Namespace) -> int:
     configure_logging("supervisor", settings.log_level, settings.log_json)
-    if args.replicas < 1:
-        print("agent-memory: --replicas must be at least 1", file=sys.stderr)
+    try:
+        replicas = replica_counts(args.replicas or [])
+    except ValueError as exc:
+        print(f"agent-memory: {exc}", file=sys.stderr)
         return 2
-    return Supervisor(settings, replicas=args.replicas).run()
+    return Supervisor(settings, replicas=replicas).run()
 
 
 def _cmd_migrate(settings: Settings, _: argparse.Namespace) -> int:
@@ -83,9 +85,10 @@ def build_parser() -> argparse.ArgumentParser:
     up = sub.add_parser("up", help="start the embedded stack and every service (Ctrl-C stops)")
     up.add_argument(
         "--replicas",
-        type=int,
-        default=1,
-        help="processes of every consumer service, sharing its durable consumer (default 1)",
+        action="append",
+        metavar="N|SERVICE=N",
+        help="processes of every consumer service (N), or of one (embedder=2; repeatable), "
+        "sharing its durable consumer (default 1)",
     )
     up.set_defaults(run=_cmd_up)
     sub.add_parser(

@@ -12,6 +12,7 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from types import FrameType
@@ -48,6 +49,31 @@ SERVICES: tuple[ServiceDef, ...] = (
     ServiceDef("dashboard", "agent_memory_dashboard", "dashboard"),
 )
 
+CONSUMERS: tuple[str, ...] = tuple(s.name for s in SERVICES if s.port_of is None)
+
+
+def replica_counts(values: Sequence[str]) -> dict[str, int]:
+    """``--replicas`` values as processes per consumer service: ``N`` for every consumer,
+    ``SERVICE=N`` for one (later values win), so that the slowest stage (the embedder) can
+    have a process per core without copies of every other consumer. ``ValueError`` names the
+    value it cannot take."""
+    counts = dict.fromkeys(CONSUMERS, 1)
+    for value in values:
+        name, sep, number = value.rpartition("=")
+        if not number.strip().isdigit() or int(number) < 1:
+            raise ValueError(f"--replicas {value}: the number of processes must be 1 or more")
+        if not sep:
+            counts = dict.fromkeys(CONSUMERS, int(number))
+        elif name in CONSUMERS:
+            counts[name] = int(number)
+        else:
+            raise ValueError(
+                f"--replicas {value}: {name!r} is not a consumer service"
+                f" (one of: {', '.join(CONSUMERS)}; the HTTP services run once)"
+            )
+    return counts
+
+
 MAX_BACKOFF_S = 30.0
 HEALTHY_AFTER_S = 60.0
 
@@ -68,11 +94,21 @@ class Child:
 
 
 class Supervisor:
-    def __init__(self, settings: Settings, out: IO[str] = sys.stdout, *, replicas: int = 1) -> None:
-        """``replicas``: processes of every consumer service (the HTTP services run once);
-        replicas share their durable consumers, as they do in compose and Kubernetes."""
+    def __init__(
+        self,
+        settings: Settings,
+        out: IO[str] = sys.stdout,
+        *,
+        replicas: int | Mapping[str, int] = 1,
+    ) -> None:
+        """``replicas``: processes of every consumer service, or of each by name
+        (``replica_counts``; the HTTP services run once); replicas share their durable
+        consumers, as they do in compose and Kubernetes."""
         self.settings = settings
-        self.replicas = max(1, replicas)
+        if isinstance(replicas, int):
+            self.replicas = dict.fromkeys(CONSUMERS, max(1, replicas))
+        else:
+            self.replicas = {name: max(1, replicas.get(name, 1)) for name in CONSUMERS}
         self.out = out
         self.home = settings.home
         self.logs = self.home / "logs"
@@ -167,7 +203,7 @@ class Supervisor:
                     address.port, svc.name, f"AGENT_MEMORY_{svc.name.upper()}__PORT"
                 )
                 ready = partial(port_open, host, address.port)
-            copies = 1 if svc.port_of is not None else self.replicas
+            copies = self.replicas.get(svc.name, 1)
             for replica in range(copies):
                 name = svc.name if copies == 1 else f"{svc.name}-{replica + 1}"
                 process = ManagedProcess(
