@@ -279,3 +279,7 @@ def test_agent_never_fails_when_memory_is_down(lean_stack: Stack) -> None:
     # capture kept only the newest events (bounded buffer) and keeps retrying, without raising
     assert not mw.flush(1.0)
     assert mw.stats.dropped_full >= 1 and mw.stats.sent == 0
+    # and closing stops the retries (they would go on logging after the test)
+    started = time.monotonic()
+    mw.close(timeout=0.2)
+    assert time.monotonic() - started < 3

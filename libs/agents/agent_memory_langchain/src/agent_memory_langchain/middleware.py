@@ -588,9 +588,11 @@ class AgentMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
                 done = False
         return done and self._recorder.flush(max(0.1, deadline - time.monotonic()))
 
-    def close(self) -> None:
-        self.flush(5.0)
-        self._recorder.close()
+    def close(self, timeout: float = 5.0) -> None:
+        """Send what is buffered (waiting up to ``timeout`` each for reflections and events),
+        then stop the background sender: what the gateway has not taken by then is dropped."""
+        self.flush(timeout)
+        self._recorder.close(timeout)
 
     @property
     def stats(self) -> RecorderStats:
