@@ -15,17 +15,13 @@ ones gone, as without the cache.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 from psycopg import AsyncConnection
-from psycopg.rows import dict_row
 
-from agent_memory_common.db import load_queries
+from agent_memory_query.topics.queries import rows as _rows
 
-Q = load_queries(__package__ or "", "sql/topics.sql")
 SCOPES = 64  # (database, tenant, project) scopes kept, least recently searched dropped first
 # and at most this many topics in all (~3 KB each with their matrix row: ~150 MB), so that a
 # deployment with many large tenants bounds the cache, not the other way round
@@ -118,9 +114,3 @@ class CentroidCache:
     @property
     def topics_kept(self) -> int:
         return sum(len(s.topics) for s in self._scopes.values())
-
-
-async def _rows(conn: AsyncConnection, name: str, **params: Any) -> Sequence[dict[str, Any]]:
-    async with conn.cursor(row_factory=dict_row) as cur:
-        await cur.execute(Q[name], params)
-        return await cur.fetchall()

@@ -18,20 +18,12 @@ from typing import Any
 
 import numpy as np
 from psycopg import AsyncConnection
-from psycopg.rows import dict_row
 
-from agent_memory_common.db import load_queries
 from agent_memory_query.topics.centroids import CentroidCache
+from agent_memory_query.topics.queries import rows as _all
 
-Q = load_queries(__package__ or "", "sql/topics.sql")
 _WORD = re.compile(r"[a-z0-9]+")
 CENTROIDS = CentroidCache()  # one per process: every search of a scope shares its centroids
-
-
-async def _all(conn: AsyncConnection, name: str, **params: Any) -> list[dict[str, Any]]:
-    async with conn.cursor(row_factory=dict_row) as cur:
-        await cur.execute(Q[name], params)
-        return await cur.fetchall()
 
 
 def _summary(row: dict[str, Any]) -> dict[str, Any]:
