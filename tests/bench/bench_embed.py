@@ -26,13 +26,15 @@ from pathlib import Path
 import numpy as np
 
 from agent_memory_embedder.settings import EmbedderOptions
-from agent_memory_retrieval.minilm import MiniLMEmbedder
+from agent_memory_retrieval.minilm import MAX_SEQ_LENGTH, MiniLMEmbedder
+from agent_memory_retrieval.settings import RetrievalSettings
 from tests.bench.bench_scale import embedding_texts, event_stream, load_pools
 from tests.bench.report import stop_on_sigterm, table
 from tests.bench.stack import shared_data
 
 LOCOMO = shared_data("locomo/locomo10.json")
 BEFORE = ("torch", 64)  # the services' setting until 2026-11-26: the ratios' baseline
+SERVICE_BATCH = int(RetrievalSettings.model_fields["embedding_batch_size"].default)
 
 
 def event_texts(count: int, seed: int) -> list[str]:
@@ -64,21 +66,30 @@ def rate(embedder: MiniLMEmbedder, texts: Sequence[str], fetch: int) -> tuple[fl
 
 
 def measure(
-    corpora: dict[str, list[str]], batches: Sequence[int], fetch: int, cache: Path
+    corpora: dict[str, list[str]],
+    batches: Sequence[int],
+    fetch: int,
+    cache: Path,
+    cuts: Sequence[int] = (),
 ) -> list[dict[str, object]]:
+    """Every configuration on every corpus. ``cuts``: shorter ``max_tokens`` to try too, on
+    the ONNX export at the services' texts per run (their vectors are compared with torch's
+    full-length ones, so ``min_cosine`` says how much the cut moved a vector)."""
     rows: list[dict[str, object]] = []
-    configs = [("torch", b) for b in sorted({BEFORE[1], *batches}, reverse=True)]
-    configs += [("onnx", b) for b in sorted(batches, reverse=True)]
-    configs += [("int8", b) for b in sorted(batches, reverse=True)]
+    configs = [("torch", b, MAX_SEQ_LENGTH) for b in sorted({BEFORE[1], *batches}, reverse=True)]
+    configs += [("onnx", b, MAX_SEQ_LENGTH) for b in sorted(batches, reverse=True)]
+    configs += [("int8", b, MAX_SEQ_LENGTH) for b in sorted(batches, reverse=True)]
+    configs += [(r, SERVICE_BATCH, cut) for cut in cuts for r in ("onnx", "int8")]
     for name, texts in corpora.items():
         base_rate = 0.0
         reference: np.ndarray | None = None
-        for runtime, batch in configs:
+        for runtime, batch, cut in configs:
             embedder = MiniLMEmbedder.load(
                 batch_size=batch,
                 threads=1,
                 onnx_cache=cache if runtime != "torch" else None,
                 precision="int8" if runtime == "int8" else "float32",
+                max_tokens=cut,
             )
             if runtime != "torch" and not embedder.onnx:
                 raise SystemExit("the ONNX export could not be made or used: see the log above")
@@ -89,6 +100,7 @@ def measure(
                 "texts": name,
                 "runtime": runtime,
                 "batch": batch,
+                "max_tokens": cut,
                 "texts_per_s": round(per_s, 1),
                 "max_abs_diff": float(np.abs(vectors - reference).max()),
                 "min_cosine": float((vectors * reference).sum(axis=1).min()),
@@ -98,7 +110,9 @@ def measure(
             row["x_before"] = round(per_s / base_rate, 2)
             rows.append(row)
             print(
-                f"  {name:>7}  {runtime:>5}  runs of {batch:>3}  {per_s:7.1f} texts/s", flush=True
+                f"  {name:>7}  {runtime:>5}  runs of {batch:>3}  cut at {cut:>3}"
+                f"  {per_s:7.1f} texts/s",
+                flush=True,
             )
     return rows
 
@@ -108,6 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--events", type=int, default=768, help="bench-scale events to embed")
     parser.add_argument("--turns", type=int, default=1024, help="LoCoMo turns to embed")
     parser.add_argument("--batches", default="32,16,8", help="texts per run to try")
+    parser.add_argument("--cuts", default="128", help="shorter max_tokens to try too (empty: none)")
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--out", type=Path, help="write the rows as JSON here too")
     args = parser.parse_args(argv)
@@ -115,20 +130,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     batches = [int(b) for b in args.batches.split(",") if b.strip()]
     if not batches or min(batches) < 1:
         parser.error("--batches: positive integers, comma separated")
+    cuts = [int(c) for c in args.cuts.split(",") if c.strip()]
+    if any(not 16 <= c < MAX_SEQ_LENGTH for c in cuts):
+        parser.error(f"--cuts: word pieces from 16 to {MAX_SEQ_LENGTH - 1}, comma separated")
     corpora = {"events": event_texts(args.events, args.seed)}
     if turns := locomo_texts(args.turns):
         corpora["locomo"] = turns
     fetch = EmbedderOptions().batch_size
     print(f"texts: {', '.join(f'{k} {len(v):,}' for k, v in corpora.items())}; calls of {fetch}")
     with tempfile.TemporaryDirectory(prefix="bench-embed-") as cache:
-        rows = measure(corpora, batches, fetch, Path(cache))
+        rows = measure(corpora, batches, fetch, Path(cache), cuts)
     print()
-    header = ["texts", "runtime", "texts/run", "texts/s", "x torch/64", "max |diff|", "min cos"]
+    header = [
+        "texts",
+        "runtime",
+        "texts/run",
+        "cut",
+        "texts/s",
+        "x torch/64",
+        "max |diff|",
+        "min cos",
+    ]
     cells = [
         [
             str(r["texts"]),
             str(r["runtime"]),
             str(r["batch"]),
+            str(r["max_tokens"]),
             f"{r['texts_per_s']:.1f}",
             f"{r['x_before']:.2f}",
             f"{r['max_abs_diff']:.1e}",
@@ -136,8 +164,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         ]
         for r in rows
     ]
-    print(table([header, *cells], [False, False, True, True, True, True, True]))
-    print("max |diff| and min cos: of each vector against torch's, runs of 64")
+    print(table([header, *cells], [False, False, True, True, True, True, True, True]))
+    print(
+        "max |diff| and min cos: of each vector against torch's, runs of 64, "
+        f"cut at {MAX_SEQ_LENGTH}"
+    )
     if args.out:
         args.out.write_text(json.dumps(rows, indent=2))
     return 0

@@ -752,6 +752,7 @@ class ModelBench:
     nice: int = int(RetrievalSettings.model_fields["background_nice"].default)
     onnx: bool = bool(RetrievalSettings.model_fields["embedding_onnx"].default)
     precision: str = str(RetrievalSettings.model_fields["embedding_precision"].default)
+    max_tokens: int = int(RetrievalSettings.model_fields["embedding_max_tokens"].default)
 
     def rates(self, texts: Sequence[str]) -> tuple[float, float]:
         """Texts/s and word pieces/s. In a child process, so that this one (the HTTP client
@@ -782,6 +783,7 @@ def _embed_alone(setup: ModelBench, texts: list[str], queue: mp.Queue[tuple[floa
             torch_threads=setup.threads,
             embedding_onnx=setup.onnx,
             embedding_precision=setup.precision,
+            embedding_max_tokens=setup.max_tokens,
         )
     )
     assert isinstance(embedder, MiniLMEmbedder)  # what the embedder service loads

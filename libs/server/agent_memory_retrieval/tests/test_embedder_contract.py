@@ -255,3 +255,33 @@ def test_int8_is_refused_without_the_onnx_export() -> None:
         RetrievalSettings(embedding_precision="int8", embedding_onnx=False)
     with pytest.raises(ValidationError, match="embedding_precision"):
         RetrievalSettings(embedding_precision="int4")
+
+
+def test_max_tokens_cuts_every_text_at_that_many_pieces(onnx_cache: Path) -> None:
+    """``AGENT_MEMORY_EMBEDDING_MAX_TOKENS``: two texts that differ only after the cut get one
+    vector, through the ONNX export and through torch, alone and in a batch; the factory
+    passes the setting on."""
+    from pydantic import ValidationError
+
+    from agent_memory_retrieval.factory import load_embedder
+    from agent_memory_retrieval.settings import RetrievalSettings
+
+    head = "we keep the event log in a postgres table, one row per event, " * 3
+    texts = [head + "and the retries back off", head + "my grandmother bakes apple pie"]
+    short = load_embedder(RetrievalSettings(embedding_max_tokens=16, model_cache_dir=onnx_cache))
+    assert isinstance(short, MiniLMEmbedder) and short.onnx
+    torch_short = MiniLMEmbedder.load(max_tokens=16)
+    for model in (short, torch_short):
+        assert model.pieces(texts) == 2 * 16
+        alone = [model.embed([t])[0] for t in texts]
+        batch = model.embed(texts)
+        assert cosine(alone[0], alone[1]) > 0.99999
+        assert cosine(batch[0], batch[1]) > 0.99999
+        assert cosine(alone[0], batch[0]) > 0.999
+    full = load_embedder(RetrievalSettings(model_cache_dir=onnx_cache))
+    assert full.embed(texts[:1])  # warm
+    far = full.embed(texts)
+    assert cosine(far[0], far[1]) < 0.99  # the tails are read at the default length
+    for bad in (8, 1024):
+        with pytest.raises(ValidationError, match="embedding_max_tokens"):
+            RetrievalSettings(embedding_max_tokens=bad)

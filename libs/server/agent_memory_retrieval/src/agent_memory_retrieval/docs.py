@@ -76,11 +76,11 @@ class IndexDoc:
         then the turn before it.
 
         A turn's meaning often lies in what it answers ("Yes, three of them!" after "Do you
-        have dogs?"). The context comes last, so the model's 256-piece cut takes it before
-        the turn. On LoCoMo, vector search alone found 0.475 of the evidence turns in its
-        first ten with the previous turn embedded, 0.396 without; fused with BM25, turn
-        recall stayed the same and session recall rose. A segment's context (all its words)
-        is never embedded: its summary is its meaning.
+        have dogs?"). The context comes last, so the model's cut (``embedding_max_tokens``)
+        takes it before the turn. On LoCoMo, vector search alone found 0.475 of the evidence
+        turns in its first ten with the previous turn embedded, 0.396 without; fused with
+        BM25, turn recall stayed the same and session recall rose. A segment's context (all
+        its words) is never embedded: its summary is its meaning.
         """
         parts = [self.title, self.text]
         if self.type == "event":

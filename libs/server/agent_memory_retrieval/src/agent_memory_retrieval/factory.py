@@ -60,4 +60,5 @@ def load_embedder(settings: RetrievalSettings) -> Embedder:
         threads=settings.torch_threads,
         onnx_cache=settings.model_cache_path if settings.embedding_onnx else None,
         precision=settings.embedding_precision,
+        max_tokens=settings.embedding_max_tokens,
     )

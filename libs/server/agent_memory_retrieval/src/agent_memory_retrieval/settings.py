@@ -63,6 +63,15 @@ class RetrievalSettings(CommonSettings):
             "uniform. Needs embedding_onnx."
         ),
     )
+    embedding_max_tokens: int = Field(
+        default=256,
+        ge=16,
+        le=512,  # the network's position table
+        description=(
+            "Word pieces of a text the model reads (the rest is cut); its time grows with "
+            "them. The model was trained on 128."
+        ),
+    )
     model_cache_dir: Path | None = Field(
         default=None,
         description=(
