@@ -285,3 +285,17 @@ def test_max_tokens_cuts_every_text_at_that_many_pieces(onnx_cache: Path) -> Non
     for bad in (8, 1024):
         with pytest.raises(ValidationError, match="embedding_max_tokens"):
             RetrievalSettings(embedding_max_tokens=bad)
+
+
+def test_a_question_asked_again_is_not_embedded_again(onnx_embedder: MiniLMEmbedder) -> None:
+    """The same word pieces (the model is uncased) give the vector kept from the first time,
+    without running the model; another question runs it; a caller cannot spoil the kept one."""
+    first = onnx_embedder.embed(["Which billing retries did we settle on?"])[0]
+    texts, _, seconds = _model_counts("one")
+    again = onnx_embedder.embed(["which billing retries did we settle on?"])[0]
+    assert again == first
+    assert _model_counts("one")[0] == texts and _model_counts("one")[2] == seconds
+    again[0] += 1.0
+    assert onnx_embedder.embed(["which billing retries did we settle on?"])[0] == first
+    onnx_embedder.embed(["which billing retries did we settle on"])  # no "?": other pieces
+    assert _model_counts("one")[0] == texts + 1

