@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from typing import Literal, Self
+
+from pydantic import BaseModel, Field, model_validator
 
 from agent_memory_retrieval.settings import RetrievalSettings
 from agent_memory_retrieval.topic_prune import DEFAULT_HALF_LIFE_DAYS
@@ -94,6 +96,12 @@ class SearchOptions(BaseModel):
     load_embedder: bool = Field(
         default=True, description="Load the embedding model (off: no vector tier)."
     )
+    query_precision: Literal["auto", "float32", "int8"] = Field(
+        default="auto",
+        description="The weights a question is embedded with. auto: int8 through the ONNX "
+        "export (a question in about a third of the time; a float32 store ranks as with "
+        "float32 questions, docs/search.md), the stored vectors' precision without it.",
+    )
 
 
 class ErasureOptions(BaseModel):
@@ -126,3 +134,23 @@ class Settings(RetrievalSettings):
         gt=0,
         description="Topic importance halves for every this many days of age.",
     )
+
+    @model_validator(mode="after")
+    def _int8_queries_need_onnx(self) -> Self:
+        if self.query.search.query_precision == "int8" and not self.embedding_onnx:
+            raise ValueError(
+                "query.search.query_precision=int8 runs through the ONNX export: set "
+                "AGENT_MEMORY_EMBEDDING_ONNX=true, or AGENT_MEMORY_QUERY__SEARCH__QUERY_PRECISION="
+                "auto"
+            )
+        return self
+
+    def query_embedding(self) -> RetrievalSettings:
+        """The retrieval settings a question is embedded with: the shared ones, at
+        ``query.search.query_precision``."""
+        precision = self.query.search.query_precision
+        if precision == "auto":
+            precision = "int8" if self.embedding_onnx else self.embedding_precision
+        if precision == self.embedding_precision:
+            return self
+        return self.model_copy(update={"embedding_precision": precision})

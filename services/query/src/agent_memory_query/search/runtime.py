@@ -81,7 +81,7 @@ async def _load_embedder(settings: Settings, brainstem: Brainstem) -> None:
     """Seconds of CPU (torch import, weights): in a thread, after the service is ready, so a
     restart is not held up and searches meanwhile fall back to BM25 (explain says why)."""
     try:
-        embedder = await asyncio.to_thread(load_embedder, settings)
+        embedder = await asyncio.to_thread(load_embedder, settings.query_embedding())
         # torch's first forward pass sets itself up (another ~15 ms): not in a user's search
         await asyncio.to_thread(embedder.embed, ["warm up"])
     except Exception as exc:
