@@ -4,9 +4,13 @@ its plot, and its disk figures read from a real Postgres."""
 from __future__ import annotations
 
 import itertools
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import httpx
 import psycopg
 import pytest
 
@@ -14,6 +18,7 @@ from agent_memory_retrieval.pgvector_index import vector_literal
 from tests.bench.bench_scale import (
     MAX_CHARS,
     MIN_CHARS,
+    Watcher,
     busy_rate,
     caught_up_at,
     disk_usage,
@@ -22,15 +27,18 @@ from tests.bench.bench_scale import (
     fit,
     load_pools,
     metrics_url,
+    metrics_urls,
     model_counters,
     model_use,
+    parse_args,
     server_stages,
     slowest_stage,
     stage_line,
     stage_series,
+    up_args,
     write_plot,
 )
-from tests.bench.scale_state import ModelCounters, Sample
+from tests.bench.scale_state import ModelCounters, RunClock, Sample
 from tests.bench.stack import Product
 
 POOLS = load_pools(locomo=None)  # the repository's own texts only: the same on every machine
@@ -163,6 +171,60 @@ def test_the_embedders_metrics_port_is_read_from_its_log(tmp_path: Path) -> None
         '{"port": 44229, "event": "metrics.listening", "service": "embedder"}\n'
     )
     assert metrics_url(tmp_path, "embedder") == "http://127.0.0.1:44229/metrics"
+
+
+@pytest.fixture
+def exposition_servers() -> Iterator[list[int]]:
+    """Two /metrics endpoints serving ``EXPOSITION``, as two embedder replicas would."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = EXPOSITION.encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    servers = [ThreadingHTTPServer(("127.0.0.1", 0), Handler) for _ in range(2)]
+    for server in servers:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield [server.server_address[1] for server in servers]
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+def _listening(port: int) -> str:
+    return f'{{"port": {port}, "event": "metrics.listening", "service": "embedder"}}\n'
+
+
+def test_replicas_of_the_embedder_are_read_together(
+    tmp_path: Path, exposition_servers: list[int]
+) -> None:
+    """``--replicas N``: every process's counters summed; while one has not logged its port
+    yet, no sample (a sum without it would read as the model slowing down)."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    one, two = exposition_servers
+    (logs / "embedder-1.log").write_text(_listening(1) + _listening(one))  # restarted: last
+    (logs / "embedder-toc.log").write_text(_listening(9))  # not a replica's log
+    assert metrics_urls(tmp_path, "embedder") == [f"http://127.0.0.1:{one}/metrics"]
+    watcher = Watcher("http://127.0.0.1:1", tmp_path, RunClock(), embedders=2)
+    with httpx.Client(timeout=5) as client:
+        assert watcher._model(client) is None
+        (logs / "embedder-2.log").write_text(_listening(two))
+        alone = model_counters(EXPOSITION)
+        assert watcher._model(client) == alone + alone == ModelCounters(260.0, 46140.0, 30.0)
+
+
+def test_replicas_reach_agent_memory_up() -> None:
+    assert up_args(parse_args(["--replicas", "2"])) == ("--replicas", "embedder=2")
+    assert up_args(parse_args([])) == ()
+    with pytest.raises(SystemExit):
+        parse_args(["--replicas", "0"])
 
 
 def test_a_segment_fed_consumer_may_finish_a_little_after_the_embedder() -> None:

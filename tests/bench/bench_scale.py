@@ -405,7 +405,17 @@ def metrics_url(home: Path, service: str) -> str | None:
     """A consumer service's ``/metrics`` URL: the bench gives it a free port (0), which the
     service logs as ``metrics.listening``; the last one logged (a resumed run's stack started
     again on other ports), None until there is one."""
-    log = home / "logs" / f"{service}.log"
+    return _listening(home / "logs" / f"{service}.log")
+
+
+def metrics_urls(home: Path, service: str) -> list[str]:
+    """Every process of ``service``: one, or its replicas (``embedder-1.log``, ...: the logs
+    ``agent-memory up --replicas`` gives them), each the last port its log names."""
+    logs = [home / "logs" / f"{service}.log", *(home / "logs").glob(f"{service}-[0-9]*.log")]
+    return [url for log in sorted(logs) if (url := _listening(log)) is not None]
+
+
+def _listening(log: Path) -> str | None:
     if not log.is_file():
         return None
     url = None
@@ -431,6 +441,7 @@ class Watcher(threading.Thread):
         log: SampleLog | None = None,
         samples: Sequence[Sample] = (),
         interval: float = 1.0,
+        embedders: int = 1,
     ) -> None:
         super().__init__(daemon=True)
         self.url = query_url
@@ -441,7 +452,8 @@ class Watcher(threading.Thread):
         self.interval = interval
         self.samples: list[Sample] = list(samples)
         self.halt = threading.Event()
-        self._model_url: str | None = None
+        self.embedders = embedders
+        self._model_urls: list[str] = []
 
     def run(self) -> None:
         with httpx.Client(timeout=10) as client:
@@ -472,19 +484,26 @@ class Watcher(threading.Thread):
         )
 
     def _model(self, client: httpx.Client) -> ModelCounters | None:
-        """The embedder's counters; its port is looked up again while it cannot be read (not
-        logged yet, or an earlier start's)."""
+        """The embedder's counters, its processes' summed (replicas); the ports are looked up
+        again while one cannot be read (not logged yet, or an earlier start's): a sum with a
+        process missing would read as a drop."""
         for _ in range(2):
-            if self._model_url is None:
-                self._model_url = metrics_url(self.home, "embedder")
-                if self._model_url is None:
+            if not self._model_urls:
+                self._model_urls = metrics_urls(self.home, "embedder")
+                if len(self._model_urls) < self.embedders:
+                    self._model_urls = []
                     return None
+            total = ModelCounters(0.0, 0.0, 0.0)
             try:
-                r = client.get(self._model_url)
+                for url in self._model_urls:
+                    r = client.get(url)
+                    if r.status_code != 200:
+                        return None
+                    total += model_counters(r.text)
             except httpx.HTTPError:
-                self._model_url = None
+                self._model_urls = []
                 continue
-            return model_counters(r.text) if r.status_code == 200 else None
+            return total
         return None
 
     def latest(self) -> Sample | None:
@@ -843,8 +862,15 @@ def ingest_and_drain(run: Run, size: int, state: State) -> dict[str, Any]:
     if state.post is None:
         log.clear()  # the drain is timed from the end of the post: a new post, a new record
     clock, epoch, earlier = resume_clock(log, state.post)
+    embedders = replicas(a)
     watcher = Watcher(
-        run.product.query_url, run.product.workdir / "home", clock, epoch, log, earlier
+        run.product.query_url,
+        run.product.workdir / "home",
+        clock,
+        epoch,
+        log,
+        earlier,
+        embedders=embedders,
     )
     watcher.start()
     try:
@@ -899,15 +925,19 @@ def ingest_and_drain(run: Run, size: int, state: State) -> dict[str, Any]:
             # the same process embeds TOC node versions too, under the same model lock
             "with_toc_per_s": _round(busy_rate(samples, "embedder", "embedder-toc")),
             "model_texts_per_s": round(model, 1),
-            "ratio": round(embedder / model, 3) if embedder else None,
+            "processes": embedders,
+            # per process: the model sample is one process on one thread
+            "ratio": round(embedder / model / embedders, 3) if embedder else None,
             "model_pieces_per_s": round(model_pieces, 1),
             # from the embedder's own /metrics: every text it embedded (events, TOC nodes and
             # their grips), while it was behind
             "texts_per_s": _round(use["texts_per_s"]) if use else None,
             "pieces_per_s": _round(use["pieces_per_s"]) if use else None,
             "pieces_per_text": _round(use["pieces_per_text"]) if use else None,
-            "model_share": round(use["model_share"], 3) if use else None,
-            "pieces_ratio": round(use["pieces_per_s"] / model_pieces, 3) if use else None,
+            "model_share": round(use["model_share"] / embedders, 3) if use else None,
+            "pieces_ratio": (
+                round(use["pieces_per_s"] / model_pieces / embedders, 3) if use else None
+            ),
             "model_sample": len(sample),
             "fetch_batch": run.model.fetch_batch,
             "encode_batch": run.model.encode_batch,
@@ -927,6 +957,16 @@ def _duplicates(product: Product) -> int:
     with httpx.Client(timeout=10) as client:
         st = client.get(f"{product.query_url}/v1/status").json()
     return int(st.get("duplicates_stored", 0))
+
+
+def replicas(args: argparse.Namespace) -> int:
+    """Embedder processes of the run (a run begun before the option had one)."""
+    return int(getattr(args, "replicas", 1))
+
+
+def up_args(args: argparse.Namespace) -> tuple[str, ...]:
+    n = replicas(args)
+    return ("--replicas", f"embedder={n}") if n > 1 else ()
 
 
 def query_count(args: argparse.Namespace) -> int:
@@ -1017,7 +1057,8 @@ def result_rows(cp: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     )
     ratio, pieces = e["ratio"], e.get("pieces_ratio")
     shown = "n/a" if ratio is None else f"{ratio:.2f}"
-    rows.append(("embedder events/s / model texts/s", shown, "-", "-"))
+    each = f", per process of {e['processes']}" if e.get("processes", 1) > 1 else ""
+    rows.append((f"embedder events/s / model texts/s{each}", shown, "-", "-"))
     if pieces is not None:
         per_text = e["model_pieces_per_s"] / e["model_texts_per_s"]
         rows += [
@@ -1029,13 +1070,15 @@ def result_rows(cp: dict[str, Any]) -> list[tuple[str, str, str, str]]:
                 "-",
             ),
             (
-                "embedder / model (word pieces/s)",
+                f"embedder / model (word pieces/s){each}",
                 f"{pieces:.2f}",
                 f">= {TARGET_EMBEDDER_RATIO:.1f}",
                 verdict(pieces, pieces >= TARGET_EMBEDDER_RATIO),
             ),
         ]
-        rows.append(("  share of its time in the model", f"{e['model_share']:.0%}", "-", "-"))
+        rows.append(
+            (f"  share of its time in the model{each}", f"{e['model_share']:.0%}", "-", "-")
+        )
     worst, lag, ok = slowest_stage(cp["consumers"])
     rows.append(
         (
@@ -1279,6 +1322,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--topic-calls", type=int, default=100, help="timed topic listings per size")
     p.add_argument("--model-sample", type=int, default=512, help="texts the model embeds alone")
     p.add_argument("--stall", type=float, default=900, help="fail after this long with no progress")
+    p.add_argument(
+        "--replicas",
+        type=int,
+        default=1,
+        help="embedder processes (agent-memory up --replicas embedder=N): one per core",
+    )
     p.add_argument("--no-locomo", action="store_true", help="conversations without LoCoMo")
     p.add_argument("--keep", action="store_true", help="keep the stack's work folder")
     p.add_argument(
@@ -1308,6 +1357,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         p.error("--sizes: ascending, distinct, each at least 100")
     if args.batch < 1 or args.batch > 1000:
         p.error("--batch: 1 to 1000 (the gateway's limit)")
+    if not 1 <= args.replicas <= 16:
+        p.error("--replicas: 1 to 16 embedder processes")
     args.sizes = sizes
     return args
 
@@ -1347,7 +1398,7 @@ def remeasure(results: Path, env: Sequence[str] = ()) -> int:
     args = argparse.Namespace(**{**state.args, "out": results})
     settings = dict(item.split("=", 1) for item in env)
     pools = load_pools(locomo=None if args.no_locomo else LOCOMO)
-    product = Product(Path(state.workdir), settings)
+    product = Product(Path(state.workdir), settings, up_args=up_args(args))
     run = Run(args, product, pools, event_stream(args.seed, pools))
     run.checkpoints = measured_before(results)
     if not run.checkpoints:
@@ -1392,7 +1443,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     print(f"sizes {', '.join(f'{s:,}' for s in args.sizes)}; seed {args.seed}; results in {out}")
     print("texts from: " + "; ".join(pools.sources), flush=True)
-    product = Product(workdir, {})
+    product = Product(workdir, {}, up_args=up_args(args))
     run = Run(args, product, pools, event_stream(args.seed, pools))
     run.checkpoints = measured_before(out)
     replay(run)

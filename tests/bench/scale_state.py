@@ -40,6 +40,12 @@ class ModelCounters:
     pieces: float
     seconds: float
 
+    def __add__(self, other: ModelCounters) -> ModelCounters:
+        """Two processes' counters together (replicas of the embedder)."""
+        return ModelCounters(
+            self.texts + other.texts, self.pieces + other.pieces, self.seconds + other.seconds
+        )
+
 
 @dataclass(frozen=True)
 class Sample:

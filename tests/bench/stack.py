@@ -49,6 +49,7 @@ class Product:
     gateway_url: str = ""
     query_url: str = ""
     pg_dsn: str = ""
+    up_args: tuple[str, ...] = ()  # after ``agent-memory up``, e.g. ("--replicas", "embedder=2")
 
     def start(self) -> None:
         names = ("nats", "pg", "gateway", "query", "pruner", "dashboard")
@@ -88,7 +89,7 @@ class Product:
         )
         self.log = open(self.workdir / "agent-memory-up.log", "ab")  # noqa: SIM115 - closed by stop
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "agent_memory_cli", "up"],
+            [sys.executable, "-m", "agent_memory_cli", "up", *self.up_args],
             stdout=self.log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
