@@ -4,6 +4,7 @@ its plot, and its disk figures read from a real Postgres."""
 from __future__ import annotations
 
 import itertools
+import os
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -18,6 +19,7 @@ from agent_memory_retrieval.pgvector_index import vector_literal
 from tests.bench.bench_scale import (
     MAX_CHARS,
     MIN_CHARS,
+    ModelBench,
     Watcher,
     busy_rate,
     caught_up_at,
@@ -28,11 +30,13 @@ from tests.bench.bench_scale import (
     load_pools,
     metrics_url,
     metrics_urls,
+    model_bench,
     model_counters,
     model_use,
     parse_args,
     server_stages,
     slowest_stage,
+    stack_env,
     stage_line,
     stage_series,
     up_args,
@@ -225,6 +229,32 @@ def test_replicas_reach_agent_memory_up() -> None:
     assert up_args(parse_args([])) == ()
     with pytest.raises(SystemExit):
         parse_args(["--replicas", "0"])
+
+
+def test_the_model_alone_runs_with_the_stacks_settings_not_this_process(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``--env`` reaches the stack and the model sample alike; this process's own
+    AGENT_MEMORY_* variables reach neither (the stack filters them out)."""
+    monkeypatch.setenv("AGENT_MEMORY_EMBEDDING_MAX_TOKENS", "64")
+    assert model_bench({}) == ModelBench()
+    args = parse_args(
+        [
+            "--env",
+            "AGENT_MEMORY_EMBEDDING_PRECISION=int8",
+            "--env",
+            "AGENT_MEMORY_EMBEDDER__BATCH_SIZE=32",
+        ]
+    )
+    env = stack_env(args)
+    assert env == {
+        "AGENT_MEMORY_EMBEDDING_PRECISION": "int8",
+        "AGENT_MEMORY_EMBEDDER__BATCH_SIZE": "32",
+    }
+    model = model_bench(env)
+    assert (model.precision, model.fetch_batch, model.max_tokens) == ("int8", 32, 256)
+    assert os.environ["AGENT_MEMORY_EMBEDDING_MAX_TOKENS"] == "64"  # put back as it was
+    assert "AGENT_MEMORY_EMBEDDING_PRECISION" not in os.environ
 
 
 def test_a_segment_fed_consumer_may_finish_a_little_after_the_embedder() -> None:

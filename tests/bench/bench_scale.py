@@ -59,6 +59,7 @@ import psycopg
 
 from agent_memory_common.streams import PIPELINE_CONSUMERS
 from agent_memory_embedder.settings import EmbedderOptions
+from agent_memory_embedder.settings import Settings as EmbedderSettings
 from agent_memory_retrieval.settings import RetrievalSettings
 from agent_memory_retrieval.sources import context_of, speaker_of
 from tests.bench.bench_ingest import CODE, PROSE
@@ -944,6 +945,7 @@ def ingest_and_drain(run: Run, size: int, state: State) -> dict[str, Any]:
             "torch_threads": run.model.threads,
             "onnx": run.model.onnx,
             "precision": run.model.precision,
+            "max_tokens": run.model.max_tokens,
             "nice": run.model.nice,
         },
     }
@@ -957,6 +959,35 @@ def _duplicates(product: Product) -> int:
     with httpx.Client(timeout=10) as client:
         st = client.get(f"{product.query_url}/v1/status").json()
     return int(st.get("duplicates_stored", 0))
+
+
+def stack_env(args: argparse.Namespace) -> dict[str, str]:
+    """The run's ``--env`` settings (a run begun before the option had none)."""
+    return dict(item.split("=", 1) for item in getattr(args, "env", None) or ())
+
+
+def model_bench(env: dict[str, str]) -> ModelBench:
+    """The model alone as the stack's embedder runs it: the defaults, with the run's settings
+    (and nothing from this process's own environment, which the stack does not get either)."""
+    saved = {k: v for k, v in os.environ.items() if k.startswith("AGENT_MEMORY_")}
+    for k in saved:
+        del os.environ[k]
+    os.environ.update(env)
+    try:
+        s = EmbedderSettings()
+    finally:
+        for k in env:
+            os.environ.pop(k, None)
+        os.environ.update(saved)
+    return ModelBench(
+        fetch_batch=s.embedder.batch_size,
+        encode_batch=s.embedding_batch_size,
+        threads=s.torch_threads,
+        nice=s.background_nice,
+        onnx=s.embedding_onnx,
+        precision=s.embedding_precision,
+        max_tokens=s.embedding_max_tokens,
+    )
 
 
 def replicas(args: argparse.Namespace) -> int:
@@ -1341,7 +1372,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="with --remeasure: a setting of the stack (AGENT_MEMORY_...), for an A/B",
+        help="a setting of the stack (AGENT_MEMORY_...); the model alone runs with it too. "
+        "With --remeasure, on top of the run's own: an A/B",
     )
     p.add_argument(
         "--resume",
@@ -1396,7 +1428,7 @@ def remeasure(results: Path, env: Sequence[str] = ()) -> int:
         print(f"bench-scale: --remeasure: {exc}", file=sys.stderr)
         return 2
     args = argparse.Namespace(**{**state.args, "out": results})
-    settings = dict(item.split("=", 1) for item in env)
+    settings = {**stack_env(args), **stack_env(argparse.Namespace(env=env))}
     pools = load_pools(locomo=None if args.no_locomo else LOCOMO)
     product = Product(Path(state.workdir), settings, up_args=up_args(args))
     run = Run(args, product, pools, event_stream(args.seed, pools))
@@ -1443,8 +1475,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     print(f"sizes {', '.join(f'{s:,}' for s in args.sizes)}; seed {args.seed}; results in {out}")
     print("texts from: " + "; ".join(pools.sources), flush=True)
-    product = Product(workdir, {}, up_args=up_args(args))
-    run = Run(args, product, pools, event_stream(args.seed, pools))
+    env = stack_env(args)
+    if env:
+        print("stack settings: " + ", ".join(f"{k}={v}" for k, v in env.items()))
+    product = Product(workdir, env, up_args=up_args(args))
+    run = Run(args, product, pools, event_stream(args.seed, pools), model_bench(env))
     run.checkpoints = measured_before(out)
     replay(run)
     finished = False
