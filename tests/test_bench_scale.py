@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import itertools
 import os
+import subprocess
+import sys
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import httpx
+import orjson
 import psycopg
 import pytest
 
@@ -19,8 +23,10 @@ from agent_memory_retrieval.pgvector_index import vector_literal
 from tests.bench.bench_scale import (
     MAX_CHARS,
     MIN_CHARS,
+    SEARCH_CONFIGS,
     ModelBench,
     Watcher,
+    ab_order,
     busy_rate,
     caught_up_at,
     disk_usage,
@@ -33,12 +39,14 @@ from tests.bench.bench_scale import (
     model_bench,
     model_counters,
     model_use,
+    paired,
     parse_args,
     server_stages,
     slowest_stage,
     stack_env,
     stage_line,
     stage_series,
+    time_searches_ab,
     up_args,
     write_plot,
 )
@@ -324,3 +332,101 @@ def test_the_pgvector_disk_figure_counts_every_partition(pg_dsn: str, tmp_path: 
     usage = disk_usage(Product(tmp_path, {}, pg_dsn=pg_dsn))
     assert usage["postgres_pgvector"] > 400 * 1536  # at least the vectors themselves
     assert usage["postgres_pgvector"] < usage["postgres"]
+
+
+def test_an_ab_asks_each_question_of_both_services_in_abba_order() -> None:
+    rounds = len(SEARCH_CONFIGS)
+    assert [ab_order(i) for i in range(rounds)] == ["AB"] * rounds
+    assert [ab_order(rounds + i) for i in range(rounds)] == ["BA"] * rounds
+    asked: list[tuple[str, str]] = []
+
+    def handler(side: str, ms: float) -> type[BaseHTTPRequestHandler]:
+        class Search(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                asked.append((side, orjson.loads(body)["query"]))
+                answer = orjson.dumps(
+                    {"results": [], "explain": {"timings_ms": {"total": ms, "bm25": ms / 2}}}
+                )
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        return Search
+
+    servers = {
+        side: ThreadingHTTPServer(("127.0.0.1", 0), handler(side, ms))
+        for side, ms in (("A", 4.0), ("B", 2.0))
+    }
+    for server in servers.values():
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        urls = {side: f"http://127.0.0.1:{srv.server_address[1]}" for side, srv in servers.items()}
+        queries = [{"query": f"q{i}", "limit": 10} for i in range(3 * rounds)]
+        found = time_searches_ab(urls, queries, warmup=1)
+    finally:
+        for server in servers.values():
+            server.shutdown()
+            server.server_close()
+    # every question asked of both, one right after the other, the order turning each round
+    assert (
+        [q for _, q in asked[::2]] == [q for _, q in asked[1::2]] == [q["query"] for q in queries]
+    )
+    assert "".join(side for side, _ in asked) == "AB" * rounds + "BA" * rounds + "AB" * rounds
+    for name, _ in SEARCH_CONFIGS:
+        assert found[name]["A"]["n"] == found[name]["B"]["n"] == 2  # the first round is warm-up
+        assert found[name]["A"]["server_p50_ms"] == {"total": 4.0, "bm25": 2.0}
+        assert found[name]["B"]["server_p50_ms"] == {"total": 2.0, "bm25": 1.0}
+        assert set(found[name]["paired"]) == {
+            "median_b_minus_a_ms",
+            "b_faster_share",
+            "p50_ratio_b_a",
+        }
+
+
+def test_paired_figures_compare_the_same_questions() -> None:
+    figures = paired([10.0, 20.0, 30.0], [9.0, 22.0, 27.0])
+    assert figures["median_b_minus_a_ms"] == -1.0  # -1, +2, -3
+    assert figures["b_faster_share"] == 0.667
+    assert figures["p50_ratio_b_a"] == 1.1  # 22 / 20
+    with pytest.raises(ValueError):
+        paired([1.0, 2.0], [1.0])  # not the same questions
+
+
+def test_an_ab_needs_a_kept_store_and_settings_by_name(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        parse_args(["--ab", "AGENT_MEMORY_QUERY__POOL_SIZE=8"])
+    assert "only with --remeasure" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        parse_args(["--remeasure", "/tmp/x", "--ab", "POOL_SIZE=8"])
+    assert "--ab: NAME=VALUE" in capsys.readouterr().err
+    args = parse_args(["--remeasure", "/tmp/x", "--ab", "AGENT_MEMORY_QUERY__POOL_SIZE=8"])
+    assert args.ab == ["AGENT_MEMORY_QUERY__POOL_SIZE=8"]
+
+
+def test_the_stack_is_quiet_only_when_its_processes_rest(tmp_path: Path) -> None:
+    def session(code: str) -> Product:
+        product = Product(tmp_path, {})
+        product.proc = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
+        return product
+
+    busy = session("while True: pass")
+    try:
+        time.sleep(0.6)
+        assert busy.cpu_seconds() > 0.2
+        assert busy.wait_until_quiet(share=0.15, window_s=0.3, timeout_s=1.0) >= 1.0  # gave up
+    finally:
+        assert busy.proc is not None
+        busy.proc.kill()
+        busy.proc.wait()
+    idle = session("import time; time.sleep(30)")
+    try:
+        assert idle.wait_until_quiet(share=0.15, window_s=0.3, timeout_s=5.0) < 1.0
+    finally:
+        assert idle.proc is not None
+        idle.proc.kill()
+        idle.proc.wait()

@@ -655,6 +655,85 @@ def time_searches(url: str, queries: Sequence[dict[str, Any]], warmup: int) -> d
     }
 
 
+def ab_order(i: int) -> str:
+    """The order query ``i`` (of a run through every configuration) is asked of the two
+    services: AB, then BA for the next round, and so on (ABBA), so that neither always goes
+    first, when a just-read page or a just-run model favours the second."""
+    return "AB" if (i // len(SEARCH_CONFIGS)) % 2 == 0 else "BA"
+
+
+def paired(a: Sequence[float], b: Sequence[float]) -> dict[str, float]:
+    """B against A over the same questions: the median of B - A per question (the machine's
+    drift cancels, as both answered within milliseconds of each other), how often B was faster,
+    and B's p50 over A's."""
+    diffs = [y - x for x, y in zip(a, b, strict=True)]
+    return {
+        "median_b_minus_a_ms": round(percentile(diffs, 50), 2),
+        "b_faster_share": round(sum(d < 0 for d in diffs) / max(1, len(diffs)), 3),
+        "p50_ratio_b_a": round(percentile(b, 50) / max(percentile(a, 50), 1e-9), 3),
+    }
+
+
+def time_searches_ab(
+    urls: dict[str, str], queries: Sequence[dict[str, Any]], warmup: int
+) -> dict[str, Any]:
+    """Every query asked of both services ``urls["A"]`` and ``urls["B"]``, one right after the
+    other in ABBA order (one client, one search at a time): a paired comparison of two
+    query-side settings on one store. Per configuration: each side's latency and server
+    stages, and ``paired``."""
+    names = [name for name, _ in SEARCH_CONFIGS]
+    times: dict[str, dict[str, list[float]]] = {side: {name: [] for name in names} for side in "AB"}
+    stages: dict[str, dict[str, dict[str, list[float]]]] = {
+        side: {name: {} for name in names} for side in "AB"
+    }
+    with httpx.Client(timeout=60) as client:
+        for i, body in enumerate(queries):
+            name, tiers = SEARCH_CONFIGS[i % len(SEARCH_CONFIGS)]
+            payload = orjson.dumps({**body, "tiers": tiers} if tiers else body)
+            for side in ab_order(i):
+                t0 = time.perf_counter()
+                r = client.post(
+                    f"{urls[side]}/v1/search",
+                    content=payload,
+                    headers={"content-type": "application/json"},
+                )
+                ms = (time.perf_counter() - t0) * 1000
+                if r.status_code != 200:
+                    raise RuntimeError(f"search ({side}) failed: {r.status_code} {r.text[:300]}")
+                if i >= warmup * len(SEARCH_CONFIGS):
+                    times[side][name].append(ms)
+                    for stage, value in r.json()["explain"]["timings_ms"].items():
+                        stages[side][name].setdefault(stage, []).append(float(value))
+    return {
+        name: {
+            **{
+                side: {
+                    **latency(times[side][name]),
+                    "server_p50_ms": server_stages(stages[side][name], len(times[side][name])),
+                }
+                for side in "AB"
+            },
+            "paired": paired(times["A"][name], times["B"][name]),
+        }
+        for name in names
+    }
+
+
+def ab_rows(search: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    rows = [("tier", "A p50 / p95 ms", "B p50 / p95 ms", "B - A per question (median); B faster")]
+    for name, r in search.items():
+        a, b, d = r["A"], r["B"], r["paired"]
+        rows.append(
+            (
+                name,
+                f"{a['p50']:.1f} / {a['p95']:.1f}",
+                f"{b['p50']:.1f} / {b['p95']:.1f}",
+                f"{d['median_b_minus_a_ms']:+.1f} ms; {d['b_faster_share']:.0%}",
+            )
+        )
+    return rows
+
+
 def server_stages(stages: dict[str, list[float]], searches: int) -> dict[str, float]:
     """The median of each stage the server timed in at least half the searches (a stage timed
     only now and then, such as a fallback, would mislead as a median)."""
@@ -1376,14 +1455,33 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "With --remeasure, on top of the run's own: an A/B",
     )
     p.add_argument(
+        "--ab",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="with --remeasure: a paired A/B, a second query service with this setting "
+        "(AGENT_MEMORY_...; repeatable) asked every question right after the stack's own",
+    )
+    p.add_argument(
+        "--ab-python",
+        metavar="PYTHON",
+        help="with --remeasure: a paired A/B of code, B's query service run by this "
+        "interpreter (another checkout's .venv/bin/python)",
+    )
+    p.add_argument(
         "--resume",
         type=Path,
         metavar="RESULTS",
         help="continue the stopped run whose results folder this is, with its own arguments",
     )
     args = p.parse_args(argv)
-    if bad := [e for e in args.env if "=" not in e or not e.startswith("AGENT_MEMORY_")]:
-        p.error(f"--env: NAME=VALUE with a name AGENT_MEMORY_..., not {bad[0]!r}")
+    for option, values in (("--env", args.env), ("--ab", args.ab)):
+        if bad := [e for e in values if "=" not in e or not e.startswith("AGENT_MEMORY_")]:
+            p.error(f"{option}: NAME=VALUE with a name AGENT_MEMORY_..., not {bad[0]!r}")
+    if (args.ab or args.ab_python) and args.remeasure is None:
+        p.error("--ab, --ab-python: only with --remeasure (a paired A/B on a kept store)")
+    if args.ab_python and not Path(args.ab_python).is_file():
+        p.error(f"--ab-python: no interpreter at {args.ab_python}")
     sizes = list(QUICK_SIZES) if args.quick else [int(s) for s in args.sizes.split(",") if s]
     if not sizes or sizes != sorted(set(sizes)) or sizes[0] < 100:
         p.error("--sizes: ascending, distinct, each at least 100")
@@ -1418,10 +1516,19 @@ def measured_before(out: Path) -> list[dict[str, Any]]:
     return list(json.loads(path.read_text())["checkpoints"]) if path.exists() else []
 
 
-def remeasure(results: Path, env: Sequence[str] = ()) -> int:
+def remeasure(
+    results: Path, env: Sequence[str] = (), ab: Sequence[str] = (), ab_python: str | None = None
+) -> int:
     """The searches, TOC descents and topic listings of a kept store timed again, on the same
     new queries every time (none of them asked before in the run): an A/B of query-side
-    changes on a store that took hours to fill, without filling it again."""
+    changes on a store that took hours to fill, without filling it again.
+
+    With ``ab`` settings or ``ab_python`` (the interpreter of another checkout: its code), a
+    paired A/B instead: a second query service on the same store with those settings or that
+    code (B) beside the stack's own (A), every query asked of both in turn; only the
+    searches, written to ``remeasure-ab-*.json``. Two single runs one after the other differ by
+    more than most query-side changes do (a stack just restarted settles for minutes, and the
+    shared machine drifts); questions asked of both within milliseconds do not."""
     try:
         state = State.load(results, finished=True)
     except ValueError as exc:
@@ -1438,30 +1545,56 @@ def remeasure(results: Path, env: Sequence[str] = ()) -> int:
         return 2
     replay(run)
     size = run.posted
+    b_settings = stack_env(argparse.Namespace(env=ab))
     try:
         product.start()
         wait_for_vectors(product)
         print(f"remeasuring the store of {size:,} events in {state.workdir}", flush=True)
-        figures = measure_store(run, size)
+        if b_settings or ab_python:
+            with product.second_query_service(b_settings, ab_python or sys.executable) as url_b:
+                print(f"    quiet after {product.wait_until_quiet():.0f} s", flush=True)
+                figures = measure_ab(run, size, url_b)
+        else:
+            print(f"    quiet after {product.wait_until_quiet():.0f} s", flush=True)
+            figures = measure_store(run, size)
     except KeyboardInterrupt:
         return 130
     finally:
         product.stop()
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    path = results / f"remeasure-{stamp}.json"
+    paired_run = bool(b_settings or ab_python)
+    path = results / f"remeasure-{'ab-' if paired_run else ''}{stamp}.json"
     doc = {"size": size, "env": settings, "machine": machine(), **figures}
+    if paired_run:
+        doc["b"] = {"env": b_settings, "python": ab_python or sys.executable}
     path.write_text(json.dumps(doc, indent=1) + "\n")
-    rows = [("figure", "value", "target", ""), *store_rows(figures)]
-    print(table(rows, [False, True, True, False]))
+    if paired_run:
+        b_is = [*ab, *([f"the code of {ab_python}"] if ab_python else [])]
+        print("A: the stack's query service; B: the same with " + ", ".join(b_is))
+        print(table(ab_rows(figures["search"]), [False, True, True, True]))
+    else:
+        rows = [("figure", "value", "target", ""), *store_rows(figures)]
+        print(table(rows, [False, True, True, False]))
     print(f"\nresults: {path}")
     return 0
+
+
+def measure_ab(run: Run, size: int, url_b: str) -> dict[str, Any]:
+    """``measure_store``'s searches, asked of the stack's query service and of ``url_b``."""
+    a = run.args
+    rng = random.Random(f"measure/{a.seed}/{size}")
+    queries = make_queries(rng, run.sources, query_count(a), run.seen_queries)
+    print(f"    searching A and B ({a.queries} timed queries per tier each)", flush=True)
+    load_before = os.getloadavg()[0]
+    search = time_searches_ab({"A": run.product.query_url, "B": url_b}, queries, a.warmup)
+    return {"search": search, "search_load": [round(load_before, 2), round(os.getloadavg()[0], 2)]}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     stop_on_sigterm()
     if args.remeasure is not None:
-        return remeasure(args.remeasure, args.env)
+        return remeasure(args.remeasure, args.env, args.ab, args.ab_python)
     try:
         state, args = open_state(args)
     except ValueError as exc:

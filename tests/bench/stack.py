@@ -14,7 +14,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -50,6 +50,7 @@ class Product:
     query_url: str = ""
     pg_dsn: str = ""
     up_args: tuple[str, ...] = ()  # after ``agent-memory up``, e.g. ("--replicas", "embedder=2")
+    env: dict[str, str] | None = None  # what ``agent-memory up`` was started with
 
     def start(self) -> None:
         names = ("nats", "pg", "gateway", "query", "pruner", "dashboard")
@@ -87,6 +88,7 @@ class Product:
                 **self.extra_env,
             }
         )
+        self.env = env
         self.log = open(self.workdir / "agent-memory-up.log", "ab")  # noqa: SIM115 - closed by stop
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "agent_memory_cli", "up", *self.up_args],
@@ -104,6 +106,78 @@ class Product:
                 return
             time.sleep(0.5)
         raise RuntimeError(f"the stack did not become ready; see {self.workdir}")
+
+    def cpu_seconds(self) -> float:
+        """CPU time used so far by every process of the stack (``agent-memory up`` starts them
+        in a session of its own: the servers, the services and their replicas)."""
+        if self.proc is None:
+            return 0.0
+        ticks = 0
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue  # a process that just ended
+            if int(fields[3]) == self.proc.pid:  # its session
+                ticks += int(fields[11]) + int(fields[12])  # utime + stime
+        return ticks / os.sysconf("SC_CLK_TCK")
+
+    def wait_until_quiet(
+        self, share: float = 0.15, window_s: float = 5.0, timeout_s: float = 600.0
+    ) -> float:
+        """Wait until the stack uses less than ``share`` of one core over ``window_s`` (a
+        stack just started loads its models, checks its ONNX exports and warms its caches for
+        a minute or more, and a search timed meanwhile measures that); the seconds waited.
+        Gives up after ``timeout_s`` and goes on."""
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < timeout_s:
+            before = self.cpu_seconds()
+            time.sleep(window_s)
+            if (self.cpu_seconds() - before) / window_s < share:
+                break
+        return time.monotonic() - t0
+
+    @contextlib.contextmanager
+    def second_query_service(
+        self, settings: dict[str, str], python: str = sys.executable
+    ) -> Iterator[str]:
+        """One more query service on the running stack's store, as the stack starts its own
+        plus ``settings``, on a free port; its URL while the block runs. Two query services
+        asked the same questions in turn compare a query-side setting on the same store at
+        the same moment, so that the machine's drift falls on both alike. ``python``: the
+        interpreter of another checkout, to compare its code with this one's."""
+        if self.env is None or self.proc is None:
+            raise RuntimeError("the stack is not running")
+        env = {
+            **self.env,
+            "AGENT_MEMORY_QUERY__PORT": str(free_port()),
+            "AGENT_MEMORY_METRICS__PORT": "0",
+            **settings,
+        }
+        url = f"http://127.0.0.1:{env['AGENT_MEMORY_QUERY__PORT']}"
+        with open(self.workdir / "query-b.log", "ab") as log:
+            proc = subprocess.Popen(
+                [python, "-m", "agent_memory_query"],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=env,
+                start_new_session=True,
+            )
+            try:
+                deadline = time.monotonic() + 300
+                while not http_ok(url + "/readyz", 2):
+                    if proc.poll() is not None or time.monotonic() > deadline:
+                        raise RuntimeError(f"the second query service did not start: {log.name}")
+                    time.sleep(0.5)
+                yield url
+            finally:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
 
     def stop(self) -> None:
         try:
