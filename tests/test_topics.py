@@ -233,6 +233,11 @@ def test_decay_ranks_a_recent_small_topic_above_an_old_large_one(seeded: Stack) 
     month = (NOW - timedelta(days=30)).isoformat()
     this_month = topics(seeded, A, project_id="p3", since=month)
     assert [t["topic_id"] for t in this_month] == [ranked[0]["topic_id"]]
+    # as of a month ago: the recent topic had no member yet, the old one had all of its own
+    then = topics(seeded, A, project_id="p3", until=month)
+    assert [(t["topic_id"], t["size"]) for t in then] == [
+        (ranked[1]["topic_id"], ranked[1]["size"])
+    ]
     bad = httpx.get(f"{seeded.query_url}/v1/topics", params={"since": "yesterday-ish"}, headers=A)
     assert bad.status_code == 422 and bad.json()["field"] == "since"
 

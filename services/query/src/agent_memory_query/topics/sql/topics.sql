@@ -2,20 +2,27 @@
 -- Topics of the tenant (one project or all), with importance as of %(asof)s: the members'
 -- salience, halved every half-life since each member ended. Only members begun before %(asof)s
 -- count; with %(since)s, only topics with a member ending at or after it.
-SELECT t.topic_id, t.project_id, t.label, t.keywords,
-       sum(s.salience * power(0.5, greatest(extract(epoch FROM %(asof)s - s.end_ts), 0)
-                                   / (%(half_life_days)s * 86400.0))) AS importance,
-       count(*) AS size, min(s.start_ts) AS first_ts, max(s.end_ts) AS last_ts,
-       array_agg(DISTINCT s.session_id ORDER BY s.session_id) AS session_ids
+-- Each topic's members are aggregated on their own (LATERAL, through topic_members_topic): on
+-- the 1,000,000-event bench-scale store (3,507 topics, 33,588 members, 30 projects) one
+-- project's listing took 9.5 ms p50 as one join grouped by topic, 6.7 ms this way, with the same
+-- answers; every project's 265 -> 189 ms.
+SELECT t.topic_id, t.project_id, t.label, t.keywords, a.importance, a.size, a.first_ts,
+       a.last_ts, a.session_ids
 FROM topics t
-JOIN topic_members m ON m.tenant = t.tenant AND m.topic_id = t.topic_id
-JOIN topic_segments s ON s.tenant = m.tenant AND s.node_id = m.node_id
+CROSS JOIN LATERAL (
+    SELECT sum(s.salience * power(0.5, greatest(extract(epoch FROM %(asof)s - s.end_ts), 0)
+                                       / (%(half_life_days)s * 86400.0))) AS importance,
+           count(*) AS size, min(s.start_ts) AS first_ts, max(s.end_ts) AS last_ts,
+           array_agg(DISTINCT s.session_id ORDER BY s.session_id) AS session_ids
+    FROM topic_members m
+    JOIN topic_segments s ON s.tenant = m.tenant AND s.node_id = m.node_id
+    WHERE m.tenant = t.tenant AND m.topic_id = t.topic_id AND s.start_ts < %(asof)s
+) a
 WHERE t.tenant = %(tenant)s
   AND (%(project_id)s::text IS NULL OR t.project_id = %(project_id)s)
   AND (%(topic_ids)s::text[] IS NULL OR t.topic_id = ANY(%(topic_ids)s))
-  AND s.start_ts < %(asof)s
-GROUP BY t.topic_id, t.project_id, t.label, t.keywords
-HAVING (%(since)s::timestamptz IS NULL OR max(s.end_ts) >= %(since)s)
+  AND a.size > 0  -- a topic with no member begun before %(asof)s is not listed
+  AND (%(since)s::timestamptz IS NULL OR a.last_ts >= %(since)s)
   -- the user filter (store.py), once per topic: a member segment holds an event of the user
   AND (%(user_id)s::text IS NULL OR EXISTS (
       SELECT 1
@@ -23,7 +30,7 @@ HAVING (%(since)s::timestamptz IS NULL OR max(s.end_ts) >= %(since)s)
       JOIN topic_segments us ON us.tenant = um.tenant AND us.node_id = um.node_id
       JOIN events e ON e.tenant = us.tenant AND e.event_id = ANY(us.event_ids)
       WHERE um.tenant = %(tenant)s AND um.topic_id = t.topic_id AND e.user_id = %(user_id)s))
-ORDER BY importance DESC, t.topic_id
+ORDER BY a.importance DESC, t.topic_id
 LIMIT %(limit)s
 
 -- name: topic
