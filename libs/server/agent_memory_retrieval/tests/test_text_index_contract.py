@@ -220,3 +220,36 @@ async def test_a_wide_filter_ranks_exactly_as_a_narrow_one_passing_the_same_docu
     assert ids(await index.search("invoice", both, 5)) == ids(
         await index.search("invoice", SearchFilter("acme", project_id="proj"), 5)
     )
+
+
+async def test_a_projects_answer_is_the_tenants_without_the_other_projects(
+    text_index: TextIndex, make_doc: Callable[..., IndexDoc]
+) -> None:
+    """A project's search (Tantivy matches each word within the project first) ranks and
+    scores its documents exactly as the tenant's search does: the same hits in the same order
+    with the same scores, the other projects' left out; also with more filters on top."""
+    words = ["deploy", "rollback", "schema", "migration", "cache", "timeout"]
+    docs = [
+        make_doc(
+            i,
+            " ".join(words[(i * k) % len(words)] for k in range(1, 2 + i % 5)) + f" note {i}",
+            project_id=("alpha", "beta", "gamma")[i % 3],
+            type="grip" if i % 7 == 0 else "event",
+        )
+        for i in range(90)
+    ]
+    await text_index.upsert(docs)
+    question = "schema migration rollback timeout"
+    everything = await text_index.search(question, SearchFilter("acme"), 90)
+    assert {h.doc.project_id for h in everything} == {"alpha", "beta", "gamma"}
+    for project in ("alpha", "beta"):
+        for types in (None, ("event",)):
+            scoped = await text_index.search(
+                question, SearchFilter("acme", project_id=project, types=types), 10
+            )
+            expected = [
+                (h.id, h.score)
+                for h in everything
+                if h.doc.project_id == project and (types is None or h.doc.type in types)
+            ][:10]
+            assert [(h.id, h.score) for h in scoped] == expected

@@ -238,20 +238,37 @@ class TantivyIndex:
             parts.append(ts_range)
         return Query.const_score_query(Query.boolean_query([(Occur.Must, q) for q in parts]), 0.0)
 
-    def _text_query(self, text: str) -> Query | None:
+    def _text_query(self, text: str, scope: Query | None = None) -> Query | None:
+        """Any of the words of ``text``, each word's BM25 summed; with ``scope`` (a filter
+        scoring 0), each word is matched within it before the words are joined.
+
+        The same documents and scores either way, but a project's search is cheaper scoped
+        word by word: the join of the words then runs over the project's postings instead of
+        the whole index's. On the 1,000,000-event bench-scale store (300 questions, 30
+        projects, alone in a process): one project's events and grips, top 40, 8.8 -> 7.5 ms
+        p50; its segments, top 10, 3.3 -> 2.7 ms; the same answers, scores included. Scoping
+        each word by the whole filter instead was slower (21.8 ms): the filter's other terms
+        (tenant, types) are then joined once per word. Through the query service, paired
+        (``bench-scale --remeasure --ab-python``, two runs): a BM25-only search 1.4 ms faster
+        per question (faster for 62-67 % of them), a hybrid one 0.7-1.4 ms; a full search
+        within the noise (+0.6, -0.4 ms), its time being the vector tier's."""
         tokens = self._analyzer.analyze(text)  # stop words are not indexed: drop them here too
         if not tokens:
             return None
-        terms = list(dict.fromkeys(tokens))
-        return Query.boolean_query(
-            [(Occur.Should, Query.term_query(self._schema, "body", t)) for t in terms]
-        )
+        words = [Query.term_query(self._schema, "body", t) for t in dict.fromkeys(tokens)]
+        if scope is not None:
+            words = [Query.boolean_query([(Occur.Must, w), (Occur.Must, scope)]) for w in words]
+        return Query.boolean_query([(Occur.Should, w) for w in words])
 
     def _search(self, query: str, flt: SearchFilter, limit: int) -> list[Hit]:
         text = self._text_query(query)
         if text is None or limit <= 0:
             return []
-        full = Query.boolean_query([(Occur.Must, text), (Occur.Must, self._filter(flt))])
+        scoped = text
+        if flt.project_id is not None:
+            project = Query.const_score_query(self._term("project", flt.project_id), 0.0)
+            scoped = self._text_query(query, project) or text
+        full = Query.boolean_query([(Occur.Must, scoped), (Occur.Must, self._filter(flt))])
         for attempt in (1, 2):
             searcher = self._searcher()
             try:
