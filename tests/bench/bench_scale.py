@@ -620,6 +620,19 @@ def make_queries(
     return out
 
 
+def ask(client: httpx.Client, url: str, payload: bytes) -> tuple[float, dict[str, Any]]:
+    """One search: its wall time in ms and its answer (RuntimeError unless 200)."""
+    t0 = time.perf_counter()
+    r = client.post(
+        f"{url}/v1/search", content=payload, headers={"content-type": "application/json"}
+    )
+    ms = (time.perf_counter() - t0) * 1000
+    if r.status_code != 200:
+        raise RuntimeError(f"search at {url} failed: {r.status_code} {r.text[:300]}")
+    answer: dict[str, Any] = r.json()
+    return ms, answer
+
+
 def time_searches(url: str, queries: Sequence[dict[str, Any]], warmup: int) -> dict[str, Any]:
     """Each configuration in turn on consecutive queries (one client, one search at a time),
     so that the machine's noise falls on all of them alike. Wall time per search, ms, and the
@@ -632,15 +645,8 @@ def time_searches(url: str, queries: Sequence[dict[str, Any]], warmup: int) -> d
         for i, body in enumerate(queries):
             name, tiers = SEARCH_CONFIGS[i % len(SEARCH_CONFIGS)]
             payload = orjson.dumps({**body, "tiers": tiers} if tiers else body)
-            t0 = time.perf_counter()
-            r = client.post(
-                f"{url}/v1/search", content=payload, headers={"content-type": "application/json"}
-            )
-            ms = (time.perf_counter() - t0) * 1000
-            if r.status_code != 200:
-                raise RuntimeError(f"search failed: {r.status_code} {r.text[:300]}")
+            ms, answer = ask(client, url, payload)
             if i >= warmup * len(SEARCH_CONFIGS):
-                answer = r.json()
                 times[name].append(ms)
                 results[name].append(len(answer["results"]))
                 for stage, value in answer["explain"]["timings_ms"].items():
@@ -691,18 +697,10 @@ def time_searches_ab(
             name, tiers = SEARCH_CONFIGS[i % len(SEARCH_CONFIGS)]
             payload = orjson.dumps({**body, "tiers": tiers} if tiers else body)
             for side in ab_order(i):
-                t0 = time.perf_counter()
-                r = client.post(
-                    f"{urls[side]}/v1/search",
-                    content=payload,
-                    headers={"content-type": "application/json"},
-                )
-                ms = (time.perf_counter() - t0) * 1000
-                if r.status_code != 200:
-                    raise RuntimeError(f"search ({side}) failed: {r.status_code} {r.text[:300]}")
+                ms, answer = ask(client, urls[side], payload)
                 if i >= warmup * len(SEARCH_CONFIGS):
                     times[side][name].append(ms)
-                    for stage, value in r.json()["explain"]["timings_ms"].items():
+                    for stage, value in answer["explain"]["timings_ms"].items():
                         stages[side][name].setdefault(stage, []).append(float(value))
     return {
         name: {
@@ -1095,11 +1093,16 @@ def replay(run: Run) -> None:
         make_queries(rng, run.sources, query_count(run.args), run.seen_queries)
 
 
+def measure_queries(run: Run, rng: random.Random) -> list[dict[str, Any]]:
+    """The questions a size is measured with: new to the run, the same at every remeasure."""
+    return make_queries(rng, run.sources, query_count(run.args), run.seen_queries)
+
+
 def measure_store(run: Run, size: int) -> dict[str, Any]:
     """Latencies and disk at the current size, the stack idle."""
     a = run.args
     rng = random.Random(f"measure/{a.seed}/{size}")
-    queries = make_queries(rng, run.sources, query_count(a), run.seen_queries)
+    queries = measure_queries(run, rng)
     print(f"    searching ({a.queries} timed queries per tier)", flush=True)
     load_before = os.getloadavg()[0]
     search = time_searches(run.product.query_url, queries, a.warmup)
@@ -1546,11 +1549,12 @@ def remeasure(
     replay(run)
     size = run.posted
     b_settings = stack_env(argparse.Namespace(env=ab))
+    paired_run = bool(b_settings or ab_python)
     try:
         product.start()
         wait_for_vectors(product)
         print(f"remeasuring the store of {size:,} events in {state.workdir}", flush=True)
-        if b_settings or ab_python:
+        if paired_run:
             with product.second_query_service(b_settings, ab_python or sys.executable) as url_b:
                 print(f"    quiet after {product.wait_until_quiet():.0f} s", flush=True)
                 figures = measure_ab(run, size, url_b)
@@ -1562,7 +1566,6 @@ def remeasure(
     finally:
         product.stop()
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    paired_run = bool(b_settings or ab_python)
     path = results / f"remeasure-{'ab-' if paired_run else ''}{stamp}.json"
     doc = {"size": size, "env": settings, "machine": machine(), **figures}
     if paired_run:
@@ -1582,8 +1585,7 @@ def remeasure(
 def measure_ab(run: Run, size: int, url_b: str) -> dict[str, Any]:
     """``measure_store``'s searches, asked of the stack's query service and of ``url_b``."""
     a = run.args
-    rng = random.Random(f"measure/{a.seed}/{size}")
-    queries = make_queries(rng, run.sources, query_count(a), run.seen_queries)
+    queries = measure_queries(run, random.Random(f"measure/{a.seed}/{size}"))
     print(f"    searching A and B ({a.queries} timed queries per tier each)", flush=True)
     load_before = os.getloadavg()[0]
     search = time_searches_ab({"A": run.product.query_url, "B": url_b}, queries, a.warmup)

@@ -261,14 +261,13 @@ class TantivyIndex:
         return Query.boolean_query([(Occur.Should, w) for w in words])
 
     def _search(self, query: str, flt: SearchFilter, limit: int) -> list[Hit]:
-        text = self._text_query(query)
+        scope = None  # a project's search is never wide: its words alone are not needed
+        if flt.project_id is not None:
+            scope = Query.const_score_query(self._term("project", flt.project_id), 0.0)
+        text = self._text_query(query, scope)
         if text is None or limit <= 0:
             return []
-        scoped = text
-        if flt.project_id is not None:
-            project = Query.const_score_query(self._term("project", flt.project_id), 0.0)
-            scoped = self._text_query(query, project) or text
-        full = Query.boolean_query([(Occur.Must, scoped), (Occur.Must, self._filter(flt))])
+        full = Query.boolean_query([(Occur.Must, text), (Occur.Must, self._filter(flt))])
         for attempt in (1, 2):
             searcher = self._searcher()
             try:
