@@ -9,7 +9,8 @@ short one inside ``make test``. One run:
    client threads; a client retries a batch whose answer was lost or refused (the gateway is
    idempotent by event id) and counts an id as accepted only on a ``202``;
 3. meanwhile a seeded schedule ``kill -9``s one target at a time (every pipeline service,
-   nats-server, Postgres) and waits for the supervisor to bring it back;
+   nats-server, Postgres) and waits for the supervisor to bring it back, while the retention
+   pruner runs every few seconds (the events are a day old, well within retention);
 4. waits (bounded) for the pipeline to drain and every segment to close, then audits Postgres,
    pgvector, Tantivy and the dead-letter stream:
 
@@ -18,7 +19,8 @@ short one inside ``make test``. One run:
    - every closed segment has its TOC node at (at least) its version;
    - every stored event is indexed exactly once in pgvector and in Tantivy (and every non-empty
      segment node is indexed too);
-   - the dead-letter stream is empty.
+   - the dead-letter stream is empty;
+   - the retention pruner ran, and removed nothing.
 
 The figures are printed (and written to ``<workdir>/chaos.json``); the exit code is non-zero
 when anything was lost, doubled, left unindexed or dead-lettered, or when a target did not come
@@ -60,7 +62,6 @@ from agent_memory_embedded.servers import free_port, port_open
 
 TENANT = "default"  # local mode: no tokens, every request is the default tenant's
 PROJECT = "chaos"
-BASE_TS_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 GAP_MS = 2 * 3600 * 1000  # above the segmenter's 30 min gap: closes a segment
 
 # target -> how to recognise its process among the supervisor's children
@@ -102,6 +103,7 @@ class Plan:
     drain_timeout_s: float = 480.0
     idle_flush_s: float = 5.0
     targets: tuple[str, ...] = TARGETS
+    pruner_every_s: float = 10.0  # the retention pruner runs this often during the run
 
 
 @dataclass
@@ -131,6 +133,8 @@ class Figures:
     not_restarted: list[str] = field(default_factory=list)
     recovery_s: dict[str, float] = field(default_factory=dict)  # longest kill -> ready again
     supervisor_restarts: int = 0
+    pruner_runs: int = 0  # scheduled retention runs that finished during the run
+    pruned: int = 0  # entries they removed (none: every event of a run is within retention)
     drained: bool = False
     startup_s: float = 0.0
     chaos_s: float = 0.0
@@ -154,12 +158,15 @@ class Figures:
             "segment nodes unindexed in Tantivy": self.bm25_nodes_unindexed,
             "dead-lettered": self.dlq,
             "targets not restarted": len(self.not_restarted),
+            "entries removed by the retention pruner": self.pruned,
         }
         out = [f"{what}: {n}" for what, n in bad.items() if n]
         if not self.drained:
             out.append("the pipeline did not drain in time")
         if self.accepted == 0:
             out.append("nothing was accepted")
+        if self.pruner_runs == 0:
+            out.append("the retention pruner never ran")
         return out
 
     def report(self) -> str:
@@ -190,6 +197,7 @@ class Figures:
             ("dead letters", self.dlq),
             ("kills", f"{sum(self.kills.values())} ({kills})"),
             ("restarts seen by the supervisor", self.supervisor_restarts),
+            ("retention pruner: runs / entries removed", f"{self.pruner_runs} / {self.pruned}"),
             ("longest kill -> ready again (s)", recovery),
             ("not restarted", ", ".join(self.not_restarted) or "none"),
             ("drained", self.drained),
@@ -211,20 +219,35 @@ class Figures:
 Batch = list[dict[str, Any]]
 
 
-def make_events(plan: Plan) -> list[list[Batch]]:
-    """One list of batches per client; every event has its id, session and time from the seed.
+def recent_base_ts_ms() -> int:
+    """Where the events' time starts: a day before the start of the current hour (UTC).
+
+    The events must be recent, because the retention pruner runs during the run and drops the
+    index documents of events older than their retention (30 days by default, by event time):
+    with a fixed date in the past, every document it found was gone from both indexes (seen in
+    CI, whenever the pruner's first run came before the audit). A day back leaves room for
+    every session's event-time gaps without reaching the future.
+    """
+    hour = 3_600_000
+    return (int(time.time() * 1000) // hour) * hour - 24 * hour
+
+
+def make_events(plan: Plan, base_ts_ms: int | None = None) -> list[list[Batch]]:
+    """One list of batches per client; every event has its id, session and time from the seed
+    (time counted from ``base_ts_ms``, by default ``recent_base_ts_ms()``).
 
     Sessions are dealt to clients, so a session's events come from one client in time order
     (as from one agent); every ``gap_every`` events the event time jumps, which cuts a segment,
     and every other session ends with a ``session_end`` event.
     """
     rng = random.Random(f"events-{plan.seed}")
+    base = recent_base_ts_ms() if base_ts_ms is None else base_ts_ms
     per_session: list[list[dict[str, Any]]] = [[] for _ in range(plan.sessions)]
     for i in range(plan.events):
         per_session[i % plan.sessions].append({})
     n = 0
     for s, events in enumerate(per_session):
-        ts = BASE_TS_MS + s * 60_000
+        ts = base + s * 60_000
         for k in range(len(events)):
             if k and k % plan.gap_every == 0:
                 ts += GAP_MS
@@ -291,6 +314,10 @@ class Up:
                 # the consumers' probe ports: a free one each (logged), not the fixed defaults
                 "AGENT_MEMORY_METRICS__PORT": "0",
                 "AGENT_MEMORY_LOG_JSON": "true",
+                # the retention pruner runs all along (it writes both indexes too): it must
+                # remove nothing that is within retention, whatever else is killed
+                "AGENT_MEMORY_PRUNER__FIRST_RUN_AFTER_S": str(plan.pruner_every_s),
+                "AGENT_MEMORY_PRUNER__INTERVAL_S": str(plan.pruner_every_s),
                 # sessions stop when the run stops posting: close their open segments soon
                 "AGENT_MEMORY_SEGMENTER__IDLE_FLUSH_S": str(plan.idle_flush_s),
                 "AGENT_MEMORY_SEGMENTER__IDLE_CHECK_INTERVAL_S": "1",
@@ -667,6 +694,7 @@ def audit(up: Up, accepted: set[str]) -> Figures:
     f.bm25_duplicated = sum(1 for d in wanted if bm25[d] > 1)
     f.bm25_nodes_unindexed = sum(1 for d in nodes if bm25[d] == 0)
     f.dlq = dead_letters(up.nats_url)
+    f.pruner_runs, f.pruned = pruner_runs(up.home / "logs" / "pruner.log")
     return f
 
 
@@ -685,6 +713,21 @@ def tantivy_ids(root: Path) -> Counter[str]:
             if isinstance(source, bytes):
                 ids[str(orjson.loads(source)["id"])] += 1
     return ids
+
+
+def pruner_runs(log: Path) -> tuple[int, int]:
+    """(runs, entries removed) of the retention pruner, from its JSON log."""
+    runs = removed = 0
+    lines = log.read_text(errors="replace").splitlines() if log.exists() else []
+    for line in lines:
+        if '"pruner.cleanup"' not in line:
+            continue
+        with contextlib.suppress(orjson.JSONDecodeError):
+            record = orjson.loads(line)
+            if record.get("event") == "pruner.cleanup" and not record.get("dry_run"):
+                runs += 1
+                removed += int(record.get("entries") or 0)
+    return runs, removed
 
 
 def dead_letters(nats_url: str) -> int:
