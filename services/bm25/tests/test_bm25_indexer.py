@@ -35,6 +35,14 @@ def search(root: Path, query: str) -> list[str]:
     return asyncio.run(run())
 
 
+def segments(root: Path, query: str) -> list[str]:
+    async def run() -> list[str]:
+        flt = SearchFilter("default", types=("toc_node",), levels=("segment",))
+        return [h.id for h in await TantivyIndex(root, writer=False).search(query, flt, 50)]
+
+    return asyncio.run(run())
+
+
 def publish_toc_version(nats_url: str) -> None:
     """A TOC node version as the summarizer publishes it (services/summarizer toc.py)."""
     payload = {
@@ -75,6 +83,9 @@ def test_indexes_recorded_events_once_and_resumes_after_kill(
     try:
         for name in ("gateway", "recorder", "bm25-indexer"):
             stack.start(name)
+        # at start, before any batch: the segment folder is made (upgrade())
+        reader = TantivyIndex(root, writer=False)
+        eventually(reader.segments_filled, what="the segment folder filled at start")
         batch = [make_event(i, text=f"note {i}: the kafka migration plan") for i in range(20)]
         batch[7]["text"] = "the zookeeper quorum lost a node during the deploy"
         r = httpx.post(f"{stack.gateway_url}/v1/events", json={"events": batch})
@@ -113,5 +124,7 @@ def test_indexes_recorded_events_once_and_resumes_after_kill(
             "node:default:segment:seg-9",
             "grip:default:grip:abc",
         }
+        # a search of segments alone reads the segment folder, which holds the node
+        assert segments(root, "zookeeper") == ["node:default:segment:seg-9"]
     finally:
         stack.stop()

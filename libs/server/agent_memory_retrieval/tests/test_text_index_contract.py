@@ -143,6 +143,22 @@ async def test_delete_and_clear(text_index: TextIndex, make_doc: Callable[..., I
     assert await index.healthy()
 
 
+async def test_upgrade_keeps_every_document_and_every_answer(
+    text_index: TextIndex, make_doc: Callable[..., IndexDoc]
+) -> None:
+    """The bm25-indexer upgrades the store at start: nothing is lost, twice changes nothing."""
+    index = text_index
+    seg = make_doc(5, "the deploy segment", id="node:acme:seg-5", type="toc_node", level="segment")
+    await index.upsert([make_doc(i, f"deploy step {i}") for i in range(3)] + [seg])
+    segments = SearchFilter("acme", types=("toc_node",), levels=("segment",))
+    before = ids(await index.search("deploy", segments, 10))
+    await index.upgrade()
+    await index.upgrade()
+    assert await index.count("acme") == 4
+    assert ids(await index.search("deploy", segments, 10)) == before == [seg.id]
+    assert len(await index.search("deploy", SearchFilter("acme"), 10)) == 4
+
+
 async def test_bm25_ranks_by_term_statistics_and_stems(
     text_index: TextIndex, make_doc: Callable[..., IndexDoc], analyses_text: bool
 ) -> None:

@@ -16,7 +16,7 @@ from agent_memory_common.natslink import NatsLink
 from agent_memory_common.service import consumer_service
 from agent_memory_common.streams import BM25_INDEXER, BM25_INDEXER_TOC
 from agent_memory_retrieval.factory import open_text_index
-from agent_memory_retrieval.ports import TextIndex
+from agent_memory_retrieval.ports import IndexUnavailableError, TextIndex
 
 log = get_logger(__name__)
 
@@ -42,6 +42,10 @@ def consumers(
 async def run(settings: Settings, stop: asyncio.Event | None = None) -> None:
     index = await open_text_index(settings, writer=True)
     try:
+        try:
+            await index.upgrade()
+        except IndexUnavailableError as exc:  # busy or away: the first batch's write does it
+            log.warning("bm25.upgrade_deferred", error=str(exc))
         async with consumer_service(
             settings, "bm25-indexer", pool_size=settings.bm25.pool_size, stop=stop
         ) as svc:

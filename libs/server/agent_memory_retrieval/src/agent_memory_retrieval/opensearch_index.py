@@ -207,6 +207,9 @@ class OpenSearchIndex:
             hits.append(Hit(id=doc.id, score=float(raw.get("_score") or 0.0), doc=doc))
         return hits
 
+    async def upgrade(self) -> None:
+        """Nothing to do: the index and its mapping are created on first use (``_ensure``)."""
+
     async def count(self, tenant: str) -> int:
         await self._ensure()
         try:

@@ -46,6 +46,11 @@ class TextIndex(Protocol):
         """Drop every document of every tenant (``admin rebuild-index --fresh``)."""
         ...
 
+    async def upgrade(self) -> None:
+        """Bring a store written by an earlier version up to this one's layout, before the
+        writer's first batch (the bm25-indexer at start); nothing when it is up to date."""
+        ...
+
     async def close(self) -> None: ...
 
 

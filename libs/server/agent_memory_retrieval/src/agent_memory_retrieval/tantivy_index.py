@@ -9,14 +9,25 @@ Every keyword field is indexed with the ``raw`` tokenizer (exact match) and pref
 so that an empty value (``session_id=''``) is still a term. The searchable text is one ``body``
 field (title + text + context) analysed with lowercase, English stop words and stemming; the
 document itself is kept as a stored JSON blob, so hits rebuild the full ``IndexDoc``.
+
+Segment nodes are also kept in a second, small folder of their own (``v1-segments``), which a
+search of segments alone reads instead (the lift of every moment search asks for the segments
+that match its words). There, a word's postings hold segments only, not the events around
+them (33,611 of 1.2 million documents on the 1,000,000-event bench store), so the search reads
+a few percent of the postings it reads in the whole index; its term statistics are
+the segments' own. Every write goes to both folders under the main folder's writer lock, the
+main folder first, and a writer fills the segment folder from the main one the first time it
+finds it unmarked (an upgraded store); until the mark exists, searches use the main folder.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import orjson
@@ -47,6 +58,9 @@ from agent_memory_retrieval.ports import IndexUnavailableError
 log = get_logger(__name__)
 
 SCHEMA_VERSION = "v1"  # a new folder per schema, so an upgrade never opens an old layout
+SEGMENTS_SUFFIX = "-segments"  # the segment nodes' own folder, beside the main one
+READY_MARK = "filled"  # in the segment folder: it holds every segment of the main folder
+SEGMENT_LEVEL, SEGMENT_TYPE = "segment", "toc_node"
 ANALYZER = "am_en"
 KEYWORDS = ("id", "tenant", "project", "agent", "session", "type", "level", "kind")
 WRITER_HEAP = 32_000_000
@@ -68,6 +82,20 @@ def wide(flt: SearchFilter) -> bool:
         and (flt.types is None or "event" in flt.types)
         and (flt.levels is None or "event" in flt.levels)
     )
+
+
+def segments_only(flt: SearchFilter) -> bool:
+    """Whether only segment nodes pass ``flt`` (the segment folder holds them all)."""
+    return flt.levels is not None and set(flt.levels) == {SEGMENT_LEVEL}
+
+
+def _is_segment(doc: IndexDoc) -> bool:
+    return doc.level == SEGMENT_LEVEL and doc.type == SEGMENT_TYPE
+
+
+def _in_segments(doc_id: str) -> bool:
+    """Whether a document id may be a segment's (only TOC nodes are segments)."""
+    return doc_id.startswith("node:")
 
 
 def _analyzer() -> TextAnalyzer:
@@ -96,48 +124,38 @@ def _kw(value: str) -> str:
     return "v:" + value
 
 
-class TantivyIndex:
-    """A Tantivy index folder; ``writer=False`` instances refuse to write."""
+class _Folder:
+    """One Tantivy folder: opened lazily, a searcher per call, a writer per write."""
 
-    def __init__(self, root: Path, *, writer: bool) -> None:
-        self._path = root / SCHEMA_VERSION
-        self._writer = writer
-        self._schema = _schema()
-        self._analyzer = _analyzer()
+    def __init__(self, path: Path, schema: tantivy.Schema, analyzer: TextAnalyzer) -> None:
+        self.path = path
+        self._schema = schema
+        self._analyzer = analyzer
         self._index: Index | None = None
-        self._write_lock = asyncio.Lock()
 
-    @property
-    def path(self) -> Path:
-        return self._path
-
-    # --- opening ------------------------------------------------------------------------------
-
-    def _open(self) -> Index:
+    def open(self, *, create: bool) -> Index:
         """Open lazily: a reader started before the first write finds the folder later."""
         if self._index is not None:
             return self._index
-        if self._writer:
-            self._path.mkdir(parents=True, exist_ok=True)
-        elif not (self._path / "meta.json").is_file():
-            raise IndexUnavailableError(f"no Tantivy index at {self._path} yet")
+        if create:
+            self.path.mkdir(parents=True, exist_ok=True)
+        elif not (self.path / "meta.json").is_file():
+            raise IndexUnavailableError(f"no Tantivy index at {self.path} yet")
         try:
-            index = Index(self._schema, path=str(self._path), reuse=True)
+            index = Index(self._schema, path=str(self.path), reuse=True)
         except ValueError as exc:
-            raise IndexUnavailableError(f"cannot open Tantivy index {self._path}: {exc}") from exc
+            raise IndexUnavailableError(f"cannot open Tantivy index {self.path}: {exc}") from exc
         index.register_tokenizer(ANALYZER, self._analyzer)
         self._index = index
         return index
 
-    def _searcher(self) -> tantivy.Searcher:
-        index = self._open()
+    def searcher(self) -> tantivy.Searcher:
+        index = self.open(create=False)
         index.reload()  # pick up commits made by the writer process since the last search
         return index.searcher()
 
-    def _index_writer(self) -> tantivy.IndexWriter:
-        if not self._writer:
-            raise PermissionError("this TantivyIndex was opened read-only (writer=False)")
-        index = self._open()
+    def writer(self) -> tantivy.IndexWriter:
+        index = self.open(create=True)
         deadline = time.monotonic() + LOCK_WAIT_S
         delay = 0.02
         while True:
@@ -148,6 +166,39 @@ class TantivyIndex:
                     raise IndexUnavailableError(f"Tantivy writer lock: {exc}") from exc
                 time.sleep(delay)  # another process (indexer or rebuild) is committing
                 delay = min(delay * 2, 0.5)
+
+    def close(self) -> None:
+        self._index = None
+
+
+class TantivyIndex:
+    """A Tantivy index folder (and its segment folder); ``writer=False`` instances refuse to
+    write."""
+
+    def __init__(self, root: Path, *, writer: bool) -> None:
+        self._writer = writer
+        self._schema = _schema()
+        self._analyzer = _analyzer()
+        self._main = _Folder(root / SCHEMA_VERSION, self._schema, self._analyzer)
+        self._segments = _Folder(
+            root / (SCHEMA_VERSION + SEGMENTS_SUFFIX), self._schema, self._analyzer
+        )
+        self._segments_filled = False  # seen marked once: a mark is never taken back
+        self._write_lock = asyncio.Lock()
+
+    @property
+    def path(self) -> Path:
+        return self._main.path
+
+    @property
+    def segments_path(self) -> Path:
+        return self._segments.path
+
+    def segments_filled(self) -> bool:
+        """Whether the segment folder holds every segment (searches of segments read it)."""
+        if not self._segments_filled:
+            self._segments_filled = (self._segments.path / READY_MARK).is_file()
+        return self._segments_filled
 
     # --- writes -------------------------------------------------------------------------------
 
@@ -168,25 +219,108 @@ class TantivyIndex:
             source=orjson.dumps(doc_to_json(doc)),
         )
 
-    def _write(self, upserts: Sequence[IndexDoc], deletes: Sequence[str], clear: bool) -> None:
-        writer = self._index_writer()
+    def _apply(
+        self,
+        writer: tantivy.IndexWriter,
+        upserts: Sequence[IndexDoc],
+        deletes: Sequence[str],
+        clear: bool,
+    ) -> None:
+        if clear:
+            writer.delete_all_documents()
+        for doc_id in deletes:
+            writer.delete_documents_by_term("id", _kw(doc_id))
+        # the last copy of an id in one call wins, as with a sequence of upserts
+        latest = {doc.id: doc for doc in upserts}
+        for doc in latest.values():
+            writer.delete_documents_by_term("id", _kw(doc.id))
+            writer.add_document(self._document(doc))
+
+    @staticmethod
+    @contextlib.contextmanager
+    def _held(folder: _Folder) -> Iterator[tantivy.IndexWriter]:
+        """A writer of ``folder`` (its lock held) for the block, which commits what it keeps;
+        an exception rolls back what was not committed. The lock is released after merges."""
+        writer = folder.writer()
         try:
-            if clear:
-                writer.delete_all_documents()
-            for doc_id in deletes:
-                writer.delete_documents_by_term("id", _kw(doc_id))
-            # the last copy of an id in one call wins, as with a sequence of upserts
-            latest = {doc.id: doc for doc in upserts}
-            for doc in latest.values():
-                writer.delete_documents_by_term("id", _kw(doc.id))
-                writer.add_document(self._document(doc))
-            writer.commit()
+            yield writer
         except BaseException:
             with contextlib.suppress(Exception):
                 writer.rollback()
             raise
         finally:
             writer.wait_merging_threads()  # finish merges and release the lock file
+
+    def _commit(self, folder: _Folder, work: Callable[[tantivy.IndexWriter], None]) -> None:
+        """``work`` on a writer of ``folder``, committed."""
+        with self._held(folder) as writer:
+            work(writer)
+            writer.commit()
+
+    def _write(self, upserts: Sequence[IndexDoc], deletes: Sequence[str], clear: bool) -> None:
+        """Both folders, the main one first, all under its writer lock: a writer of another
+        process waits for both, so the segment folder never takes an older write last. A kill
+        between the two commits leaves the write unacknowledged: it is done again, whole."""
+        if not self._writer:
+            raise PermissionError("this TantivyIndex was opened read-only (writer=False)")
+        with self._held(self._main) as writer:
+            if not self.segments_filled():
+                self._fill_segments()  # before this write, from what the main folder holds
+            self._apply(writer, upserts, deletes, clear)
+            writer.commit()
+            segment_upserts = [d for d in upserts if _is_segment(d)]
+            segment_deletes = [i for i in deletes if _in_segments(i)]
+            if clear or segment_upserts or segment_deletes:
+                self._commit(
+                    self._segments,
+                    lambda w: self._apply(w, segment_upserts, segment_deletes, clear),
+                )
+
+    def _fill_segments(self) -> None:
+        """Copy every segment of the main folder into the segment folder, then mark it.
+
+        Called with the main folder's writer lock held, so no other process changes the main
+        folder meanwhile (an erasure's deletes included): the copy is exactly what it holds.
+        A kill before the mark leaves the folder unmarked, and the next writer fills it again.
+        """
+        started = time.monotonic()
+        docs: list[IndexDoc] = []
+        if (self._main.path / "meta.json").is_file():
+            searcher = self._main.searcher()
+            segments = Query.boolean_query(
+                [
+                    (Occur.Must, self._term("level", SEGMENT_LEVEL)),
+                    (Occur.Must, self._term("type", SEGMENT_TYPE)),
+                ]
+            )
+            count = searcher.search(segments, 1, count=True)
+            total = int(getattr(count, "count", 0) or 0)
+            if total:
+                found = searcher.search(segments, total, count=False)
+                docs = [self._hit(searcher, 0.0, address).doc for _, address in found.hits]
+        self._commit(self._segments, lambda w: self._apply(w, docs, (), True))
+        mark = self._segments.path / READY_MARK
+        partial = mark.with_suffix(".partial")
+        partial.write_text(f"{len(docs)} segments copied from {self._main.path.name}\n")
+        os.replace(partial, mark)
+        self._segments_filled = True
+        log.info(
+            "tantivy.segments_filled",
+            segments=len(docs),
+            seconds=round(time.monotonic() - started, 2),
+        )
+
+    def _upgrade(self) -> None:
+        if not self._writer or self.segments_filled():
+            return
+        with self._held(self._main):  # the lock: no other process writes while it is filled
+            if not self.segments_filled():
+                self._fill_segments()
+
+    async def upgrade(self) -> None:
+        """Fill the segment folder of a store written before it existed (see ``_write``)."""
+        async with self._write_lock:
+            await asyncio.to_thread(self._upgrade)
 
     async def upsert(self, docs: Sequence[IndexDoc]) -> None:
         if not docs:
@@ -267,11 +401,17 @@ class TantivyIndex:
         text = self._text_query(query, scope)
         if text is None or limit <= 0:
             return []
-        full = Query.boolean_query([(Occur.Must, text), (Occur.Must, self._filter(flt))])
+        folder, engine_filter = self._main, flt
+        if segments_only(flt) and self.segments_filled():
+            # segments alone: from their own folder, where every document is a segment node
+            folder = self._segments
+            if flt.types is None or SEGMENT_TYPE in flt.types:
+                engine_filter = replace(flt, types=None, levels=None)
+        full = Query.boolean_query([(Occur.Must, text), (Occur.Must, self._filter(engine_filter))])
         for attempt in (1, 2):
-            searcher = self._searcher()
+            searcher = folder.searcher()
             try:
-                if wide(flt):
+                if wide(engine_filter):  # the segment folder: wide without a project
                     found = self._search_wide(searcher, text, flt, limit)
                     if found is not None:
                         return found
@@ -316,7 +456,7 @@ class TantivyIndex:
         return await asyncio.to_thread(self._search, query, flt, limit)
 
     def _count(self, tenant: str) -> int:
-        searcher = self._searcher()
+        searcher = self._main.searcher()
         result = searcher.search(self._term("tenant", tenant), 1, count=True)
         return int(getattr(result, "count", 0) or 0)  # ``count`` is missing from the stubs
 
@@ -325,10 +465,11 @@ class TantivyIndex:
 
     async def healthy(self) -> bool:
         try:
-            await asyncio.to_thread(self._searcher)
+            await asyncio.to_thread(self._main.searcher)
         except (IndexUnavailableError, ValueError, OSError):
             return False
         return True
 
     async def close(self) -> None:
-        self._index = None
+        self._main.close()
+        self._segments.close()
