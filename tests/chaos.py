@@ -55,10 +55,10 @@ import nats.js.errors
 import orjson
 import psutil
 import psycopg
-import tantivy
 
 from agent_memory_common.subjects import STREAM_DLQ
 from agent_memory_embedded.servers import free_port, port_open
+from tests.helpers import tantivy_folder_ids
 
 TENANT = "default"  # local mode: no tokens, every request is the default tenant's
 PROJECT = "chaos"
@@ -232,16 +232,16 @@ def recent_base_ts_ms() -> int:
     return (int(time.time() * 1000) // hour) * hour - 24 * hour
 
 
-def make_events(plan: Plan, base_ts_ms: int | None = None) -> list[list[Batch]]:
+def make_events(plan: Plan) -> list[list[Batch]]:
     """One list of batches per client; every event has its id, session and time from the seed
-    (time counted from ``base_ts_ms``, by default ``recent_base_ts_ms()``).
+    (time counted from ``recent_base_ts_ms()``).
 
     Sessions are dealt to clients, so a session's events come from one client in time order
     (as from one agent); every ``gap_every`` events the event time jumps, which cuts a segment,
     and every other session ends with a ``session_end`` event.
     """
     rng = random.Random(f"events-{plan.seed}")
-    base = recent_base_ts_ms() if base_ts_ms is None else base_ts_ms
+    base = recent_base_ts_ms()
     per_session: list[list[dict[str, Any]]] = [[] for _ in range(plan.sessions)]
     for i in range(plan.events):
         per_session[i % plan.sessions].append({})
@@ -702,16 +702,7 @@ def tantivy_ids(root: Path) -> Counter[str]:
     """How many live documents carry each id, in every Tantivy folder under ``root``."""
     ids: Counter[str] = Counter()
     for meta in sorted(root.glob("*/meta.json")):
-        index = tantivy.Index.open(str(meta.parent))
-        index.reload()
-        searcher = index.searcher()
-        if searcher.num_docs == 0:
-            continue
-        result = searcher.search(tantivy.Query.all_query(), searcher.num_docs)
-        for _score, address in result.hits:
-            source = searcher.doc(address).get_first("source")
-            if isinstance(source, bytes):
-                ids[str(orjson.loads(source)["id"])] += 1
+        ids.update(tantivy_folder_ids(meta.parent))
     return ids
 
 

@@ -6,12 +6,16 @@ from __future__ import annotations
 import asyncio
 import re
 import time
+from collections import Counter
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx
 import nats
+import orjson
 import psycopg
+import tantivy
 from psycopg.rows import dict_row
 
 from agent_memory_common.event import Event
@@ -145,3 +149,20 @@ def scrape(url: str) -> dict[str, float]:
     assert r.status_code == 200, r.text
     assert r.headers["content-type"].startswith("text/plain")
     return metric_samples(r.text)
+
+
+def tantivy_folder_ids(folder: Path) -> Counter[str]:
+    """How many live documents carry each id in one Tantivy folder, read with Tantivy itself
+    (no adapter in between): what an audit of the index trusts."""
+    ids: Counter[str] = Counter()
+    index = tantivy.Index.open(str(folder))
+    index.reload()
+    searcher = index.searcher()
+    if searcher.num_docs == 0:
+        return ids
+    result = searcher.search(tantivy.Query.all_query(), searcher.num_docs)
+    for _score, address in result.hits:
+        source = searcher.doc(address).get_first("source")
+        if isinstance(source, bytes):
+            ids[str(orjson.loads(source)["id"])] += 1
+    return ids

@@ -63,7 +63,7 @@ from agent_memory_embedder.settings import Settings as EmbedderSettings
 from agent_memory_retrieval.settings import RetrievalSettings
 from agent_memory_retrieval.sources import context_of, speaker_of
 from tests.bench.bench_ingest import CODE, PROSE
-from tests.bench.report import percentile, stop_on_sigterm, table
+from tests.bench.report import percentile, stop_on_sigterm, table, timed_search
 from tests.bench.scale_state import ModelCounters, RunClock, Sample, SampleLog, State, resume_clock
 from tests.bench.stack import (
     Product,
@@ -620,19 +620,6 @@ def make_queries(
     return out
 
 
-def ask(client: httpx.Client, url: str, payload: bytes) -> tuple[float, dict[str, Any]]:
-    """One search: its wall time in ms and its answer (RuntimeError unless 200)."""
-    t0 = time.perf_counter()
-    r = client.post(
-        f"{url}/v1/search", content=payload, headers={"content-type": "application/json"}
-    )
-    ms = (time.perf_counter() - t0) * 1000
-    if r.status_code != 200:
-        raise RuntimeError(f"search at {url} failed: {r.status_code} {r.text[:300]}")
-    answer: dict[str, Any] = r.json()
-    return ms, answer
-
-
 def time_searches(url: str, queries: Sequence[dict[str, Any]], warmup: int) -> dict[str, Any]:
     """Each configuration in turn on consecutive queries (one client, one search at a time),
     so that the machine's noise falls on all of them alike. Wall time per search, ms, and the
@@ -645,7 +632,7 @@ def time_searches(url: str, queries: Sequence[dict[str, Any]], warmup: int) -> d
         for i, body in enumerate(queries):
             name, tiers = SEARCH_CONFIGS[i % len(SEARCH_CONFIGS)]
             payload = orjson.dumps({**body, "tiers": tiers} if tiers else body)
-            ms, answer = ask(client, url, payload)
+            ms, answer = timed_search(client, url, payload)
             if i >= warmup * len(SEARCH_CONFIGS):
                 times[name].append(ms)
                 results[name].append(len(answer["results"]))
@@ -697,7 +684,7 @@ def time_searches_ab(
             name, tiers = SEARCH_CONFIGS[i % len(SEARCH_CONFIGS)]
             payload = orjson.dumps({**body, "tiers": tiers} if tiers else body)
             for side in ab_order(i):
-                ms, answer = ask(client, urls[side], payload)
+                ms, answer = timed_search(client, urls[side], payload)
                 if i >= warmup * len(SEARCH_CONFIGS):
                     times[side][name].append(ms)
                     for stage, value in answer["explain"]["timings_ms"].items():

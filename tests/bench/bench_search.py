@@ -65,7 +65,7 @@ from agent_memory_embedded import (
 )
 from agent_memory_retrieval import IndexDoc, RetrievalSettings, event_doc_id
 from agent_memory_retrieval.factory import open_text_index, open_vector_index
-from tests.bench.report import http_ok, stop_on_sigterm
+from tests.bench.report import http_ok, stop_on_sigterm, timed_search
 from tests.bench.report import interpolated as pct
 
 TARGET_P50_MS = 25.0
@@ -534,14 +534,7 @@ def measure_many(
 
 
 def _time_one(client: httpx.Client, url: str, payload: bytes, run: Run) -> None:
-    t0 = time.perf_counter()
-    r = client.post(
-        f"{url}/v1/search", content=payload, headers={"content-type": "application/json"}
-    )
-    wall = (time.perf_counter() - t0) * 1000
-    if r.status_code != 200:
-        raise RuntimeError(f"search failed: {r.status_code} {r.text}")
-    answer = r.json()
+    wall, answer = timed_search(client, url, payload)
     run.wall_ms.append(wall)
     run.results.append(len(answer["results"]))
     timings = answer["explain"]["timings_ms"]

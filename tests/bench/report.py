@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import math
 import signal
+import time
 import types
 from collections.abc import Sequence
+from typing import Any
 
 import httpx
 
@@ -52,6 +54,20 @@ def http_ok(url: str, timeout: float = 1.0) -> bool:
         return httpx.get(url, timeout=timeout).status_code == 200
     except httpx.HTTPError:
         return False
+
+
+def timed_search(client: httpx.Client, url: str, payload: bytes) -> tuple[float, dict[str, Any]]:
+    """One ``POST /v1/search`` of a JSON body: its wall time in ms and its answer (RuntimeError
+    unless 200)."""
+    t0 = time.perf_counter()
+    r = client.post(
+        f"{url}/v1/search", content=payload, headers={"content-type": "application/json"}
+    )
+    ms = (time.perf_counter() - t0) * 1000
+    if r.status_code != 200:
+        raise RuntimeError(f"search at {url} failed: {r.status_code} {r.text[:300]}")
+    answer: dict[str, Any] = r.json()
+    return ms, answer
 
 
 def _interrupt(signum: int, _frame: types.FrameType | None) -> None:

@@ -7,29 +7,15 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-import orjson
-import tantivy
-
 from agent_memory_retrieval.docs import IndexDoc, SearchFilter, node_doc_id
 from agent_memory_retrieval.tantivy_index import READY_MARK, TantivyIndex, segments_only
+from tests.helpers import tantivy_folder_ids
 
 SEGMENTS = SearchFilter("acme", types=("toc_node",), levels=("segment",))
 
 
 def folder_ids(path: Path) -> set[str]:
-    """The ids of the live documents of one folder, read with Tantivy itself."""
-    index = tantivy.Index.open(str(path))
-    index.reload()
-    searcher = index.searcher()
-    if searcher.num_docs == 0:
-        return set()
-    found = searcher.search(tantivy.Query.all_query(), searcher.num_docs)
-    out: set[str] = set()
-    for _, address in found.hits:
-        source = searcher.doc(address).get_first("source")
-        assert isinstance(source, bytes)
-        out.add(str(orjson.loads(source)["id"]))
-    return out
+    return set(tantivy_folder_ids(path))
 
 
 def segment(make_doc: Callable[..., IndexDoc], n: int, text: str, **over: object) -> IndexDoc:
