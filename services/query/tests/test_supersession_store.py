@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 import psycopg
 
-from agent_memory_query.search.brainstem.supersede import SHOWN_LINKS
+from agent_memory_query.search.brainstem.supersede import SHOWN_CHARS, SHOWN_LINKS
 from agent_memory_query.search.supersession_store import links_of
 
 TS = datetime(2026, 5, 1, tzinfo=UTC)
@@ -57,3 +57,29 @@ async def test_each_event_brings_its_newest_successors_and_best_predecessors(
     assert sorted(found.successors) == ["new3", "new4", "new5", "rule"]
     told = next(lk for lk in found.links if lk.older_event_id == "told")
     assert told.older_text == "words of told" and told.newer_ts == TS + timedelta(days=10)
+
+
+async def test_a_link_shows_both_sides_words_cut_to_what_an_answer_shows(pg_dsn: str) -> None:
+    """Only ``SHOWN_CHARS`` of each side are read: a link between two long events (a pasted
+    log, a long reply) does not carry their whole text through every search."""
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        for event_id, days in (("long-old", 1), ("long-new", 2)):
+            conn.execute(
+                "INSERT INTO events (tenant, event_id, ts, project_id, agent_id, session_id,"
+                " role, type, text, metadata, received_at) VALUES ('t', %s, %s, 'p', 'a', 's',"
+                " 'user', 'message', %s, '{}', now())",
+                (event_id, TS + timedelta(days=days), f"{event_id} é " + "x" * 3000),
+            )
+        conn.execute(
+            "INSERT INTO memory_supersessions (tenant, older_event_id, newer_event_id,"
+            " project_id, source, score, note) VALUES ('t', 'long-old', 'long-new', 'p',"
+            " 'explicit', 1.0, 'we moved')"
+        )
+    async with await psycopg.AsyncConnection.connect(pg_dsn) as conn:
+        found = await links_of(conn, "t", ["long-new"])
+    [link] = found.links
+    assert (link.source, link.score, link.note) == ("explicit", 1.0, "we moved")
+    assert link.older_text == ("long-old é " + "x" * 3000)[:SHOWN_CHARS]
+    assert link.newer_text == ("long-new é " + "x" * 3000)[:SHOWN_CHARS]
+    assert link.older_ts == TS + timedelta(days=1)
+    assert found.successors["long-new"].text.startswith("long-new é xxx")  # the whole event

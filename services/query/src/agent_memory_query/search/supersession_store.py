@@ -10,7 +10,7 @@ from psycopg.rows import dict_row
 
 from agent_memory_common.db import load_queries
 from agent_memory_common.event import Event
-from agent_memory_query.search.brainstem.supersede import SHOWN_LINKS, Link, Links
+from agent_memory_query.search.brainstem.supersede import SHOWN_CHARS, SHOWN_LINKS, Link, Links
 from agent_memory_retrieval.sources import event_doc
 
 QUERIES = load_queries(__package__ or "", "sql/supersession.sql")
@@ -21,7 +21,12 @@ async def links_of(conn: AsyncConnection, tenant: str, event_ids: Sequence[str])
     event docs of their newer sides."""
     if not event_ids:
         return Links([], {})
-    params = {"tenant": tenant, "ids": list(dict.fromkeys(event_ids)), "shown": SHOWN_LINKS}
+    params = {
+        "tenant": tenant,
+        "ids": list(dict.fromkeys(event_ids)),
+        "shown": SHOWN_LINKS,
+        "chars": SHOWN_CHARS,
+    }
     async with conn.cursor(row_factory=dict_row) as cur:
         await cur.execute(QUERIES["links_of"], params)
         links = [Link(**row) for row in await cur.fetchall()]
