@@ -10,9 +10,11 @@ from __future__ import annotations
 import contextlib
 import importlib.resources
 import re
+from collections.abc import AsyncIterator
+from typing import Any
 
 import psycopg
-from psycopg import sql
+from psycopg import AsyncConnection, sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg_pool import AsyncConnectionPool
 
@@ -93,6 +95,26 @@ def make_pool(dsn: str, *, min_size: int = 1, max_size: int = 4) -> AsyncConnect
         kwargs={"autocommit": False},
         reconnect_timeout=0,  # keep retrying forever: Postgres may come back
     )
+
+
+@contextlib.asynccontextmanager
+async def reading(pool: AsyncConnectionPool) -> AsyncIterator[AsyncConnection[Any]]:
+    """A connection of ``pool`` for reads that need no transaction: each statement commits on
+    its own. A transaction costs two more round trips to Postgres (psycopg sends ``BEGIN``
+    before the first statement and ``COMMIT`` when the pool takes the connection back): on a
+    read of one statement, three round trips become one. A search makes several such reads.
+
+    The connection goes back to the pool as it came (``autocommit`` off), or closed, which
+    the pool replaces: a later user never gets one that commits each statement unasked."""
+    async with pool.connection() as conn:
+        await conn.set_autocommit(True)
+        try:
+            yield conn
+        finally:
+            try:
+                await conn.set_autocommit(False)
+            except psycopg.Error:  # cut short mid-statement (a timeout): not reusable as is
+                await conn.close()
 
 
 def load_queries(package: str, filename: str = "sql/queries.sql") -> dict[str, str]:

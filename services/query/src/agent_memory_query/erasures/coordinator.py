@@ -18,6 +18,7 @@ from typing import Any
 
 import orjson
 
+from agent_memory_common.db import reading
 from agent_memory_common.erasure import ErasureResult, participant_runner, register_participant
 from agent_memory_common.logs import get_logger
 from agent_memory_common.messages import ErasureRequest
@@ -80,7 +81,7 @@ class ErasureCoordinator:
                 await asyncio.wait_for(stop.wait(), self._options.check_interval_s)
 
     async def step(self) -> None:
-        async with self._ctx.pool.connection() as conn:
+        async with reading(self._ctx.pool) as conn:  # twice a second: one round trip
             rows = await store.open_erasures(conn)
         for row in rows:
             await self.advance(row)

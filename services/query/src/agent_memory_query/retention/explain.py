@@ -13,6 +13,7 @@ from typing import Any
 
 from psycopg_pool import AsyncConnectionPool
 
+from agent_memory_common.db import reading
 from agent_memory_query.retention import store
 from agent_memory_retrieval.docs import IndexDoc, as_utc
 from agent_memory_retrieval.retention import DEFAULT_POLICY, INDEXES
@@ -28,7 +29,7 @@ async def retention_notes(
     now = now or datetime.now(UTC)
     if not results:
         return []
-    async with pool.connection() as conn:
+    async with reading(pool) as conn:
         policies = await store.policies_of(conn, tenant, {d.project_id for d, _ in results})
     notes: list[dict[str, Any]] = []
     for doc, ranks in results:

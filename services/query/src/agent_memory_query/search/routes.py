@@ -15,6 +15,7 @@ import pydantic
 from fastapi import APIRouter, Query, Request
 
 from agent_memory_common.auth import READ, Principal
+from agent_memory_common.db import reading
 from agent_memory_common.http import ApiError, error_responses, validation_details
 from agent_memory_query.context import Caller, Ctx
 from agent_memory_query.retention.explain import retention_notes
@@ -75,7 +76,7 @@ async def run_search(ctx: Ctx, principal: Principal, body: SearchRequest) -> dic
         raise ApiError(503, "unavailable", "search is not ready", headers={"Retry-After": "2"})
     begun = time.perf_counter()
     project_id = scoped_project(principal, body.project_id)
-    async with ctx.pool.connection() as conn:
+    async with reading(ctx.pool) as conn:
         agent_id = await scoped_agent(conn, principal, project_id, body.agent_id)
     scope_ms = _ms(begun)
     deeper = body.user_id is not None or principal.agent_id is not None
@@ -94,7 +95,7 @@ async def run_search(ctx: Ctx, principal: Principal, body: SearchRequest) -> dic
     after = time.perf_counter()
 
     async def attributed() -> list[dict[str, Any]]:
-        async with ctx.pool.connection() as conn:
+        async with reading(ctx.pool) as conn:
             return await attribute(
                 conn, principal, answer["results"], user_id=body.user_id, limit=body.limit
             )

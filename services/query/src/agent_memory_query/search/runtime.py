@@ -15,6 +15,7 @@ from datetime import datetime
 
 from psycopg_pool import AsyncConnectionPool
 
+from agent_memory_common.db import reading
 from agent_memory_common.logs import get_logger
 from agent_memory_query.search import period, supersession_store
 from agent_memory_query.search import store as search_store
@@ -106,39 +107,35 @@ async def open_search(settings: Settings, pool: AsyncConnectionPool) -> SearchRu
         log.error("search.vector_index_unavailable", error=str(exc))
 
     async def scan(query: str, flt: SearchFilter, limit: int) -> list[Hit]:
-        async with pool.connection() as conn:
+        async with reading(pool) as conn:
             return await search_store.scan_events(conn, query, flt, limit)
 
     async def toc(query: str, flt: SearchFilter, limit: int) -> list[Hit]:
-        async with pool.connection() as conn:
+        async with reading(pool) as conn:
             return await search_store.toc_hits(conn, query, flt, limit)
 
     async def fresh_scan(query: str, flt: SearchFilter, limit: int) -> list[Hit]:
-        async with pool.connection() as conn:
+        async with reading(pool) as conn:
             return await search_store.scan_events(conn, query, flt, limit, newest=opts.fresh_rows)
 
     async def fresh_toc(query: str, flt: SearchFilter, limit: int) -> list[Hit]:
-        async with pool.connection() as conn:
+        async with reading(pool) as conn:
             return await search_store.toc_hits(conn, query, flt, limit, newest=opts.fresh_rows)
 
     async def lookup(tenant: str, ids: Sequence[str]) -> dict[str, int]:
         # On every search's path: one SELECT needs no BEGIN and COMMIT round trips (0.6 ->
-        # 0.3 ms); the pool's connections are transactional, so that is put back after.
-        async with pool.connection() as conn:
-            await conn.set_autocommit(True)
-            try:
-                return await search_store.access_counts(conn, tenant, ids)
-            finally:
-                await conn.set_autocommit(False)
+        # 0.3 ms); so do the other reads here (db.reading).
+        async with reading(pool) as conn:
+            return await search_store.access_counts(conn, tenant, ids)
 
     async def links(tenant: str, event_ids: Sequence[str]) -> Links:
-        async with pool.connection() as conn:
+        async with reading(pool) as conn:
             return await supersession_store.links_of(conn, tenant, event_ids)
 
     async def browse(
         tenant: str, project_id: str | None, since: datetime, until: datetime, limit: int
     ) -> list[Hit]:
-        async with pool.connection() as conn:
+        async with reading(pool) as conn:
             return await period.period_nodes(conn, tenant, project_id, since, until, limit)
 
     access = search_store.AccessRecorder(pool, interval_s=opts.access_flush_s)

@@ -17,6 +17,7 @@ from typing import Any
 
 from psycopg.rows import dict_row
 
+from agent_memory_common.db import reading
 from agent_memory_common.event import parse_ts
 from agent_memory_common.logs import get_logger
 from agent_memory_query.context import QueryContext
@@ -51,7 +52,7 @@ async def topic_results(
     since = _ts((time_range or {}).get("since"))
     until = _ts((time_range or {}).get("until"))
     half_life = ctx.settings.topic_half_life_days
-    async with ctx.pool.connection() as conn:
+    async with reading(ctx.pool) as conn:
         if about:
             from agent_memory_query.topics.routes import embed
 
