@@ -200,6 +200,11 @@ def _drained_on_the_page(site: Site, timeout: float) -> None:
         raise AssertionError(f"not drained: {site.api('/v1/status').text}") from None
 
 
+def _chart_points(driver: webdriver.Chrome) -> list[str]:
+    line = driver.find_element(By.CSS_SELECTOR, "#backlog-chart polyline")
+    return (line.get_attribute("points") or "").split()
+
+
 def test_the_pipeline_drains_after_posting_events(site: Site) -> None:
     site.open("/pipeline")
     _drained_on_the_page(site, 180)
@@ -210,8 +215,9 @@ def test_the_pipeline_drains_after_posting_events(site: Site) -> None:
     )
     site.wait(lambda d: d.find_element(By.ID, "events-stored").text == str(before + 60), 120)
     _drained_on_the_page(site, 180)
-    points = site.find("#backlog-chart polyline").get_attribute("points") or ""
-    assert len(points.split()) >= 2
+    # the chart is redrawn every second, so its line is read inside a wait that
+    # steps over the moment a redraw replaces it
+    site.wait(lambda d: len(_chart_points(d)) >= 2, 30)
     # the live projects page has the new events too
     site.open("/")
     cell = f'tr[data-project="{PROJECT}"] td[data-field="events"]'
