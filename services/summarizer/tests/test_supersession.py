@@ -7,7 +7,8 @@ come from ``metadata.supersedes``, and a redelivery writes nothing new.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import random
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import orjson
@@ -21,6 +22,8 @@ from agent_memory_summarizer.app import consumer
 from agent_memory_summarizer.settings import SummarizerOptions
 from agent_memory_summarizer.supersession import (
     MAX_PREDECESSORS,
+    Link,
+    Statement,
     detect,
     explicit_links,
     match,
@@ -51,6 +54,56 @@ def event(
 
 def statements(*events: dict[str, Any]) -> list[Any]:
     return [s for e in events if (s := statement_of(e)) is not None]
+
+
+def every_pair(new: list[Statement], known: list[Statement]) -> list[Link]:
+    """``detect`` the plain way: every pair with a new statement on a side is scored."""
+    pool = {s.event_id: s for s in [*known, *new]}
+    new_ids = {s.event_id for s in new}
+    pairs: dict[tuple[str, str], float] = {}
+    for newer in pool.values():
+        olders = pool.values() if newer.event_id in new_ids else [pool[i] for i in new_ids]
+        scored = sorted(
+            (-score, -older.ts.timestamp(), older.event_id)
+            for older in olders
+            if (score := match(newer, older)) > 0
+        )
+        for neg, _, older_id in scored[:MAX_PREDECESSORS]:
+            pairs[(older_id, newer.event_id)] = -neg
+    links = [Link(o, n, pool[n].project_id, "detected", v) for (o, n), v in pairs.items()]
+    return sorted(links, key=lambda link: (link.older_event_id, link.newer_event_id))
+
+
+def test_detect_finds_what_scoring_every_pair_finds() -> None:
+    """``detect`` scores only the pairs sharing enough words: on many statements drawn from
+    a small vocabulary (most pairs share some words, many share enough), it finds exactly the
+    links of scoring every pair, the new statements both newer and older than the rest."""
+    rng = random.Random(5)
+    vocab = [f"w{i:02d}" for i in range(24)]
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def drawn(i: int) -> Statement:
+        return Statement(
+            event_id=f"e{i:04d}",
+            project_id="payments",
+            session_id=f"s{rng.randrange(6)}",
+            ts=start + timedelta(hours=rng.randrange(2_000)),
+            kind=rng.choice(["decision", "decision", "constraint", "preference"]),
+            subject=tuple(sorted(rng.sample(vocab, rng.randint(2, 9)))),
+            text="",
+            cue=rng.random() < 0.3,
+        )
+
+    found = 0
+    for trial in range(20):
+        known = [drawn(trial * 1000 + i) for i in range(rng.randint(0, 300))]
+        new = [drawn(trial * 1000 + 900 + i) for i in range(rng.randint(1, 6))]
+        if known and rng.random() < 0.5:
+            new.append(rng.choice(known))  # a statement of the segment stored before
+        expected = every_pair(new, known)
+        assert detect(new, known) == expected
+        found += len(expected)
+    assert found > 100  # the trials make links in both directions, not nothing
 
 
 def test_a_later_decision_on_the_same_subject_supersedes_the_earlier() -> None:

@@ -40,8 +40,8 @@ async def record_segment(
     links = explicit_links(events)
     new = [s for e in events if (s := statement_of(e)) is not None]
     if new:
-        async with conn.cursor(row_factory=dict_row) as cur:
-            await cur.execute(
+        async with conn.cursor() as tuples:  # thousands of rows at scale: no dict per row
+            await tuples.execute(
                 QUERIES["project_statements"],
                 {
                     "tenant": tenant,
@@ -49,8 +49,11 @@ async def record_segment(
                     "words": sorted({w for s in new for w in s.subject}),
                 },
             )
-            rows = await cur.fetchall()
-        known = [Statement(**{**r, "subject": tuple(r["subject"])}) for r in rows]
+            rows = await tuples.fetchall()
+        known = [
+            Statement(event_id, project, session, ts, kind, tuple(subject), text, cue)
+            for event_id, project, session, ts, kind, subject, text, cue in rows
+        ]
         pool = {s.event_id: s for s in [*known, *new]}
         links.extend(await _among_the_best(conn, tenant, detect(new, known), pool))
         async with conn.cursor() as cur:
