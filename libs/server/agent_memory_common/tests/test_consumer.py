@@ -10,6 +10,7 @@ from dataclasses import replace
 
 import nats
 import psycopg
+import pytest
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 from psycopg import AsyncConnection
@@ -168,3 +169,50 @@ async def test_settle_waits_for_the_input_to_pause_then_handles_the_burst_at_onc
     finally:
         await pool.close()
         await link.close()
+
+
+class Overlapping:
+    """A handler that notes how many batches it handles at once; a batch waits (up to a
+    few seconds) for a second one to start, so two workers cannot miss each other."""
+
+    def __init__(self) -> None:
+        self.now = 0
+        self.most = 0
+        self.two = asyncio.Event()
+
+    async def __call__(self, conn: AsyncConnection, msgs: Sequence[Msg]) -> list[Publication]:
+        self.now += 1
+        self.most = max(self.most, self.now)
+        if self.now >= 2:
+            self.two.set()
+        try:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.two.wait(), 5)
+            return await handler(conn, msgs)
+        finally:
+            self.now -= 1
+
+
+async def test_two_workers_handle_two_batches_at_once_and_each_message_once(
+    nats_server: NatsServer, pg_dsn: str
+) -> None:
+    await _setup(nats_server.url, pg_dsn)
+    link = NatsLink([nats_server.url], name="t")
+    await link.start(wait=5)
+    pool = make_pool(pg_dsn)
+    await pool.open()
+    overlapping = Overlapping()
+    try:
+        runner = ConsumerRunner(link, pool, SPEC, overlapping, workers=2)
+        await _run_until(runner, done=24)
+    finally:
+        await pool.close()
+        await link.close()
+    assert overlapping.most == 2
+    with psycopg.connect(pg_dsn) as conn:
+        assert conn.execute("SELECT count(*), max(n) FROM seen").fetchone() == (24, 1)
+
+
+def test_a_runner_needs_a_worker() -> None:
+    with pytest.raises(ValueError, match="workers"):
+        ConsumerRunner(NatsLink(["nats://127.0.0.1:1"], name="t"), None, SPEC, handler, workers=0)  # type: ignore[arg-type]

@@ -1,4 +1,4 @@
-"""Composition root of the embedder: model, vector index, pool, NATS link, two runners."""
+"""Composition root of the embedder: model, vector index, pool, NATS link, its runners."""
 
 from __future__ import annotations
 
@@ -34,10 +34,20 @@ def consumers(
     options = settings.embedder
     return [
         ConsumerRunner(
-            link, pool, replace(EMBEDDER, batch_size=options.batch_size), handler.recorded
+            link,
+            pool,
+            replace(EMBEDDER, batch_size=options.batch_size),
+            handler.recorded,
+            workers=options.workers,
         ),
+        # as many for TOC versions: the model takes the batches in turn, and with fewer TOC
+        # workers the segments' summaries would wait behind the events (measured: 77 s late)
         ConsumerRunner(
-            link, pool, replace(EMBEDDER_TOC, batch_size=options.toc_batch_size), handler.toc
+            link,
+            pool,
+            replace(EMBEDDER_TOC, batch_size=options.toc_batch_size),
+            handler.toc,
+            workers=options.workers,
         ),
         participant_runner(link, pool, "embedder", handler.erase),
     ]
@@ -46,7 +56,7 @@ def consumers(
 async def run(settings: Settings, stop: asyncio.Event | None = None) -> None:
     embedder = await asyncio.to_thread(load_embedder, settings)  # seconds: torch and weights
     async with consumer_service(
-        settings, "embedder", pool_size=settings.embedder.pool_size, stop=stop
+        settings, "embedder", pool_size=settings.embedder.pool_size_needed(), stop=stop
     ) as svc:
         index = await open_vector_index(settings, pool=svc.pool)
         try:

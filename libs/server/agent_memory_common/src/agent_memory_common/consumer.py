@@ -116,14 +116,23 @@ class ConsumerRunner:
         *,
         hot_publish: bool = False,
         description: str | None = None,
+        workers: int = 1,
     ) -> None:
         """``hot_publish``: the handler publishes one message per input message (the recorder);
-        its publications go through ``BatchPublisher`` rather than faststream's broker."""
+        its publications go through ``BatchPublisher`` rather than faststream's broker.
+
+        ``workers``: batches in flight at once in this process, each pulled, handled and acked
+        on its own, as replicas of the consumer would be. For a handler whose batch spends
+        part of its time here and part waiting on Postgres (the embedder: its model, then the
+        vector write), a second batch fills the wait."""
+        if workers < 1:
+            raise ValueError(f"workers must be at least 1, not {workers}")
         self._link = link
         self._pool = pool
         self._spec = spec
         self._handler = handler
         self._hot_publish = hot_publish
+        self._workers = workers
         self.processed = 0
         doc = description or (handler.__doc__ or "").strip().split("\n\n")[0] or None
         self.subscriber = declare_consumer(link.broker, spec, description=doc)
@@ -161,6 +170,19 @@ class ConsumerRunner:
             await _sleep_or_stop(stop, LAG_POLL_S)
 
     async def _run(self, stop: asyncio.Event) -> None:
+        if self._workers == 1:
+            await self._work(stop)
+            return
+        tasks = [asyncio.create_task(self._work(stop)) for _ in range(self._workers)]
+        try:
+            await asyncio.gather(*tasks)
+        finally:  # one failing takes the others down with it, as one worker's failure would
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _work(self, stop: asyncio.Event) -> None:
+        """One worker: its own pull request on the durable consumer, one batch at a time."""
         while not stop.is_set():
             try:
                 await self._link.wait_connected(timeout=5)
