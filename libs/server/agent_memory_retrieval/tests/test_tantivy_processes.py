@@ -81,3 +81,17 @@ def test_which_filters_are_wide() -> None:
     assert not wide(SearchFilter("acme", since=datetime(2026, 1, 1, tzinfo=UTC)))
     assert not wide(SearchFilter("acme", kinds=("decision",)))
     assert not wide(SearchFilter("acme", types=("toc_node",), levels=("segment",)))
+
+
+async def test_a_document_of_an_unknown_type_or_level_is_refused(
+    tmp_path: Path, make_doc: Callable[..., IndexDoc]
+) -> None:
+    """A filter on type or level excludes the values it does not want, which holds only while
+    every document holds a known one."""
+    index = TantivyIndex(tmp_path, writer=True)
+    with pytest.raises(ValueError, match="type 'note'"):
+        await index.upsert([make_doc(0, "a note", type="note")])
+    with pytest.raises(ValueError, match="level 'session'"):
+        await index.upsert([make_doc(1, "a session", level="session")])
+    await index.upsert([make_doc(2, "an event")])
+    assert await index.count("acme") == 1

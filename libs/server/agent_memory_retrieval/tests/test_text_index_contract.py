@@ -107,6 +107,13 @@ async def test_every_filter_is_applied_in_the_engine(
     assert await found(types=("grip", "toc_node")) == {docs[5].id, docs[6].id}
     assert await found(levels=("day",)) == {docs[6].id}
     assert await found(types=()) == set()
+    # several values of one field, each other way a filter can ask for them
+    in_proj = {d.id for d in docs if d.project_id == "proj"}
+    assert await found(project_id="proj", types=("event", "grip")) == in_proj - {docs[6].id}
+    assert await found(project_id="proj", types=("toc_node", "grip", "event")) == in_proj
+    assert await found(project_id="proj", levels=("grip", "day")) == {docs[5].id, docs[6].id}
+    assert await found(project_id="proj", types=("note",)) == set()
+    assert await found(kinds=("procedure", "grip")) == {docs[4].id, docs[5].id}
     # since is inclusive, until exclusive
     since, until = T0 + timedelta(minutes=2), T0 + timedelta(minutes=4)
     assert await found(since=since, until=until) == {docs[2].id, docs[3].id}

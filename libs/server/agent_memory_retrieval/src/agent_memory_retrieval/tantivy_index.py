@@ -46,6 +46,8 @@ from tantivy import (
 
 from agent_memory_common.logs import get_logger
 from agent_memory_retrieval.docs import (
+    DOC_TYPES,
+    LEVELS,
     Hit,
     IndexDoc,
     SearchFilter,
@@ -66,6 +68,9 @@ KEYWORDS = ("id", "tenant", "project", "agent", "session", "type", "level", "kin
 WRITER_HEAP = 32_000_000
 LOCK_WAIT_S = 30.0
 WIDE_DEPTH = 5  # a wide search asks the words alone for this many candidates per result
+# Fields whose every document holds one of a known set of values: a filter on them can
+# exclude the values it does not want (``_one_of``); ``_document`` keeps the promise.
+CLOSED_FIELDS: dict[str, tuple[str, ...]] = {"type": DOC_TYPES, "level": LEVELS}
 
 
 def wide(flt: SearchFilter) -> bool:
@@ -203,6 +208,11 @@ class TantivyIndex:
     # --- writes -------------------------------------------------------------------------------
 
     def _document(self, doc: IndexDoc) -> tantivy.Document:
+        for field, value in (("type", doc.type), ("level", doc.level)):
+            if value not in CLOSED_FIELDS[field]:  # a filter excluding the others would keep it
+                raise ValueError(
+                    f"IndexDoc {doc.id}: {field} {value!r} is not one of {CLOSED_FIELDS[field]}"
+                )
         body = doc.match_text()
         return tantivy.Document(
             id=_kw(doc.id),
@@ -343,23 +353,41 @@ class TantivyIndex:
     def _term(self, field: str, value: str) -> Query:
         return Query.term_query(self._schema, field, _kw(value))
 
-    def _any_of(self, field: str, values: Sequence[str]) -> Query:
-        if not values:
-            return Query.empty_query()
-        return Query.term_set_query(self._schema, field, [_kw(v) for v in values])
+    def _one_of(self, field: str, values: Sequence[str]) -> list[tuple[Occur, Query]]:
+        """Clauses that keep the documents whose ``field`` holds one of ``values``.
+
+        Tantivy reads a set of terms as a union of their postings, and a filter that is a
+        union is read whole (a union cannot skip ahead), so asking for events and grips read
+        the postings of nearly every document. A field of a closed set of values (``type``,
+        ``level``) excludes the values left out instead; an excluded term is only looked up
+        for the documents the words found. On the 1,000,000-event bench-scale store (one
+        project's events and grips, top 40, the same answers): 6.2 -> 3.8 ms p50."""
+        wanted = list(dict.fromkeys(values))
+        universe = CLOSED_FIELDS.get(field)
+        if universe is not None:
+            wanted = [v for v in wanted if v in universe]
+            if len(wanted) == len(universe):
+                return []  # every value: no clause
+            if len(wanted) > 1:
+                return [(Occur.MustNot, self._term(field, v)) for v in universe if v not in wanted]
+        if not wanted:
+            return [(Occur.Must, Query.empty_query())]
+        if len(wanted) == 1:
+            return [(Occur.Must, self._term(field, wanted[0]))]
+        return [(Occur.Must, Query.term_set_query(self._schema, field, [_kw(v) for v in wanted]))]
 
     def _filter(self, flt: SearchFilter) -> Query:
-        parts: list[Query] = [self._term("tenant", flt.tenant)]
+        parts: list[tuple[Occur, Query]] = [(Occur.Must, self._term("tenant", flt.tenant))]
         for field, value in (
             ("project", flt.project_id),
             ("agent", flt.agent_id),
             ("session", flt.session_id),
         ):
             if value is not None:
-                parts.append(self._term(field, value))
+                parts.append((Occur.Must, self._term(field, value)))
         for field, values in (("type", flt.types), ("kind", flt.kinds), ("level", flt.levels)):
             if values is not None:
-                parts.append(self._any_of(field, values))
+                parts.extend(self._one_of(field, values))
         if flt.since is not None or flt.until is not None:
             lower = as_utc(flt.since) if flt.since is not None else None
             if flt.until is None:
@@ -369,8 +397,8 @@ class TantivyIndex:
                 ts_range = Query.range_query(
                     self._schema, "ts", FieldType.Date, lower, upper, include_upper=False
                 )
-            parts.append(ts_range)
-        return Query.const_score_query(Query.boolean_query([(Occur.Must, q) for q in parts]), 0.0)
+            parts.append((Occur.Must, ts_range))
+        return Query.const_score_query(Query.boolean_query(parts), 0.0)
 
     def _text_query(self, text: str, scope: Query | None = None) -> Query | None:
         """Any of the words of ``text``, each word's BM25 summed; with ``scope`` (a filter
