@@ -4,10 +4,12 @@ their session's autogroup when they lead one."""
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import subprocess
 import sys
 import textwrap
+from typing import Any
 
 import pytest
 
@@ -142,3 +144,48 @@ def test_services_started_together_each_lower_their_autogroup() -> None:
     ]
     printed = [child.communicate(timeout=60)[0].strip() for child in children]
     assert printed == ["5" if autogroup_scheduling() else "None"] * 4
+
+
+BLAS_SCRIPT = textwrap.dedent(
+    """
+    import json
+    import numpy  # loads OpenBLAS, as the query and topics services do
+    from threadpoolctl import threadpool_info, threadpool_limits
+    from agent_memory_common.runtime import one_blas_thread
+
+    threadpool_limits(limits=2, user_api="blas")  # as on a machine of two cores or more
+    before = [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+    did = one_blas_thread()
+    after = [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+    print(json.dumps({"did": did, "before": before, "after": after}))
+    """
+)
+
+
+def _blas(**env: str) -> dict[str, Any]:
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+    }
+    out = subprocess.run(
+        [sys.executable, "-c", BLAS_SCRIPT],
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
+    result: dict[str, Any] = json.loads(out)
+    return result
+
+
+def test_blas_runs_on_one_thread_unless_the_operator_says_otherwise() -> None:
+    """OpenBLAS's idle threads spin: a service keeps one (see ``one_blas_thread``)."""
+    default = _blas()
+    assert default["did"] is True
+    assert default["before"] and set(default["before"]) == {2}
+    assert set(default["after"]) == {1}
+    chosen = _blas(OPENBLAS_NUM_THREADS="2")
+    assert chosen["did"] is False
+    assert set(chosen["after"]) == {2}

@@ -6,6 +6,7 @@ import uvicorn
 
 from agent_memory_common.browser import uvicorn_options
 from agent_memory_common.logs import configure_logging
+from agent_memory_common.runtime import one_blas_thread
 from agent_memory_query.app import create_app
 from agent_memory_query.settings import Settings
 
@@ -13,6 +14,7 @@ from agent_memory_query.settings import Settings
 def main() -> None:
     settings = Settings()
     configure_logging("query", settings.log_level, settings.log_json)
+    one_blas_thread()  # numpy is loaded (topic centroids): see one_blas_thread for why
     uvicorn.run(
         create_app(settings),
         host=settings.query.host,

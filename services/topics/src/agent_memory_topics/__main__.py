@@ -9,6 +9,7 @@ import asyncio
 import orjson
 
 from agent_memory_common.logs import configure_logging
+from agent_memory_common.runtime import one_blas_thread
 from agent_memory_topics.settings import Settings
 
 
@@ -24,12 +25,14 @@ def main(argv: list[str] | None = None) -> None:
         from agent_memory_topics.rebuild import rebuild
 
         configure_logging("topics", "WARNING", settings.log_json)
+        one_blas_thread()  # after the import that loads numpy
         done = asyncio.run(rebuild(settings, args.tenant, args.project))
         print(orjson.dumps({"projects": done}).decode())  # noqa: T201 (the command's answer)
         return
     from agent_memory_topics.app import run
 
     configure_logging("topics", settings.log_level, settings.log_json)
+    one_blas_thread()  # after the import that loads numpy (hdbscan)
     asyncio.run(run(settings))
 
 
