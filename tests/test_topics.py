@@ -267,6 +267,25 @@ def test_explore_search_leads_with_topics(seeded: Stack) -> None:
     assert not {r["id"] for r in other["results"] if r["type"] == "topic"} & ids
 
 
+def test_explore_search_of_an_empty_period_asks_the_topics_again_without_it(
+    seeded: Stack,
+) -> None:
+    """The topic tier starts beside the search with the period the question names; when the
+    search drops that period (it held nothing), the tier is asked again without it."""
+    r = httpx.post(
+        f"{seeded.query_url}/v1/search",
+        json={"query": "what themes have we been working on in 2019?", "project_id": "p1"},
+        headers=A,
+        timeout=30,
+    )
+    assert r.status_code == 200, r.text
+    answer = r.json()
+    assert answer["intent"] == "explore"
+    assert answer["time_range"]["relaxed"] is True, answer["time_range"]
+    assert answer["explain"]["tiers"]["topic"]["status"] == "used", answer["explain"]
+    assert answer["results"][0]["type"] == "topic"
+
+
 def test_cli_lists_and_shows_topics(seeded: Stack) -> None:
     env = {**seeded.env, "AGENT_MEMORY_TOKEN": "tok-a"}
     listed = subprocess.run(

@@ -7,7 +7,9 @@ comma-separated lists) so that a search is one curl away.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
 import orjson
@@ -19,11 +21,11 @@ from agent_memory_common.db import reading
 from agent_memory_common.http import ApiError, error_responses, validation_details
 from agent_memory_query.context import Caller, Ctx
 from agent_memory_query.retention.explain import retention_notes
-from agent_memory_query.search.brainstem.engine import SearchOutcome
+from agent_memory_query.search.brainstem.engine import SearchOutcome, SearchQuery
 from agent_memory_query.search.brainstem.fusion import Candidate
 from agent_memory_query.search.metrics import observe_search
 from agent_memory_query.search.schemas import SearchRequest, SearchResponse
-from agent_memory_query.search.topic_tier import add_topic_tier
+from agent_memory_query.search.topic_tier import add_topic_tier, start_topics
 from agent_memory_query.sharing.policy import attribute, scoped_agent, scoped_project
 
 router = APIRouter(tags=["search"])
@@ -87,8 +89,32 @@ async def run_search(ctx: Ctx, principal: Principal, body: SearchRequest) -> dic
             "limit": min(100, body.limit * 3) if deeper else body.limit,
         }
     )
+    query = asked.to_query(principal.tenant)
+    if query.now is None:  # one reference time for the search and the topic tier beside it
+        query = dataclasses.replace(query, now=datetime.now(UTC))
+    # explore questions lead with topics of the (scoped) project: the tier runs beside the search
+    scoped = body.model_copy(update={"project_id": project_id})
+    understood = ctx.search.brainstem.understand(query)
+    early = start_topics(ctx, principal.tenant, scoped, understood.intent, understood.range_json())
+    try:
+        answer = await _answer(ctx, principal, body, query)
+        timings = answer["explain"]["timings_ms"]
+        timings["scope"] = scope_ms
+        answer = await add_topic_tier(ctx, principal.tenant, scoped, answer, early)
+    finally:
+        if early is not None and not early.task.done():  # the search failed
+            await early.cancel()
+    timings["answering"] = _ms(begun)
+    return answer
+
+
+async def _answer(
+    ctx: Ctx, principal: Principal, body: SearchRequest, query: SearchQuery
+) -> dict[str, Any]:
+    """The brainstem's answer, with who may see each result and the retention notes."""
+    assert ctx.search is not None
     started = time.perf_counter()
-    outcome = await ctx.search.brainstem.search(asked.to_query(principal.tenant))
+    outcome = await ctx.search.brainstem.search(query)
     observe_search(str(outcome.intent), outcome.explain, time.perf_counter() - started)
     answer = answer_json(outcome)
     found = [(c.doc, c.ranks) for c in outcome.results]
@@ -106,14 +132,9 @@ async def run_search(ctx: Ctx, principal: Principal, body: SearchRequest) -> dic
     )
     if notes:
         answer["explain"]["retention"] = notes
-    timings = answer["explain"]["timings_ms"]
     # where a search's time goes besides the brainstem: the caller's scope before it, who
     # may see each result and the retention notes after it (answering: the whole route)
-    timings["scope"], timings["attribute"] = scope_ms, _ms(after)
-    # explore intents lead with topics of the (scoped) project
-    scoped = body.model_copy(update={"project_id": project_id})
-    answer = await add_topic_tier(ctx, principal.tenant, scoped, answer)
-    timings["answering"] = _ms(begun)
+    answer["explain"]["timings_ms"]["attribute"] = _ms(after)
     return answer
 
 

@@ -11,7 +11,10 @@ brainstem's alone and ``explain`` says why (``explain.tiers.topic``, ``fallbacks
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import time
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -107,23 +110,77 @@ async def topic_results(
     ]
 
 
+@dataclass
+class EarlyTopics:
+    """The topic tier of an explore question, started beside the search (``start_topics``):
+    its embedding and queries then overlap the search's instead of following it. It was
+    asked with the period the question names; should the search drop that period (it held
+    nothing), the tier is asked again with the answer's."""
+
+    task: asyncio.Task[tuple[list[dict[str, Any]], float]]
+    time_range: dict[str, Any] | None
+
+    async def cancel(self) -> None:
+        self.task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await self.task
+
+
+async def _timed(
+    ctx: QueryContext, tenant: str, body: SearchRequest, time_range: dict[str, Any] | None
+) -> tuple[list[dict[str, Any]], float]:
+    start = time.perf_counter()
+    topics = await topic_results(ctx, tenant, body, time_range)
+    return topics, round((time.perf_counter() - start) * 1000, 2)
+
+
+def start_topics(
+    ctx: QueryContext,
+    tenant: str,
+    body: SearchRequest,
+    intent: str,
+    time_range: dict[str, Any] | None,
+) -> EarlyTopics | None:
+    """The topic tier started now, when the question is one it answers (explore, no tiers
+    named); None otherwise."""
+    if intent != "explore" or body.tiers is not None:
+        return None
+    task = asyncio.create_task(_timed(ctx, tenant, body, time_range), name="topic-tier")
+    return EarlyTopics(task, time_range)
+
+
+def _period(time_range: dict[str, Any] | None) -> tuple[Any, Any]:
+    return (time_range or {}).get("since"), (time_range or {}).get("until")
+
+
 async def add_topic_tier(
-    ctx: QueryContext, tenant: str, body: SearchRequest, answer: dict[str, Any]
+    ctx: QueryContext,
+    tenant: str,
+    body: SearchRequest,
+    answer: dict[str, Any],
+    early: EarlyTopics | None = None,
 ) -> dict[str, Any]:
-    """Put the topic tier's results ahead of an explore answer; explain what it did."""
+    """Put the topic tier's results ahead of an explore answer; explain what it did.
+    ``early``: the tier already started beside the search, used when it asked with the
+    answer's period."""
     if answer["intent"] != "explore" or body.tiers is not None:
+        if early is not None:
+            await early.cancel()
         return answer
     explain = answer["explain"]
-    start = time.perf_counter()
     try:
-        topics = await topic_results(ctx, tenant, body, answer.get("time_range"))
+        if early is not None and _period(early.time_range) == _period(answer.get("time_range")):
+            topics, ms = await early.task
+        else:
+            if early is not None:
+                await early.cancel()
+            topics, ms = await _timed(ctx, tenant, body, answer.get("time_range"))
     except Exception as exc:  # the tier is an accelerator: the brainstem's answer stands
         reason = f"{type(exc).__name__}: {exc}"
         log.warning("search.topic_tier_failed", error=reason)
         explain["tiers"]["topic"] = {"status": "failed", "reason": reason}
         explain["fallbacks"].append("topic tier failed -> answered from the other tiers")
         return answer
-    ms = round((time.perf_counter() - start) * 1000, 2)
     explain["timings_ms"]["topic"] = ms
     if not topics:
         explain["tiers"]["topic"] = {"status": "skipped", "reason": "no matching topic"}

@@ -151,6 +151,25 @@ class SearchQuery:
     tiers: tuple[str, ...] | None = None  # None: every tier
 
 
+@dataclass(frozen=True)
+class Understanding:
+    """A query read before the search (``Brainstem.understand``)."""
+
+    now: datetime
+    rest: str  # the query without the words that named a period
+    text: str  # what the tiers match: ``rest``, or nothing when only generic words are left
+    intent: Intent
+    explicit: TimeRange | None  # the request's since/until
+    query_range: TimeRange | None  # the period the words named
+    time_range: TimeRange | None  # what the tiers are filtered by
+    period: TimeRange | None  # the period asked about, when moments are searched around it
+    window: TimeRange | None  # the span searched around ``period``
+
+    def range_json(self) -> dict[str, Any] | None:
+        """``time_range`` of the answer, as long as the search does not drop the period."""
+        return _range_json(self.time_range, self.query_range, self.explicit, False, self.period)
+
+
 @dataclass
 class SearchOutcome:
     intent: Intent
@@ -363,14 +382,16 @@ class Brainstem:
                 good += 1
         return good
 
-    async def search(self, q: SearchQuery) -> SearchOutcome:
-        t_start = time.perf_counter()
+    def understand(self, q: SearchQuery) -> Understanding:
+        """What a search will look for, before any tier is asked: its words, intent and time.
+
+        Cheap (no I/O), so that a caller can start work that depends on the intent (the
+        topic tier of an explore question) while the search runs."""
         now = q.now or datetime.now(UTC)
         parsed = parse_time(q.query, now)
         # "what did we do yesterday": once the period is out, the words are too generic to
         # rank by, so the tiers browse the period instead of matching "what did we do".
         generic = parsed.range is not None and not content_words(parsed.rest, GENERIC_WORDS)
-        text = "" if generic else parsed.rest
         has_explicit = q.since is not None or q.until is not None
         explicit = TimeRange(q.since, q.until, None) if has_explicit else None
         query_range = parsed.range
@@ -384,6 +405,24 @@ class Brainstem:
         if window is not None:
             period = time_range
             time_range = window.intersect(explicit) if explicit else window
+        return Understanding(
+            now=now,
+            rest=parsed.rest,
+            text="" if generic else parsed.rest,
+            intent=intent,
+            explicit=explicit,
+            query_range=query_range,
+            time_range=time_range,
+            period=period,
+            window=window,
+        )
+
+    async def search(self, q: SearchQuery) -> SearchOutcome:
+        t_start = time.perf_counter()
+        understood = self.understand(q)
+        now, text, intent = understood.now, understood.text, understood.intent
+        explicit, query_range = understood.explicit, understood.query_range
+        time_range, period, window = understood.time_range, understood.period, understood.window
         timings: dict[str, float] = {"parse": _ms(t_start)}
 
         t0 = time.perf_counter()
@@ -391,7 +430,7 @@ class Brainstem:
         states = await self.tier_states(allowed)
         timings["health"] = _ms(t0)
         plan = make_plan(intent, q.limit, states, q.tiers, self.options.candidates)
-        fix_question = intent in MOMENT_INTENTS and is_fix_question(parsed.rest)
+        fix_question = intent in MOMENT_INTENTS and is_fix_question(understood.rest)
         if fix_question and self.options.fix_vector_weight is not None:
             plan = replace(plan, weights={**plan.weights, "vector": self.options.fix_vector_weight})
 
