@@ -242,28 +242,29 @@ def test_decay_ranks_a_recent_small_topic_above_an_old_large_one(seeded: Stack) 
     assert bad.status_code == 422 and bad.json()["field"] == "since"
 
 
-def test_explore_search_leads_with_topics(seeded: Stack) -> None:
+def explore(stack: Stack, query: str, headers: dict[str, str] = A) -> dict[str, Any]:
+    """A search of project p1 that must be read as an explore question."""
     r = httpx.post(
-        f"{seeded.query_url}/v1/search",
-        json={"query": "what themes have we been working on?", "project_id": "p1"},
-        headers=A,
+        f"{stack.query_url}/v1/search",
+        json={"query": query, "project_id": "p1"},
+        headers=headers,
         timeout=30,
     )
     assert r.status_code == 200, r.text
-    answer = r.json()
+    answer: dict[str, Any] = r.json()
     assert answer["intent"] == "explore"
+    return answer
+
+
+def test_explore_search_leads_with_topics(seeded: Stack) -> None:
+    answer = explore(seeded, "what themes have we been working on?")
     assert answer["explain"]["tiers"]["topic"]["status"] == "used"
     first = answer["results"][0]
     assert first["type"] == "topic" and first["event_ids"]
     ids = {t["topic_id"] for t in topics(seeded, A, project_id="p1")}
     assert first["id"] in ids
     # another tenant's project of the same name has no topics of ours to offer
-    other = httpx.post(
-        f"{seeded.query_url}/v1/search",
-        json={"query": "what themes have we been working on?", "project_id": "p1"},
-        headers=B,
-        timeout=30,
-    ).json()
+    other = explore(seeded, "what themes have we been working on?", B)
     assert not {r["id"] for r in other["results"] if r["type"] == "topic"} & ids
 
 
@@ -272,15 +273,7 @@ def test_explore_search_of_an_empty_period_asks_the_topics_again_without_it(
 ) -> None:
     """The topic tier starts beside the search with the period the question names; when the
     search drops that period (it held nothing), the tier is asked again without it."""
-    r = httpx.post(
-        f"{seeded.query_url}/v1/search",
-        json={"query": "what themes have we been working on in 2019?", "project_id": "p1"},
-        headers=A,
-        timeout=30,
-    )
-    assert r.status_code == 200, r.text
-    answer = r.json()
-    assert answer["intent"] == "explore"
+    answer = explore(seeded, "what themes have we been working on in 2019?")
     assert answer["time_range"]["relaxed"] is True, answer["time_range"]
     assert answer["explain"]["tiers"]["topic"]["status"] == "used", answer["explain"]
     assert answer["results"][0]["type"] == "topic"
