@@ -15,7 +15,7 @@ import pytest
 
 from agent_memory_common.runtime import autogroup_nice, autogroup_scheduling
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux niceness")
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux niceness")
 
 SCRIPT = textwrap.dedent(
     """
@@ -65,6 +65,7 @@ def _run(nice: int) -> list[int]:
     return [int(v) for v in _python(SCRIPT, nice).split()]
 
 
+@linux_only
 def test_every_thread_and_later_ones_run_at_the_lower_priority() -> None:
     base = os.getpriority(os.PRIO_PROCESS, 0)
     target = min(base + 5, 19)
@@ -74,6 +75,7 @@ def test_every_thread_and_later_ones_run_at_the_lower_priority() -> None:
     assert threads == [target, target]  # the main thread and the one started before
 
 
+@linux_only
 def test_zero_or_a_priority_already_lower_is_left_alone() -> None:
     base = os.getpriority(os.PRIO_PROCESS, 0)
     result, later, *threads = _run(0)
@@ -98,6 +100,7 @@ def _autogroup_after_lowering(nice: int, *, own_session: bool) -> int | None:
     return None if out == "None" else int(out)
 
 
+@linux_only
 def test_a_session_leader_also_lowers_its_autogroup_and_a_shell_child_does_not() -> None:
     # As agent-memory up starts a service: in a session of its own, whose autogroup weighs
     # against the other sessions' (thread niceness alone would not count there).
@@ -128,6 +131,7 @@ def _without_sys_admin() -> None:
         raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP, CAP_SYS_ADMIN)")
 
 
+@linux_only
 def test_services_started_together_each_lower_their_autogroup() -> None:
     # The kernel takes one unprivileged autogroup change per 100 ms machine-wide and refuses the
     # rest with EAGAIN; the supervisor starts every service at once, and each must get through.

@@ -21,7 +21,7 @@ from agent_memory_common.db import reading
 from agent_memory_common.http import ApiError, error_responses, validation_details
 from agent_memory_query.context import Caller, Ctx
 from agent_memory_query.retention.explain import retention_notes
-from agent_memory_query.search.brainstem.engine import SearchOutcome, SearchQuery
+from agent_memory_query.search.brainstem.engine import SearchOutcome, SearchQuery, Understanding
 from agent_memory_query.search.brainstem.fusion import Candidate
 from agent_memory_query.search.metrics import observe_search
 from agent_memory_query.search.schemas import SearchRequest, SearchResponse
@@ -97,7 +97,7 @@ async def run_search(ctx: Ctx, principal: Principal, body: SearchRequest) -> dic
     understood = ctx.search.brainstem.understand(query)
     early = start_topics(ctx, principal.tenant, scoped, understood.intent, understood.range_json())
     try:
-        answer = await _answer(ctx, principal, body, query)
+        answer = await _answer(ctx, principal, body, query, understood)
         timings = answer["explain"]["timings_ms"]
         timings["scope"] = scope_ms
         answer = await add_topic_tier(ctx, principal.tenant, scoped, answer, early)
@@ -109,12 +109,16 @@ async def run_search(ctx: Ctx, principal: Principal, body: SearchRequest) -> dic
 
 
 async def _answer(
-    ctx: Ctx, principal: Principal, body: SearchRequest, query: SearchQuery
+    ctx: Ctx,
+    principal: Principal,
+    body: SearchRequest,
+    query: SearchQuery,
+    understood: Understanding,
 ) -> dict[str, Any]:
     """The brainstem's answer, with who may see each result and the retention notes."""
     assert ctx.search is not None
     started = time.perf_counter()
-    outcome = await ctx.search.brainstem.search(query)
+    outcome = await ctx.search.brainstem.search(query, understood)
     observe_search(str(outcome.intent), outcome.explain, time.perf_counter() - started)
     answer = answer_json(outcome)
     found = [(c.doc, c.ranks) for c in outcome.results]

@@ -161,11 +161,9 @@ async def add_topic_tier(
     early: EarlyTopics | None = None,
 ) -> dict[str, Any]:
     """Put the topic tier's results ahead of an explore answer; explain what it did.
-    ``early``: the tier already started beside the search, used when it asked with the
-    answer's period."""
+    ``early``: the tier already started beside the search (``start_topics`` asks the same
+    question of the same intent), used when it asked with the answer's period."""
     if answer["intent"] != "explore" or body.tiers is not None:
-        if early is not None:
-            await early.cancel()
         return answer
     explain = answer["explain"]
     try:

@@ -417,9 +417,13 @@ class Brainstem:
             window=window,
         )
 
-    async def search(self, q: SearchQuery) -> SearchOutcome:
+    async def search(
+        self, q: SearchQuery, understood: Understanding | None = None
+    ) -> SearchOutcome:
+        """``understood``: ``understand(q)`` when the caller has it already (read once)."""
         t_start = time.perf_counter()
-        understood = self.understand(q)
+        if understood is None:
+            understood = self.understand(q)
         now, text, intent = understood.now, understood.text, understood.intent
         explicit, query_range = understood.explicit, understood.query_range
         time_range, period, window = understood.time_range, understood.period, understood.window
