@@ -676,12 +676,7 @@ class Brainstem:
         spreads = self._spreads(plan, q)
 
         def depth(tier: str) -> int:
-            fetch = plan.fetch
-            if tier == "vector" and self.options.vector_candidates is not None:
-                fetch = fetch_depth(q.limit, self.options.vector_candidates)
-            if tier == "vector" and spreads:
-                fetch = max(fetch, min(self.options.spread_vector_depth, MAX_CANDIDATES))
-            return fetch
+            return tier_depth(self.options, tier, plan.fetch, q.limit, spreads=spreads)
 
         async def stage(tiers: Sequence[str]) -> None:
             answered = "bm25" in lists
@@ -828,6 +823,19 @@ class Brainstem:
                 "near_duplicates_dropped": dropped,
             },
         }
+
+
+def tier_depth(options: EngineOptions, tier: str, fetch: int, limit: int, *, spreads: bool) -> int:
+    """Candidates asked of ``tier``: the plan's ``fetch``, but the vector tier has its own
+    depth (``vector_candidates``; a graph search costs more the more it must return), and a
+    long answer spread across sessions asks it deeper."""
+    if tier != "vector":
+        return fetch
+    if options.vector_candidates is not None:
+        fetch = fetch_depth(limit, options.vector_candidates)
+    if spreads:
+        fetch = max(fetch, min(options.spread_vector_depth, MAX_CANDIDATES))
+    return fetch
 
 
 def best_cosine(executions: Sequence[_Execution]) -> float | None:
