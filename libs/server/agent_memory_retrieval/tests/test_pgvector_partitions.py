@@ -14,7 +14,10 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+import orjson
 import psycopg
+import pytest
 from psycopg import sql
 
 from agent_memory_common.db import apply_migrations, migrations
@@ -199,3 +202,20 @@ def test_the_move_check_probes_the_primary_keys_not_every_row(pg_dsn: str) -> No
             str(r[0]) for r in conn.execute("EXPLAIN " + QUERIES["remove_moved"], params).fetchall()
         )
     assert plan.count("Index Cond: (id = ANY") == PARTITIONS, plan
+
+
+def test_a_vector_is_stored_as_the_float32_values_it_was_given(pg_dsn: str) -> None:
+    """pgvector keeps float32: the literal must read back as exactly those values."""
+    vec = random_unit(random.Random(3))
+    with psycopg.connect(pg_dsn) as conn:
+        row = conn.execute("SELECT %s::vector::text", (vector_literal(vec),)).fetchone()
+    assert row is not None
+    stored = np.asarray(orjson.loads(row[0]), dtype=np.float32)
+    assert np.array_equal(stored, np.asarray(vec, dtype=np.float32))
+
+
+def test_a_vector_of_the_wrong_size_is_refused_before_sql() -> None:
+    with pytest.raises(ValueError, match="384-d"):
+        vector_literal([0.1] * (EMBEDDING_DIM - 1))
+    with pytest.raises(ValueError, match="384-d"):
+        vector_literal([[0.1] * EMBEDDING_DIM])  # a batch of one is not a vector

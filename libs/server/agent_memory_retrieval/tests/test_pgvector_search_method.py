@@ -143,7 +143,7 @@ async def test_a_failed_search_leaves_the_connection_clean_for_the_next(
             index = await PgVectorIndex.open(pg_dsn, pool=pool, exact_max_rows=exact_max_rows)
             doc = make_doc(1)
             await index.upsert([doc], [[1.0] + [0.0] * (EMBEDDING_DIM - 1)])
-            with pytest.raises(psycopg.errors.DataException):  # pgvector refuses NaN
+            with pytest.raises(psycopg.DataError):  # pgvector refuses NaN (null in the literal)
                 await index.search([math.nan] * EMBEDDING_DIM, SearchFilter("acme"), 5)
             hits = await index.search([1.0] + [0.0] * (EMBEDDING_DIM - 1), SearchFilter("acme"), 5)
             assert [h.id for h in hits] == [doc.id]
