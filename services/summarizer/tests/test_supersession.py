@@ -29,6 +29,7 @@ from agent_memory_summarizer.supersession import (
     match,
     statement_of,
 )
+from agent_memory_summarizer.supersession_store import record_segment
 from tests.toc_support import TENANT, insert_events, make_events, segment_payload, utc
 
 OLD = "We go with RabbitMQ for the payment events: we publish to a topic exchange called events."
@@ -244,3 +245,35 @@ async def test_a_newer_statement_keeps_its_two_best_predecessors_whatever_the_or
         await pool.close()
     assert {(older, newer) for older, newer, _ in first if newer == "new-00000"} == best
     assert _links(pg_dsn) == first
+
+
+CACHE_OLD = "We go with Redis for the session cache and the rate limiter."
+CACHE_NEAR = "We go with Redis for the cache of rendered pages."
+CACHE_NEW = "We replace Redis with Valkey for the session cache, keeping the queue elsewhere."
+
+
+async def test_a_stored_statement_sharing_exactly_three_words_is_read_and_linked(
+    pg_dsn: str,
+) -> None:
+    """``record_segment`` reads only the stored statements that share ``MIN_SHARED`` words with
+    the new ones: one sharing exactly three (session, cache, redis) is linked, one sharing two
+    is not, and the links are those ``detect`` finds among every statement."""
+    older = make_events("cold", utc(2026, 1, 5, 9), 1, project="payments", session="a",
+                        texts=[CACHE_OLD])  # fmt: skip
+    near = make_events("cnear", utc(2026, 1, 6, 9), 1, project="payments", session="b",
+                       texts=[CACHE_NEAR])  # fmt: skip
+    new = make_events("cnew", utc(2026, 2, 2, 9), 1, project="payments", session="c",
+                      texts=[CACHE_NEW])  # fmt: skip
+    insert_events(pg_dsn, older + near + new)
+    rows = [event(e.event_id, e.text, e.ts, e.session_id) for e in older + near + new]
+    known = statements(*rows)
+    assert len(known) == 3
+    expected = detect(known[2:], known)
+    assert [(lk.older_event_id, lk.newer_event_id) for lk in expected] == [
+        ("cold-00000", "cnew-00000")
+    ]
+    async with await psycopg.AsyncConnection.connect(pg_dsn) as conn:
+        for group in (older, near, new):
+            await record_segment(conn, TENANT, "payments", [e.event_id for e in group])
+        await conn.commit()
+    assert _links(pg_dsn) == [("cold-00000", "cnew-00000", "detected")]

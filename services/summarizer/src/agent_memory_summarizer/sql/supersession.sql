@@ -8,7 +8,9 @@ WHERE tenant = %(tenant)s AND event_id = ANY(%(event_ids)s)
 -- name: project_statements
 -- Only the project's statements sharing a subject word with the new ones: a link needs
 -- MIN_SHARED (3) shared words, so the rest can never match (GIN index of migration 0017).
-SELECT event_id, project_id, session_id, ts, kind, subject, text, cue
+-- The subject as one string of words (none holds a space): thousands of rows at scale, and
+-- psycopg reads a string in C where it builds an array element by element.
+SELECT event_id, project_id, session_id, ts, kind, array_to_string(subject, ' '), text, cue
 FROM memory_statements
 WHERE tenant = %(tenant)s AND project_id = %(project_id)s AND subject && %(words)s::text[]
 
