@@ -87,6 +87,30 @@ async def test_a_project_search_reads_one_partition_and_an_unscoped_one_all(
         await index.close()
 
 
+def test_a_graph_search_walks_the_half_precision_graphs_and_an_exact_one_none(
+    pg_dsn: str,
+) -> None:
+    """The graphs hold half-precision vectors (migration 0023), so the graph search must order
+    by the same expression, or the planner cannot walk them and sorts every row instead; the
+    exact search orders by the stored float32 vectors."""
+    params = search_params([1.0 / math.sqrt(EMBEDDING_DIM)] * EMBEDDING_DIM)
+    with psycopg.connect(pg_dsn, autocommit=True) as conn, conn.transaction():
+        conn.execute(QUERIES["search_settings"], {"ef_search": "64"})
+        conn.execute("SET LOCAL enable_seqscan = off")  # an empty table would be read whole
+        graph = "\n".join(
+            str(r[0]) for r in conn.execute("EXPLAIN " + QUERIES["search"], params).fetchall()
+        )
+    with psycopg.connect(pg_dsn, autocommit=True) as conn, conn.transaction():
+        conn.execute(QUERIES["exact_settings"])
+        exact = "\n".join(
+            str(r[0]) for r in conn.execute("EXPLAIN " + QUERIES["search_exact"], params).fetchall()
+        )
+    # an index scan that orders by distance is a graph walk (a btree scan has no "Order By")
+    walks = re.findall(r"Order By: \(\(embedding\)::halfvec\(384\) <=>", graph)
+    assert len(walks) == PARTITIONS, graph
+    assert "::halfvec" not in exact and "Order By:" not in exact, exact
+
+
 async def test_a_doc_written_under_another_project_is_stored_once(
     pg_dsn: str, make_doc: Callable[..., IndexDoc]
 ) -> None:

@@ -81,6 +81,9 @@ SELECT set_config('enable_indexscan', 'off', true)
 -- Through the graph (search_settings) or exact (exact_settings); see pgvector_index.py.
 -- relaxed_order lets the HNSW scan continue past ef_search until the filters have matched
 -- enough rows; the outer ORDER BY restores the exact order of what it found.
+-- The graphs hold the vectors at half precision (migration 0023): the inner ORDER BY must be
+-- the graph's own expression for the planner to walk it. An exact search orders by the stored
+-- float32 vectors instead (``EXACT_ORDER`` in pgvector_index.py swaps the line).
 SELECT id, type, tenant, project_id, agent_id, session_id, ts, level, kind, salience,
        title, text, event_ids, distance
 FROM (
@@ -96,7 +99,7 @@ FROM (
       AND (%(types)s::text[] IS NULL OR type = ANY(%(types)s::text[]))
       AND (%(kinds)s::text[] IS NULL OR kind = ANY(%(kinds)s::text[]))
       AND (%(levels)s::text[] IS NULL OR level = ANY(%(levels)s::text[]))
-    ORDER BY embedding <=> %(vec)s::vector
+    ORDER BY embedding::halfvec(384) <=> %(vec)s::halfvec(384)
     LIMIT %(limit)s
 ) AS hits
 ORDER BY distance
