@@ -11,7 +11,7 @@ that does not reads all four and merges their answers (Postgres's Merge Append).
 vectors in 20 projects, 2 cores, graph search p50: one project 21.7 -> 6.9 ms, every project
 1.9 -> 8.2 ms (8 partitions: 4.6 and 16.1 ms; the migration has the table). The graphs hold
 the vectors at half precision (migration ``0023_vector_graphs_halfvec.sql``): 43 % smaller,
-inserts 21 % cheaper; what a graph finds is ordered by the exact float32 distance.
+inserts a fifth cheaper; what a graph finds is ordered by the exact float32 distance.
 
 Two ways to answer, chosen per search from the size of the filtered scope:
 
