@@ -50,7 +50,7 @@ from tests.bench.bench_scale import (
     up_args,
     write_plot,
 )
-from tests.bench.scale_state import ModelCounters, RunClock, Sample
+from tests.bench.scale_state import STANDSTILL_S, ModelCounters, RunClock, Sample, standstill
 from tests.bench.stack import Product
 
 POOLS = load_pools(locomo=None)  # the repository's own texts only: the same on every machine
@@ -129,6 +129,22 @@ def test_a_rate_of_two_consumers_counts_both_while_either_is_behind() -> None:
     samples = [both(0, (10, 0), (5, 0)), both(1, (0, 10), (5, 0)), both(2, (0, 10), (0, 5))]
     assert busy_rate(samples, "embedder", "embedder-toc") == pytest.approx(7.5)
     assert busy_rate(samples, "embedder") == pytest.approx(10.0)
+
+
+def test_a_standstill_of_the_machine_is_not_counted_as_draining(tmp_path: Path) -> None:
+    """A paused VM or a suspended laptop stops every process, but the monotonic clock may go
+    on: counted, the gap would read as an embedder busy for hours that embedded nothing."""
+    assert standstill(1.5, 1.0) == 0.0  # a slow poll
+    assert standstill(1.0 + STANDSTILL_S, 1.0) == 0.0
+    assert standstill(3_601.0, 1.0) == 3_600.0
+    watcher = Watcher("http://127.0.0.1:9", tmp_path, RunClock(base=100.0, origin=0.0))
+    polls = [0.0, 1.5, 3_603.0, 3_604.5]  # monotonic, a standstill of an hour after the second
+    stamps = [watcher.stamp(t) for t in polls]
+    assert stamps == [100.0, 101.5, 102.5, 104.0]
+    # the interval across the standstill counts one poll's pause, at the rate around it
+    samples = [sample(t, 100 - 10 * i, 10 * i) for i, t in enumerate(stamps)]
+    assert busy_rate(samples, "embedder") == pytest.approx(30 / 4.0)
+    assert watcher.clock.at(3_605.0) == pytest.approx(104.5)  # the post's times too
 
 
 EXPOSITION = """\

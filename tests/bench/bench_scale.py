@@ -64,7 +64,15 @@ from agent_memory_retrieval.settings import RetrievalSettings
 from agent_memory_retrieval.sources import context_of, speaker_of
 from tests.bench.bench_ingest import CODE, PROSE
 from tests.bench.report import percentile, stop_on_sigterm, table, timed_search
-from tests.bench.scale_state import ModelCounters, RunClock, Sample, SampleLog, State, resume_clock
+from tests.bench.scale_state import (
+    ModelCounters,
+    RunClock,
+    Sample,
+    SampleLog,
+    State,
+    resume_clock,
+    standstill,
+)
 from tests.bench.stack import (
     Product,
     get_json,
@@ -455,18 +463,29 @@ class Watcher(threading.Thread):
         self.halt = threading.Event()
         self.embedders = embedders
         self._model_urls: list[str] = []
+        self._last_poll: float | None = None
 
     def run(self) -> None:
         with httpx.Client(timeout=10) as client:
             while not self.halt.is_set():
-                sample = self._poll(client)
+                sample = self._poll(client, self.stamp(time.monotonic()))
                 if sample is not None:
                     self.samples.append(sample)
                     if self.log is not None:
                         self.log.append([sample])
                 self.halt.wait(self.interval)
 
-    def _poll(self, client: httpx.Client) -> Sample | None:
+    def stamp(self, now: float) -> float:
+        """The run-clock time of a poll begun at ``now`` (monotonic). A gap since the last poll
+        far longer than a poll and its pause is the machine standing still (suspended, a
+        paused VM): it is taken out of the run clock first, so that the interval across it
+        counts for nothing (it would read as a consumer busy for hours without progress)."""
+        if self._last_poll is not None:
+            self.clock.stood_still(standstill(now - self._last_poll, self.interval))
+        self._last_poll = now
+        return self.clock.at(now)
+
+    def _poll(self, client: httpx.Client, t: float) -> Sample | None:
         try:
             r = client.get(f"{self.url}/v1/status")
             st = r.json() if r.status_code == 200 else None
@@ -476,7 +495,7 @@ class Watcher(threading.Thread):
             return None
         consumers = {c["name"]: c for c in st.get("consumers", []) if c.get("exists")}
         return Sample(
-            t=self.clock.now(),
+            t=t,
             stored=int(st.get("events_stored", 0)),
             backlog={n: int(c["pending"]) + int(c["ack_pending"]) for n, c in consumers.items()},
             floor={n: int(c["ack_floor"]) for n, c in consumers.items()},
@@ -519,14 +538,17 @@ def drained(sample: Sample, total: int) -> bool:
 def wait_drained(product: Product, watcher: Watcher, total: int, stall_s: float) -> None:
     """Until drained with no open segment, three polls in a row (the last segments are closed
     by the segmenter's idle flush, then summarized, then indexed). Raises when nothing moved
-    for ``stall_s``."""
+    for ``stall_s`` (the time the machine stood still not counted)."""
     stable, last_move, last_state, last_print = 0, time.monotonic(), None, 0.0
+    woke = last_move
     while stable < 3:
         time.sleep(1)
+        now = time.monotonic()
+        last_move += standstill(now - woke, 1.0)
+        woke = now
         s = watcher.latest()
         if s is None:
             continue
-        now = time.monotonic()
         state = (s.stored, tuple(sorted(s.floor.items())))
         if state != last_state:
             last_state, last_move = state, now

@@ -14,7 +14,10 @@ written down, on the same stack (its folder is kept whenever a run does not fini
 Times are on a **run clock**: monotonic within one process, continued on resume from the last
 sample written, so the time the stack was down is not counted as draining. Each stack start
 is an *epoch*; a rate is never taken across two epochs (the embedder's counters restart, and
-the interval between the last sample and the kill is not known).
+the interval between the last sample and the kill is not known). Nor is the time the machine
+stood still counted (a suspended laptop, a paused virtual machine: every process stops, but
+the monotonic clock may go on): a gap between two polls far longer than a poll can take is
+taken out of the run clock (``standstill``), so it is neither draining time nor a stall.
 """
 
 from __future__ import annotations
@@ -30,6 +33,16 @@ from typing import Any
 import orjson
 
 STATE_VERSION = 1
+# A poll takes a second or two, at most ~20 s with both of its requests timing out: a gap this
+# much longer than expected is the machine standing still, not the stack being slow.
+STANDSTILL_S = 60.0
+
+
+def standstill(elapsed: float, expected: float) -> float:
+    """Seconds of ``elapsed`` (between two steps of a loop that should take ``expected``) during
+    which nothing ran: all of the excess when it is longer than ``STANDSTILL_S``, else none."""
+    excess = elapsed - expected
+    return excess if excess > STANDSTILL_S else 0.0
 
 
 @dataclass(frozen=True)
@@ -76,14 +89,20 @@ class Sample:
 @dataclass
 class RunClock:
     """Seconds of the run's own time: ``base`` plus the monotonic time since this process
-    made the clock."""
+    made the clock, less the time the machine stood still (``stood_still``)."""
 
     base: float = 0.0
     origin: float = field(default_factory=time.monotonic)
+    still: float = 0.0
 
     def at(self, monotonic: float) -> float:
-        """The run-clock reading of a ``time.monotonic()`` value taken in this process."""
-        return self.base + monotonic - self.origin
+        """The run-clock reading of a ``time.monotonic()`` value taken in this process (after
+        any standstill before it was taken has been reported)."""
+        return self.base + monotonic - self.origin - self.still
+
+    def stood_still(self, seconds: float) -> None:
+        """``seconds`` during which nothing ran: not the run's time."""
+        self.still += seconds
 
     def now(self) -> float:
         return self.at(time.monotonic())
