@@ -102,34 +102,34 @@ chaos: install ## seeded kill -9 of services, NATS and Postgres mid-ingest; then
 bench: bench-ingest bench-toc bench-search bench-locomo bench-coding bench-summary bench-topics bench-embed bench-lifecycle bench-erasure ## every benchmark
 
 bench-ingest: install ## gateway events/s accepted, recorder events/s recorded, request latency
-	$(BIN)/python -m tests.bench.bench_ingest
+	$(BIN)/python -m tests.bench.bench_ingest $(ARGS)
 
 bench-toc: install ## segments summarized/s; p50/p95 of each TOC call and of a year -> segment descent
-	$(BIN)/python -m tests.bench.bench_toc
+	$(BIN)/python -m tests.bench.bench_toc $(ARGS)
 
 bench-search: install ## search p50/p95 at 10k and 100k events, query embedding included
-	$(BIN)/python -m tests.bench.bench_search
+	$(BIN)/python -m tests.bench.bench_search $(ARGS)
 
 bench-locomo: install ## LoCoMo recall@1/5/10 (turn, session) through the real pipeline
-	$(BIN)/python -m tests.bench.bench_locomo
+	$(BIN)/python -m tests.bench.bench_locomo $(ARGS)
 
 bench-coding: install ## coding sessions: found@k by question kind, TOC usefulness, memory-kind F1
-	$(BIN)/python -m tests.bench.bench_coding
+	$(BIN)/python -m tests.bench.bench_coding $(ARGS)
 
 bench-lifecycle: install ## retention cleanup of 100,000 events' indexes: dry run and run, per store
-	$(BIN)/python -m tests.bench.bench_lifecycle
+	$(BIN)/python -m tests.bench.bench_lifecycle $(ARGS)
 
 bench-erasure: install ## erasure of one session and of a 100,000-event project: wall time, per store
-	$(BIN)/python -m tests.bench.bench_erasure
+	$(BIN)/python -m tests.bench.bench_erasure $(ARGS)
 
 bench-summary: install ## ROUGE of our session summaries vs LoCoMo's, beside lead-3 and TextRank
-	$(BIN)/python -m tests.bench.bench_summary
+	$(BIN)/python -m tests.bench.bench_summary $(ARGS)
 
 bench-topics: install ## topic clusterer: ARI/NMI and labels (coding corpus, LoCoMo), re-cluster at 1k-100k
-	$(BIN)/python -m tests.bench.bench_topics
+	$(BIN)/python -m tests.bench.bench_topics $(ARGS)
 
 bench-embed: install ## the embedding model's texts/s: torch vs ONNX, texts per run, one thread
-	$(BIN)/python -m tests.bench.bench_embed
+	$(BIN)/python -m tests.bench.bench_embed $(ARGS)
 
 # Not in `bench`: a million events through the whole pipeline take many hours on two cores.
 bench-scale: install ## 10k/100k/1M events through the stack: drain per consumer, latency vs size (PNG)
