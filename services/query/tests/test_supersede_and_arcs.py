@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+
+import pytest
 
 from agent_memory_query.search.brainstem.arcs import (
     arc_factor,
@@ -145,6 +148,33 @@ def test_the_cause_and_the_fix_outrank_the_failed_attempts() -> None:
         attempt=0.75,
     )
     assert [c.doc.event_ids[0] for c in ranked] == ["b", "a"]
+
+
+def test_a_stated_fix_is_not_demoted_for_its_age_in_a_fix_question() -> None:
+    """How a problem was solved stays true: an old fix must not lose its place to an
+    evergreen bullet of another episode that it outscored before the age factor."""
+    from agent_memory_query.search.brainstem.ranking import RankingPolicy, apply_policy
+
+    old = TS - timedelta(days=90)
+    fix, attempt, procedure = (
+        cand("fix", 1.3, "Fixed: the pool is closed on shutdown."),
+        cand("attempt", 1.3, "Still failing after the restart."),
+        cand("procedure", 1.0, "To reproduce, run the load test."),
+    )
+    for c, kind in ((fix, "observation"), (attempt, "observation"), (procedure, "procedure")):
+        c.doc = replace(c.doc, ts=old, kind=kind)
+    ranked = apply_policy(
+        [fix, attempt, procedure], access_counts={}, now=TS, policy=RankingPolicy()
+    )
+    assert ranked[0] is procedure  # age first demoted the old fix below the procedure
+    ranked = prefer_resolution(ranked, resolution=1.3, attempt=0.75)
+    assert [c.doc.event_ids[0] for c in ranked] == ["fix", "procedure", "attempt"]
+    assert fix.factors["staleness"] == 1.0 and fix.factors["arc"] == 1.3
+    assert attempt.factors["staleness"] < 1.0  # only the cause or the fix is spared
+    expected = fix.fused
+    for value in fix.factors.values():
+        expected *= value
+    assert fix.score == pytest.approx(expected)  # the score is still its factors' product
 
 
 def test_match_score_is_the_best_cosine_and_absent_without_the_vector_tier() -> None:

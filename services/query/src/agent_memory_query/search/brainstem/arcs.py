@@ -7,6 +7,13 @@ a question about a type-checker warning the top five were failed attempts and th
 ranked seventh). For a question about a fix or a cause (``is_fix_question``), a moment that
 states a cause or a fix weighs ``resolution`` and one that reports a failed attempt or a
 failing run weighs ``attempt``; other questions are left alone.
+
+A stated cause or fix also does not go stale in such a question. Staleness demotes an old
+observation because the state it reports ("the build is red") passes; how a problem was solved
+stays true as long as the code stands, and the question asks for exactly that, however long
+ago. Demoted with age, the fix lost its first place to the evergreen bullets of other episodes
+(a procedure, a definition) that share a few of its words: on ``make bench-coding`` the fix
+ranked second in 4 of its 8 fix questions, below such a bullet, with a higher fused score.
 """
 
 from __future__ import annotations
@@ -49,9 +56,14 @@ def is_fix_question(query: str) -> bool:
     return bool(FIX_QUESTION.search(query))
 
 
+def states_resolution(text: str) -> bool:
+    """Whether a moment states a cause or a fix (a person's words, not a tool's output)."""
+    return bool(RESOLUTION.search(text)) and not COMMAND_RESULT.match(text)
+
+
 def arc_factor(text: str, *, resolution: float, attempt: float) -> float | None:
     """The factor of one moment's text in a fix question; None when it is neither."""
-    if RESOLUTION.search(text) and not COMMAND_RESULT.match(text):
+    if states_resolution(text):
         return resolution
     if ATTEMPT.search(text):
         return attempt
@@ -61,7 +73,8 @@ def arc_factor(text: str, *, resolution: float, attempt: float) -> float | None:
 def prefer_resolution(
     candidates: Iterable[Candidate], *, resolution: float, attempt: float
 ) -> list[Candidate]:
-    """Weigh each moment by where it sits in its arc (``explain.ranking``: ``arc``); sorted."""
+    """Weigh each moment by where it sits in its arc (``explain.ranking``: ``arc``), a cause
+    or a fix no longer demoted for its age (its ``staleness`` factor back to 1); sorted."""
     out = list(candidates)
     for cand in out:
         if getattr(cand.doc, "type", "event") not in ("event", "grip"):
@@ -69,8 +82,13 @@ def prefer_resolution(
         factor = arc_factor(
             getattr(cand.doc, "text", "") or "", resolution=resolution, attempt=attempt
         )
-        if factor is not None:
-            cand.factors["arc"] = factor
-            cand.score *= factor
+        if factor is None:
+            continue
+        cand.factors["arc"] = factor
+        cand.score *= factor
+        stale = cand.factors.get("staleness", 1.0)
+        if factor == resolution and 0.0 < stale < 1.0:
+            cand.factors["staleness"] = 1.0
+            cand.score /= stale
     out.sort(key=lambda c: -c.score)
     return out

@@ -15,6 +15,7 @@
 - staleness, observations only: "the build is red" decays with age (half-life, with a floor so
   an old observation is demoted, never hidden); decisions, constraints, definitions,
   procedures and preferences state how things are until replaced, so they never go stale.
+  Nor, in a question about a fix, does a moment stating the cause or the fix (``arcs``).
 - period: when a question names a period and moments are searched around it (see
   ``EngineOptions.moment_lead_days``), a moment outside the period itself weighs
   ``outside_period``: the period first, the days around it when they match better.
