@@ -79,15 +79,14 @@ def prefer_resolution(
     for cand in out:
         if getattr(cand.doc, "type", "event") not in ("event", "grip"):
             continue
-        factor = arc_factor(
-            getattr(cand.doc, "text", "") or "", resolution=resolution, attempt=attempt
-        )
+        text = getattr(cand.doc, "text", "") or ""
+        factor = arc_factor(text, resolution=resolution, attempt=attempt)
         if factor is None:
             continue
         cand.factors["arc"] = factor
         cand.score *= factor
         stale = cand.factors.get("staleness", 1.0)
-        if factor == resolution and 0.0 < stale < 1.0:
+        if 0.0 < stale < 1.0 and states_resolution(text):  # how it was solved stays true
             cand.factors["staleness"] = 1.0
             cand.score /= stale
     out.sort(key=lambda c: -c.score)
