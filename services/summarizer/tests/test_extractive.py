@@ -90,6 +90,22 @@ def test_events_without_words_still_get_a_gripped_bullet() -> None:
     assert bullet.grips[0].event_ids == ("a", "b")
 
 
+def test_a_line_announcing_numbered_steps_is_a_procedure() -> None:
+    """Split into sentences, a numbered how-to is an intro and lines that each state nothing;
+    the intro is the procedure's bullet (its grip holds the steps). A numbered report of what
+    was done is not."""
+    howto = (
+        "Write down how to add a widget:\n1. implement the Widget trait in src/widgets/\n"
+        "2. register it in widgets/mod.rs\n3. add a snapshot test for its rendering"
+    )
+    report = "Here is what I changed in the widgets:\n1. added the net widget\n2. fixed its test"
+    summary = summarize_segment(events([howto, report]), "x")
+    kinds = {b.text: b.kind for b in summary.bullets}
+    assert kinds["Write down how to add a widget:"] == "procedure"
+    assert kinds.get("Here is what I changed in the widgets:", "observation") == "observation"
+    assert "procedure" not in {k for t, k in kinds.items() if t[:2] in ("1.", "2.", "3.")}
+
+
 def test_code_is_one_unit_and_never_a_rule() -> None:
     text = "Patched it:\n```python\nif must_retry:\n    never_ack()\n```\nDone."
     sentences = split_sentences(text)

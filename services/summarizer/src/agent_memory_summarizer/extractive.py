@@ -39,7 +39,7 @@ from agent_memory_summarizer.headline import ASIDE, WORK_SEPARATOR, Turn, goal_o
 from agent_memory_summarizer.keyphrases import is_noise_phrase, key_phrases
 from agent_memory_summarizer.kinds import in_tool_line, is_tool_event, without_tool_lines
 from agent_memory_summarizer.model import Bullet, ChildDigest, GripDraft, SourceEvent, Summary
-from agent_memory_summarizer.salience import classify
+from agent_memory_summarizer.salience import classify, introduces_steps
 from agent_memory_summarizer.text import (
     Sentence,
     excerpt_around,
@@ -272,9 +272,12 @@ def _marker(event: SourceEvent) -> bool:
 
 
 def _kind(text: str, sent: Sentence) -> str:
-    """A sentence's kind; code, and the words of a tool's line, state nothing."""
+    """A sentence's kind; code, and the words of a tool's line, state nothing; a line that
+    announces the numbered steps after it is a procedure."""
     if sent.is_code or in_tool_line(text, sent.start):
         return "observation"
+    if introduces_steps(sent.text, text[sent.end :]):
+        return "procedure"
     return classify(sent.text)
 
 

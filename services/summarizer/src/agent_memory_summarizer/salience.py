@@ -115,6 +115,12 @@ _PROCEDURE = [
     _rx(r"\bthen\b[^.?!]*\bfinally\b"),
 ]
 _NUMBERED_LINE = re.compile(r"^\s*(?:\d+[.)]|step \d+)\s+\S", re.IGNORECASE | re.MULTILINE)
+# A line announcing steps: "Write down how to add a widget:", "Steps to reproduce:", "To cut a
+# release:". Not "Here is what I changed:", whose numbered lines report what was done.
+_STEPS_INTRO = _rx(
+    r"(?:\bhow to\b|\bsteps?\b|\binstructions\b|\bprocedure\b|\bchecklist\b|\brunbook\b|"
+    r"^\s*to \w+)[^.?!]*:\s*$"
+)
 
 # --- preference -----------------------------------------------------------------------------
 _PREFERENCE = [
@@ -210,6 +216,17 @@ def classify(text: str) -> MemoryKind:
         if kind in found:
             return kind
     return "observation"
+
+
+def introduces_steps(sentence: str, after: str) -> bool:
+    """Whether ``sentence``, followed in its text by ``after``, announces numbered steps
+    ("Write down how to add a widget:" then "1. implement the Widget trait", "2. register
+    it"): a procedure, although none of its lines says so when read alone (a sentence of a
+    summary is one of them). At least two steps must follow."""
+    if not _STEPS_INTRO.search(sentence):
+        return False
+    lines = [line for line in after.splitlines() if line.strip()][:2]
+    return len(lines) == 2 and all(_NUMBERED_LINE.match(line) for line in lines)
 
 
 def _procedure_list(prose: str) -> bool:
