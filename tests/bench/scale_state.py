@@ -33,8 +33,9 @@ from typing import Any
 import orjson
 
 STATE_VERSION = 1
-# A poll takes a second or two, at most ~20 s with both of its requests timing out: a gap this
-# much longer than expected is the machine standing still, not the stack being slow.
+# A poll takes well under a second, a few tens of seconds at worst when its requests time out
+# (10 s each): a gap this much longer than expected is the machine standing still, not the
+# stack being slow.
 STANDSTILL_S = 60.0
 
 
