@@ -276,7 +276,7 @@ def _kind(text: str, sent: Sentence) -> str:
     announces the numbered steps after it is a procedure."""
     if sent.is_code or in_tool_line(text, sent.start):
         return "observation"
-    if introduces_steps(sent.text, text[sent.end :]):
+    if introduces_steps(sent.text, text, sent.end):
         return "procedure"
     return classify(sent.text)
 

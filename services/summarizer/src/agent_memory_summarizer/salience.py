@@ -114,7 +114,12 @@ _PROCEDURE = [
     ),
     _rx(r"\bthen\b[^.?!]*\bfinally\b"),
 ]
-_NUMBERED_LINE = re.compile(r"^\s*(?:\d+[.)]|step \d+)\s+\S", re.IGNORECASE | re.MULTILINE)
+_STEP = r"(?:\d+[.)]|step \d+)"  # "1.", "2)", "Step 3"
+_NUMBERED_LINE = re.compile(r"^\s*" + _STEP + r"\s+\S", re.IGNORECASE | re.MULTILINE)
+# Two numbered lines, the first right after an intro (blank lines allowed).
+_TWO_STEPS = re.compile(
+    r"\s*" + _STEP + r"[ \t]+\S[^\n]*\n\s*" + _STEP + r"[ \t]+\S", re.IGNORECASE
+)
 # A line announcing steps: "Write down how to add a widget:", "Steps to reproduce:", "To cut a
 # release:". Not "Here is what I changed:", whose numbered lines report what was done.
 _STEPS_INTRO = _rx(
@@ -218,15 +223,13 @@ def classify(text: str) -> MemoryKind:
     return "observation"
 
 
-def introduces_steps(sentence: str, after: str) -> bool:
-    """Whether ``sentence``, followed in its text by ``after``, announces numbered steps
-    ("Write down how to add a widget:" then "1. implement the Widget trait", "2. register
-    it"): a procedure, although none of its lines says so when read alone (a sentence of a
-    summary is one of them). At least two steps must follow."""
-    if not _STEPS_INTRO.search(sentence):
-        return False
-    lines = [line for line in after.splitlines() if line.strip()][:2]
-    return len(lines) == 2 and all(_NUMBERED_LINE.match(line) for line in lines)
+def introduces_steps(sentence: str, text: str, end: int) -> bool:
+    """Whether ``sentence``, ending at ``end`` of ``text``, announces numbered steps ("Write
+    down how to add a widget:" then "1. implement the Widget trait", "2. register it"): a
+    procedure, although none of its lines says so when read alone (a sentence of a summary
+    is one of them). At least two steps must follow. The text after it is read in place
+    (this runs for every sentence the summarizer weighs)."""
+    return bool(_STEPS_INTRO.search(sentence)) and bool(_TWO_STEPS.match(text, end))
 
 
 def _procedure_list(prose: str) -> bool:
