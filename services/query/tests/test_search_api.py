@@ -222,6 +222,33 @@ ITEMS = [
     Item(
         "globex", "leak-g", "alpha", ago(5), "The key rotation schedule for alpha is every 7 days."
     ),
+    # a problem reported, worked on and fixed in one session: the fix shares no word with
+    # the question below, which is asked in the words of the problem
+    Item(
+        "acme",
+        "arc-report",
+        "tdk",
+        ago(40),
+        "When tdk panics my terminal is broken afterwards: no echo, no newlines, I have to"
+        " type reset.",
+    ),
+    Item("acme", "arc-try", "tdk", ago(40) + timedelta(minutes=2), "Let me reproduce it first."),
+    Item(
+        "acme",
+        "arc-fix",
+        "tdk",
+        ago(40) + timedelta(minutes=9),
+        "Fixed: a panic hook restores the terminal (disable_raw_mode and LeaveAlternateScreen)"
+        " before the default hook prints the message.",
+    ),
+    Item(
+        "acme",
+        "arc-widths",
+        "tdk",
+        ago(30),
+        "Fixed: column widths are measured with the unicode-width crate, so wide characters"
+        " line up.",
+    ),
     # a decision reversed two months later (supersession, detected by the summarizer)
     Item(
         "acme",
@@ -561,6 +588,30 @@ def test_a_reversed_decision_answers_with_the_new_one_and_its_history(
     assert [r["event_id"] for r in old["superseded_by"]] == ["broker-new"]
     factors = {r["id"]: r["factors"] for r in answer["explain"]["ranking"]}
     assert factors[old["id"]]["superseded"] == 0.5
+
+
+def test_a_fix_asked_in_the_words_of_its_problem_comes_from_the_session_after_the_report(
+    search_stack: Stack,
+) -> None:
+    """The question matches the report of the problem, not the fix said nine minutes later;
+    the session's arc brings the fix in (``ranks``: ``arc``, the report's place) above the
+    report, and the fix of another problem stays where the tiers put it."""
+    answer = search(
+        search_stack.query_url,
+        query="After a crash my shell stopped showing what I typed; how was that repaired?",
+        project_id="tdk",
+    )
+    order = [r["event_ids"][0] for r in answer["results"]]
+    assert order.index("arc-fix") < order.index("arc-report"), order
+    ranks = {r["id"]: r["ranks"] for r in answer["explain"]["ranking"]}
+    assert "arc" in ranks[event_doc_id("acme", "arc-fix")]
+    assert "arc" not in ranks.get(event_doc_id("acme", "arc-widths"), {})
+    assert any("problem report" in n for n in answer["explain"]["fallbacks"])
+    # not a fix question: no arc is followed
+    plain = search(
+        search_stack.query_url, query="what happens to my terminal after a panic", project_id="tdk"
+    )
+    assert all("arc" not in r["ranks"] for r in plain["explain"]["ranking"])
 
 
 def test_toc_bullets_carry_the_supersession_links(search_stack: Stack) -> None:

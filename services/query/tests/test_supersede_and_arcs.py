@@ -9,8 +9,11 @@ import pytest
 
 from agent_memory_query.search.brainstem.arcs import (
     arc_factor,
+    arc_sources,
+    bring_resolutions,
     is_fix_question,
     prefer_resolution,
+    reports_problem,
 )
 from agent_memory_query.search.brainstem.fusion import Candidate
 from agent_memory_query.search.brainstem.supersede import (
@@ -20,7 +23,7 @@ from agent_memory_query.search.brainstem.supersede import (
     attach,
     refs_for,
 )
-from agent_memory_retrieval.docs import IndexDoc
+from agent_memory_retrieval.docs import Hit, IndexDoc
 
 TS = datetime(2026, 9, 1, tzinfo=UTC)
 
@@ -175,6 +178,71 @@ def test_a_stated_fix_is_not_demoted_for_its_age_in_a_fix_question() -> None:
     for value in fix.factors.values():
         expected *= value
     assert fix.score == pytest.approx(expected)  # the score is still its factors' product
+
+
+def test_only_problem_reports_and_failed_attempts_are_followed_to_their_fix() -> None:
+    for text in (
+        "When tdk panics my terminal is broken afterwards: no echo.",
+        "tdk sits at 100% CPU in top even when nothing changes on screen.",
+        "I merged the chargebacks branch and now migrations do not run.",
+        "Finance says the settlement batch is short by 37 payments.",
+        "Still at 99.7.",
+    ):
+        assert reports_problem(text), text
+    for text in (
+        "Edit /home/dev/payments-api/tests/conftest.py: applied",
+        "New project: tdk, a terminal dashboard. Set up the crate.",
+        "Fixed: a panic hook restores the terminal after the error.",  # a fix, not a report
+    ):
+        assert not reports_problem(text), text
+    head = [
+        cand("edit", 1.0, "Edit src/main.rs: applied"),
+        cand("report", 0.9, "The pane is misaligned with emoji."),
+        cand("fix", 0.8, "Fixed: widths come from unicode-width."),
+        cand("attempt", 0.7, "Still broken."),
+    ]
+    assert [c.doc.event_ids[0] for c in arc_sources(head, 5)] == ["report", "attempt"]
+    assert [c.doc.event_ids[0] for c in arc_sources(head, 1)] == ["report"]
+
+
+def test_the_fix_said_after_a_report_joins_with_the_reports_score() -> None:
+    """The question matches the report; the cause and the fix said after it in its session
+    join the candidates (the first ``per_source`` of them), or are raised to it; a message
+    after it that states no resolution does not."""
+    report = cand("report", 0.9, "After a crash the shell shows nothing I type.")
+    known = cand("cause", 0.2, "Cause: a panic unwinds past main's cleanup.")
+    head = [report, known]
+
+    def hit(event_id: str, text: str) -> Hit:
+        d = doc(event_id, text)
+        return Hit(id=d.id, score=0.0, doc=d)
+
+    following = {
+        "report": [
+            hit("try", "Let me reproduce it with a forced panic."),
+            hit("cause", known.doc.text),
+            hit("fix", "Fixed: a panic hook restores the terminal."),
+            hit("later", "Fixed: the README typo as well."),
+        ]
+    }
+    out, changed = bring_resolutions(head, [report], following, per_source=2, follow=0.9)
+    by_event = {c.doc.event_ids[0]: c for c in out}
+    assert changed == 2 and set(by_event) == {"report", "cause", "fix"}
+    assert by_event["fix"].fused == pytest.approx(0.81) and by_event["fix"].ranks == {"arc": 1}
+    assert by_event["cause"] is known and known.fused == pytest.approx(0.81)
+    assert known.ranks == {"arc": 1}
+    # the arc ends at its fix: what the session fixed after it is another problem's
+    out, _ = bring_resolutions(
+        [cand("report", 0.9, report.doc.text)], [report], following, per_source=5, follow=0.9
+    )
+    assert {c.doc.event_ids[0] for c in out} == {"report", "cause", "fix"}
+    # a resolution the tiers ranked above its report keeps its own score
+    strong = cand("cause", 0.95, known.doc.text)
+    out, changed = bring_resolutions(
+        [report, strong], [report], following, per_source=1, follow=0.9
+    )
+    assert changed == 0 and strong.fused == 0.95 and strong.ranks == {}
+    assert len(out) == 2
 
 
 def test_match_score_is_the_best_cosine_and_absent_without_the_vector_tier() -> None:

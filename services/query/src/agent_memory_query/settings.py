@@ -74,6 +74,22 @@ class SearchOptions(BaseModel):
     fix_vector_weight: float | None = Field(
         default=None, ge=0, description="A fix question: the vector tier's RRF weight (None: 0.3)."
     )
+    arc_sources: int = Field(
+        default=5,
+        ge=0,
+        le=40,
+        description="A fix question: the best moments reporting a problem whose session is read"
+        " on for the cause and the fix said after them (0: off).",
+    )
+    arc_window: int = Field(
+        default=40, ge=1, le=500, description="...the events read after each such moment."
+    )
+    arc_follow: float = Field(
+        default=0.9,
+        gt=0,
+        le=1,
+        description="...a cause or fix found so ranks with its report's fused score times this.",
+    )
     weak_words_below: float = Field(
         default=0.2,
         ge=0,

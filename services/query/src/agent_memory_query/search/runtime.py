@@ -17,7 +17,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from agent_memory_common.db import reading
 from agent_memory_common.logs import get_logger
-from agent_memory_query.search import period, supersession_store
+from agent_memory_query.search import arc_store, period, supersession_store
 from agent_memory_query.search import store as search_store
 from agent_memory_query.search.brainstem.engine import Brainstem, EngineOptions
 from agent_memory_query.search.brainstem.ranking import RankingPolicy
@@ -50,6 +50,9 @@ def engine_options(opts: SearchOptions) -> EngineOptions:
         resolution_factor=opts.resolution_factor,
         attempt_factor=opts.attempt_factor,
         fix_vector_weight=opts.fix_vector_weight,
+        arc_sources=opts.arc_sources,
+        arc_window=opts.arc_window,
+        arc_follow=opts.arc_follow,
         weak_words_below=opts.weak_words_below,
         no_match_below=opts.no_match_below,
         tier_timeout_s=opts.tier_timeout_s,
@@ -138,6 +141,12 @@ async def open_search(settings: Settings, pool: AsyncConnectionPool) -> SearchRu
         async with reading(pool) as conn:
             return await period.period_nodes(conn, tenant, project_id, since, until, limit)
 
+    async def follow(
+        flt: SearchFilter, event_ids: Sequence[str], window: int
+    ) -> dict[str, list[Hit]]:
+        async with reading(pool) as conn:
+            return await arc_store.following_messages(conn, flt, event_ids, window)
+
     access = search_store.AccessRecorder(pool, interval_s=opts.access_flush_s)
     access.start()
     brainstem = Brainstem(
@@ -151,6 +160,7 @@ async def open_search(settings: Settings, pool: AsyncConnectionPool) -> SearchRu
         access_record=access.record,
         supersession_lookup=links,
         period_browse=browse,
+        follow_lookup=follow,
         options=engine_options(opts),
         embedder_missing_reason=(
             "embedder loading"

@@ -14,14 +14,24 @@ stays true as long as the code stands, and the question asks for exactly that, h
 ago. Demoted with age, the fix lost its first place to the evergreen bullets of other episodes
 (a procedure, a definition) that share a few of its words: on ``make bench-coding`` the fix
 ranked second in 4 of its 8 fix questions, below such a bullet, with a higher fused score.
+
+And a fix question is asked in the words of the problem, not of its solution: "after a crash
+my shell stopped showing what I typed; how was that repaired?" is closest to the moment the
+problem was reported ("when tdk panics my terminal is broken afterwards: no echo"), while the
+fix ("Fixed: a panic hook restores the terminal") shares no word with it. The arc says where
+the answer is: later in the same session. ``arc_sources`` picks the best moments that do not
+state a resolution themselves; the cause and the fix said after each of them
+(``arc_store.following_messages``) join the candidates with the source's fused score times
+``follow`` (``bring_resolutions``), and are weighed as any resolution is.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 
 from agent_memory_query.search.brainstem.fusion import Candidate
+from agent_memory_retrieval.docs import Hit
 
 FIX_QUESTION = re.compile(
     r"\b(fix(ed|es|ing)?|solv(e|ed|ing)|resolv(e|ed|ing)|cur(e|ed|es)|repair(ed|s)?|"
@@ -35,6 +45,14 @@ RESOLUTION = re.compile(
     r"\b(works|passes|green)\s+again\b",
     re.IGNORECASE,
 )
+# The end of an arc: the fix itself (a cause comes before it). Followed from a report, the
+# messages after it are read up to the first that states the fix, not beyond: a long session
+# goes on to fix other things.
+FIX_STATED = re.compile(
+    r"(^|[.!?:;]\s+|\n)\s*(fixed\b|the\s+fix\b|fix:|solved\b|resolved\b|that\s+fixed\b)|"
+    r"\b(works|passes|green)\s+again\b",
+    re.IGNORECASE,
+)
 ATTEMPT = re.compile(
     # "Still at 99.7.", "Still failing", "Not that." - but not chat's "Still, I love it"
     r"(^|[.!?]\s+|\n)\s*(still\s+(at|fails?|failing|broken|the\s+same|red|hangs?|spinning|"
@@ -45,6 +63,18 @@ ATTEMPT = re.compile(
     re.IGNORECASE,
 )
 
+# A moment that reports a problem: a symptom, an error, something that does not work. Only
+# such a moment (or a failed attempt) is followed to the cause and the fix said after it: the
+# best candidates of a fix question also hold the session's other work ("Edit conftest.py:
+# applied", "New project: ..."), whose session goes on to fix something else.
+PROBLEM = re.compile(
+    r"\b(broken|breaks?|fail(s|ed|ing|ures?)?|errors?|exceptions?|crash(es|ed|ing)?|"
+    r"panic(s|ked|king)?|hang(s|ing)?|stuck|slow(er|s)?|leak(s|ed|ing)?|wrong|bugs?|"
+    r"misaligned|short\s+by|missing|refused|rejected|invalid|tim(es|ed|ing)\s+out|timeouts?|"
+    r"flaky|warnings?|spin(s|ning)?|(do|does|did)\s+not|(don|doesn|didn|won|can)'?t|cannot)\b|"
+    r"\b100\s?%",
+    re.IGNORECASE,
+)
 
 # A command and its result as the capture hooks shape it ("$ uv lock\nexit 0\n<output>"): the
 # tool's own words ("Resolved 61 packages", "Fixed 3 errors") are not a person stating the cause
@@ -91,3 +121,65 @@ def prefer_resolution(
             cand.score /= stale
     out.sort(key=lambda c: -c.score)
     return out
+
+
+def reports_problem(text: str) -> bool:
+    """Whether a moment reports a problem or a failed attempt (not its cause or fix)."""
+    return bool(PROBLEM.search(text) or ATTEMPT.search(text)) and not states_resolution(text)
+
+
+def arc_sources(candidates: Sequence[Candidate], count: int) -> list[Candidate]:
+    """The first ``count`` moments (events, grips) that report a problem or a failed attempt
+    (``reports_problem``): those whose session may go on to solve them."""
+    out: list[Candidate] = []
+    for cand in candidates:
+        if len(out) >= count:
+            break
+        doc = cand.doc
+        if getattr(doc, "type", "event") not in ("event", "grip") or not doc.event_ids:
+            continue
+        if reports_problem(getattr(doc, "text", "") or ""):
+            out.append(cand)
+    return out
+
+
+def bring_resolutions(
+    candidates: Sequence[Candidate],
+    sources: Sequence[Candidate],
+    following: Mapping[str, Sequence[Hit]],
+    *,
+    per_source: int,
+    follow: float,
+) -> tuple[list[Candidate], int]:
+    """The candidates with the causes and fixes said after each source (``following``: the
+    messages after each event id, in order; the first ``per_source`` that state a resolution
+    are taken, up to the first that states the fix). Each gets at least its source's fused
+    score times ``follow``: one no tier found joins with it (``ranks``: ``arc``, the source's
+    place), one found lower is raised to it (its ranks gain ``arc``). Returns the candidates
+    and how many were brought or raised."""
+    out = list(candidates)
+    by_id = {c.id: c for c in out}
+    place = {c.id: i + 1 for i, c in enumerate(candidates)}
+    changed: set[str] = set()
+    for src in sources:
+        taken = 0
+        fused = src.fused * follow
+        for event_id in src.doc.event_ids:
+            for hit in following.get(event_id, ()):
+                if taken >= per_source:
+                    break
+                if not states_resolution(getattr(hit.doc, "text", "") or ""):
+                    continue
+                taken += 1
+                if FIX_STATED.search(hit.doc.text or ""):
+                    taken = per_source  # the arc ends at its fix
+                known = by_id.get(hit.id)
+                if known is None:
+                    known = Candidate(id=hit.id, doc=hit.doc)
+                    by_id[hit.id] = known
+                    out.append(known)
+                if known.fused < fused:
+                    known.fused = known.score = fused
+                    known.ranks.setdefault("arc", place[src.id])
+                    changed.add(hit.id)
+    return out, len(changed)

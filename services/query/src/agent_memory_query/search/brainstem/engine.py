@@ -16,7 +16,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from agent_memory_common.logs import get_logger
-from agent_memory_query.search.brainstem.arcs import is_fix_question, prefer_resolution
+from agent_memory_query.search.brainstem.arcs import (
+    arc_sources,
+    bring_resolutions,
+    is_fix_question,
+    prefer_resolution,
+)
 from agent_memory_query.search.brainstem.fusion import Candidate, lift, rrf
 from agent_memory_query.search.brainstem.intent import (
     GENERIC_WORDS,
@@ -80,6 +85,8 @@ AccessLookup = Callable[[str, Sequence[str]], Awaitable[dict[str, int]]]
 AccessRecord = Callable[[str, Sequence[str]], None]
 # (tenant, project, since, until, limit) -> the period's TOC nodes, coarsest first
 PeriodBrowse = Callable[[str, str | None, datetime, datetime, int], Awaitable[list[Hit]]]
+# (scope, event ids, window) -> per event id, the messages after it that may state a fix
+FollowLookup = Callable[[SearchFilter, Sequence[str], int], Awaitable[dict[str, list[Hit]]]]
 
 
 @dataclass(frozen=True)
@@ -121,6 +128,14 @@ class EngineOptions:
     # ...and the vector tier's RRF weight for it: a fix asked in other words than the
     # session's ("what leaked?") shares few words with it; None: the intent's weight.
     fix_vector_weight: float | None = None
+    # ...and the cause and fix said after the best ``arc_sources`` moments that report a
+    # problem or an attempt, within the next ``arc_window`` events of their session (the
+    # first ``arc_per_source`` of them), with the source's fused score times ``arc_follow``
+    # (``arcs.bring_resolutions``). 0 sources: off.
+    arc_sources: int = 5
+    arc_window: int = 40
+    arc_per_source: int = 2
+    arc_follow: float = 0.9
     # When the best BM25 hits hold fewer than this share of the query's content words
     # (``lexical.coverage``), the words found nothing much: the vector tier takes BM25's weight
     # and BM25 (with the segments it lifts) the vector tier's. 0: never.
@@ -210,6 +225,23 @@ def _ms(start: float) -> float:
     return round((time.perf_counter() - start) * 1000, 2)
 
 
+def _scope(
+    q: SearchQuery, time_range: TimeRange | None, types: tuple[str, ...] | None
+) -> SearchFilter:
+    """What a search may return: the query's tenant, project, agent, session and kinds, the
+    time range it is run over, the plan's types."""
+    return SearchFilter(
+        tenant=q.tenant,
+        project_id=q.project_id,
+        agent_id=q.agent_id,
+        session_id=q.session_id,
+        since=time_range.since if time_range else None,
+        until=time_range.until if time_range else None,
+        types=types,
+        kinds=q.kinds,
+    )
+
+
 class Brainstem:
     """One per process; holds the ports and the tiers' health, cached for a moment."""
 
@@ -228,6 +260,7 @@ class Brainstem:
         embedder_missing_reason: str = "embedder not loaded",
         supersession_lookup: SupersessionLookup | None = None,
         period_browse: PeriodBrowse | None = None,
+        follow_lookup: FollowLookup | None = None,
     ) -> None:
         self.text_index = text_index
         self.vector_index = vector_index
@@ -243,6 +276,7 @@ class Brainstem:
         self.embedder_missing_reason = embedder_missing_reason
         self.supersession_lookup = supersession_lookup
         self.period_browse = period_browse
+        self.follow_lookup = follow_lookup
         self._health: dict[str, tuple[float, TierState]] = {}
 
     def set_embedder(self, embedder: Embedder | None, reason: str = "embedder not loaded") -> None:
@@ -484,12 +518,17 @@ class Brainstem:
                 " -> searched without it",
             )
 
-        t0 = time.perf_counter()
         depth = max(plan.fetch, q.limit * 3)
         head = outcome.fused[:depth]
+        if fix_question:
+            t0 = time.perf_counter()
+            scope = _scope(q, explicit if relaxed else time_range, plan.types)
+            head = await self._follow_arcs(scope, head, notes)
+            timings["arcs"] = _ms(t0)
+        t0 = time.perf_counter()
         extra: list[Candidate] = []
         if beyond is not None:
-            inside = {c.id for c in outcome.fused}
+            inside = {c.id for c in outcome.fused} | {c.id for c in head}
             extra = [c for c in beyond.fused if c.id not in inside][:depth]
         # usage counts and supersession links are both read for the same candidates: one
         # round trip's time for two (each is a refinement: a failure is a note, not an error)
@@ -598,6 +637,34 @@ class Brainstem:
             notes.append(f"supersession links unavailable ({type(exc).__name__})")
             return None
 
+    async def _follow_arcs(
+        self, scope: SearchFilter, head: list[Candidate], notes: list[str]
+    ) -> list[Candidate]:
+        """A fix question: the causes and fixes said after its best problem reports
+        (``arcs``); a failed lookup leaves the candidates as they were, with a note."""
+        opts = self.options
+        if self.follow_lookup is None or opts.arc_sources <= 0 or scope.kinds is not None:
+            return head
+        sources = arc_sources(head, opts.arc_sources)
+        if not sources:
+            return head
+        try:
+            following = await self.follow_lookup(
+                scope, [e for c in sources for e in c.doc.event_ids], opts.arc_window
+            )
+        except Exception as exc:  # the arc is a refinement: the tiers' answer stands
+            notes.append(f"fix arcs unavailable ({type(exc).__name__})")
+            return head
+        out, changed = bring_resolutions(
+            head, sources, following, per_source=opts.arc_per_source, follow=opts.arc_follow
+        )
+        if changed:
+            notes.append(
+                f"fix question: {changed} cause(s) or fix(es) said after the best"
+                f" {len(sources)} problem report(s) -> candidates"
+            )
+        return out
+
     async def _period_first(
         self,
         q: SearchQuery,
@@ -658,16 +725,7 @@ class Brainstem:
         timings: dict[str, float],
         vector_of: QueryVector,
     ) -> _Execution:
-        flt = SearchFilter(
-            tenant=q.tenant,
-            project_id=q.project_id,
-            agent_id=q.agent_id,
-            session_id=q.session_id,
-            since=time_range.since if time_range else None,
-            until=time_range.until if time_range else None,
-            types=plan.types,
-            kinds=q.kinds,
-        )
+        flt = _scope(q, time_range, plan.types)
         notes = list(plan.fallbacks)
         runs: dict[str, _TierRun] = {}
         lists: dict[str, list[Hit]] = {}

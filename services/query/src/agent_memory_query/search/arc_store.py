@@ -1,0 +1,65 @@
+"""Postgres side of the fix arc: what a session said after a problem was reported.
+
+A question about a fix is asked in the words of the problem ("my shell stopped showing what I
+typed"), and those words match the moment the problem was reported far better than the
+moment it was solved ("Fixed: a panic hook restores the terminal"). The cause and the fix
+come later in the same session; ``following_messages`` reads, for each reported moment, the
+next events of its session (tool calls and outputs counted, so the window is a stretch of
+work) and returns the messages among them that may state a cause or a fix. The brainstem
+keeps those that do (``arcs.states_resolution``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from psycopg import AsyncConnection, sql
+from psycopg.rows import dict_row
+
+from agent_memory_common.event import Event
+from agent_memory_query.events.store import event_conditions
+from agent_memory_retrieval.docs import Hit, SearchFilter
+from agent_memory_retrieval.sources import event_doc
+
+# Words without which a message cannot state a cause or a fix (``arcs.RESOLUTION``): only
+# those messages leave Postgres, not the pasted logs and long replies around them.
+_MAY_RESOLVE = r"(fix|cause|solved|resolved|culprit|(works|passes|green)\s+again)"
+
+
+async def following_messages(
+    conn: AsyncConnection, flt: SearchFilter, event_ids: Sequence[str], window: int
+) -> dict[str, list[Hit]]:
+    """Per event id: the messages among the next ``window`` events of its session inside
+    ``flt`` that may state a cause or a fix, in the order they were said. Duplicates are left
+    out (they are found through their originals); an id not stored maps to nothing."""
+    if not event_ids or window <= 0:
+        return {}
+    if flt.types is not None and "event" not in flt.types:
+        return {}
+    params: dict[str, Any] = {"ids": list(dict.fromkeys(event_ids)), "window": window}
+    params["may_resolve"] = _MAY_RESOLVE
+    inner = event_conditions(flt, params)  # unqualified: the inner events (the later ones)
+    stmt = sql.SQL(
+        "SELECT s.event_id AS source_id, f.tenant, f.event_id, f.ts, f.project_id, f.agent_id,"
+        " f.session_id, f.role, f.type, f.text, f.metadata"
+        " FROM events AS s CROSS JOIN LATERAL ("
+        "  SELECT tenant, event_id, ts, seq, project_id, agent_id, session_id, role, type,"
+        "  text, metadata FROM events"
+        "  WHERE {inner} AND session_id = s.session_id AND (ts, seq) > (s.ts, s.seq)"
+        "  ORDER BY ts, seq LIMIT %(window)s"
+        " ) AS f"
+        " WHERE s.tenant = %(tenant)s AND s.event_id = ANY(%(ids)s::text[])"
+        " AND f.type = 'message' AND f.text ~* %(may_resolve)s"
+        " AND NOT EXISTS (SELECT 1 FROM event_duplicates AS d"
+        "  WHERE d.tenant = f.tenant AND d.event_id = f.event_id)"
+        " ORDER BY s.event_id, f.ts, f.seq"
+    ).format(inner=sql.SQL(" AND ").join(inner))
+    async with conn.cursor(row_factory=dict_row) as cur:
+        await cur.execute(stmt, params)
+        rows = await cur.fetchall()
+    found: dict[str, list[Hit]] = {}
+    for row in rows:
+        doc = event_doc(Event.from_row(row))
+        found.setdefault(row["source_id"], []).append(Hit(id=doc.id, score=0.0, doc=doc))
+    return found
