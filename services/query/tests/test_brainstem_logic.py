@@ -10,7 +10,7 @@ import pytest
 
 from agent_memory_query.search.brainstem.engine import QueryVector, tier_depth
 from agent_memory_query.search.brainstem.fusion import Candidate, lift, rrf
-from agent_memory_query.search.brainstem.intent import classify
+from agent_memory_query.search.brainstem.intent import classify, resumes
 from agent_memory_query.search.brainstem.planner import TierState, fetch_depth, make_plan
 from agent_memory_query.search.brainstem.ranking import (
     RankingPolicy,
@@ -87,6 +87,27 @@ def hits(*ids: str) -> list[Hit]:
 def test_intent(query: str, intent: str) -> None:
     parsed = parse_time(query, NOW)
     assert classify(query, parsed.rest, parsed.range is not None) == intent
+
+
+@pytest.mark.parametrize(
+    ("query", "resume"),
+    [
+        ("where did we leave off?", True),
+        ("Where did we leave off on this project?", True),
+        ("what were we working on?", True),
+        ("what did we do last session?", True),
+        ("Catch me up.", True),
+        ("what was the last thing we did?", True),
+        ("where did we leave off with the billing refactor?", False),  # a subject: searched
+        ("what did we decide last time about the schema?", False),
+        ("where did we set the timeout?", False),
+        ("how did we fix the last session bug", False),
+    ],
+)
+def test_where_did_we_leave_off_is_told_from_questions_about_a_subject(
+    query: str, resume: bool
+) -> None:
+    assert resumes(query) is resume
 
 
 # --- plan -------------------------------------------------------------------------------------

@@ -636,6 +636,31 @@ def test_what_did_we_do_on_a_day_answers_with_the_days_toc_nodes(search_stack: S
     assert any("TOC node(s) first" in note for note in answer["explain"]["fallbacks"])
 
 
+def test_where_did_we_leave_off_answers_with_the_last_day_of_work(search_stack: Stack) -> None:
+    """No period is named, but the last day of work in scope (before ``now``) is meant."""
+    answer = search(
+        search_stack.query_url, query="Where did we leave off?", project_id="broker", limit=1
+    )
+    assert answer["intent"] == "time-boxed"
+    assert answer["time_range"]["since"] == "2026-03-02T00:00:00Z"
+    assert answer["time_range"]["expression"] == "the last day of work (2026-03-02)"
+    first = answer["results"][0]
+    assert (first["type"], first["level"], first["event_ids"]) == (
+        "toc_node",
+        "day",
+        ["broker-new"],
+    )
+    before = search(
+        search_stack.query_url,
+        query="what were we working on?",
+        project_id="broker",
+        now="2026-02-01T12:00:00Z",
+        limit=1,
+    )
+    assert before["results"][0]["event_ids"] == ["broker-old"]
+    assert "last_day" in before["explain"]["timings_ms"]
+
+
 def test_a_question_about_a_day_finds_what_was_told_of_it_the_next_day(
     search_stack: Stack,
 ) -> None:

@@ -6,11 +6,14 @@ period (issue 13: eight events from the last four minutes of the day, never the 
 summary). The TOC already says what happened: the period's own calendar node(s) first (a week
 for a week, its days, ...), then the segments inside it, each a summary of one piece of work,
 in time order. ``levels_for`` picks the levels from the period's length.
+
+"Where did we leave off?" names no period, but means one: the last day of work in scope
+(``last_worked_day``), answered the same way.
 """
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, time, timedelta
 from typing import Any
 
 from psycopg import AsyncConnection
@@ -76,3 +79,23 @@ async def period_nodes(
         await cur.execute(QUERIES["period_nodes"], params)
         rows = await cur.fetchall()
     return [Hit(id=(d := _doc(tenant, r)).id, score=1.0, doc=d) for r in rows]
+
+
+async def last_worked_day(
+    conn: AsyncConnection, tenant: str, project_id: str | None, now: datetime
+) -> tuple[datetime, datetime] | None:
+    """``[since, until)`` of the day of the newest segment of work in scope begun before
+    ``now``: its day node's bounds, or the calendar day in ``now``'s time zone before the TOC
+    rolled it up; None when nothing was summarized yet."""
+    params = {"tenant": tenant, "project_id": project_id, "now": now}
+    async with conn.cursor(row_factory=dict_row) as cur:
+        await cur.execute(QUERIES["last_worked_day"], params)
+        row = await cur.fetchone()
+    if row is None:
+        return None
+    if row["day_start"] is not None:
+        return row["day_start"], row["day_end"]
+    tz = now.tzinfo or UTC
+    day = row["last_ts"].astimezone(tz).date()
+    since = datetime.combine(day, time(0), tz)
+    return since.astimezone(UTC), (since + timedelta(days=1)).astimezone(UTC)

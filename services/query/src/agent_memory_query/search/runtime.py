@@ -141,6 +141,12 @@ async def open_search(settings: Settings, pool: AsyncConnectionPool) -> SearchRu
         async with reading(pool) as conn:
             return await period.period_nodes(conn, tenant, project_id, since, until, limit)
 
+    async def last_day(
+        tenant: str, project_id: str | None, now: datetime
+    ) -> tuple[datetime, datetime] | None:
+        async with reading(pool) as conn:
+            return await period.last_worked_day(conn, tenant, project_id, now)
+
     async def follow(
         flt: SearchFilter, event_ids: Sequence[str], window: int
     ) -> dict[str, list[Hit]]:
@@ -161,6 +167,7 @@ async def open_search(settings: Settings, pool: AsyncConnectionPool) -> SearchRu
         supersession_lookup=links,
         period_browse=browse,
         follow_lookup=follow,
+        last_worked_day=last_day,
         options=engine_options(opts),
         embedder_missing_reason=(
             "embedder loading"

@@ -28,6 +28,7 @@ from agent_memory_query.search.brainstem.intent import (
     Intent,
     classify,
     content_words,
+    resumes,
 )
 from agent_memory_query.search.brainstem.lexical import coverage, vectors_lead
 from agent_memory_query.search.brainstem.planner import (
@@ -86,6 +87,8 @@ AccessRecord = Callable[[str, Sequence[str]], None]
 # (tenant, project, since, until, limit) -> the period's TOC nodes, coarsest first
 PeriodBrowse = Callable[[str, str | None, datetime, datetime, int], Awaitable[list[Hit]]]
 # (scope, event ids, window) -> per event id, the messages after it that may state a fix
+# (tenant, project, now) -> [since, until) of the last day of work in scope before now
+LastWorkedDay = Callable[[str, str | None, datetime], Awaitable[tuple[datetime, datetime] | None]]
 FollowLookup = Callable[[SearchFilter, Sequence[str], int], Awaitable[dict[str, list[Hit]]]]
 
 
@@ -179,6 +182,7 @@ class Understanding:
     time_range: TimeRange | None  # what the tiers are filtered by
     period: TimeRange | None  # the period asked about, when moments are searched around it
     window: TimeRange | None  # the span searched around ``period``
+    resume: bool = False  # "where did we leave off?": the last day of work is the period
 
     def range_json(self) -> dict[str, Any] | None:
         """``time_range`` of the answer, as long as the search does not drop the period."""
@@ -261,6 +265,7 @@ class Brainstem:
         supersession_lookup: SupersessionLookup | None = None,
         period_browse: PeriodBrowse | None = None,
         follow_lookup: FollowLookup | None = None,
+        last_worked_day: LastWorkedDay | None = None,
     ) -> None:
         self.text_index = text_index
         self.vector_index = vector_index
@@ -277,6 +282,7 @@ class Brainstem:
         self.supersession_lookup = supersession_lookup
         self.period_browse = period_browse
         self.follow_lookup = follow_lookup
+        self.last_worked_day = last_worked_day
         self._health: dict[str, tuple[float, TierState]] = {}
 
     def set_embedder(self, embedder: Embedder | None, reason: str = "embedder not loaded") -> None:
@@ -433,7 +439,10 @@ class Brainstem:
             time_range: TimeRange | None = query_range.intersect(explicit)
         else:
             time_range = query_range or explicit
-        intent: Intent = q.intent or classify(q.query, parsed.rest, parsed.range is not None)
+        resume = parsed.range is None and resumes(parsed.rest)
+        intent: Intent = q.intent or (
+            "time-boxed" if resume else classify(q.query, parsed.rest, parsed.range is not None)
+        )
         period: TimeRange | None = None  # the query's period, when moments are searched around it
         window = self._moment_window(intent, query_range)
         if window is not None:
@@ -442,13 +451,36 @@ class Brainstem:
         return Understanding(
             now=now,
             rest=parsed.rest,
-            text="" if generic else parsed.rest,
+            text="" if generic or resume else parsed.rest,
             intent=intent,
             explicit=explicit,
             query_range=query_range,
             time_range=time_range,
             period=period,
             window=window,
+            resume=resume,
+        )
+
+    async def _resume(self, q: SearchQuery, understood: Understanding) -> Understanding:
+        """ "Where did we leave off?": the last day of work in scope becomes the question's
+        period, so it is answered as "what did we do on <that day>?" (its TOC nodes first).
+        Nothing summarized yet, or no lookup: the newest moments in scope, as before."""
+        if not understood.resume or self.last_worked_day is None:
+            return understood
+        try:
+            day = await self.last_worked_day(q.tenant, q.project_id, understood.now)
+        except Exception as exc:  # the tiers still browse the newest moments
+            log.warning("search.last_worked_day_failed", error=f"{type(exc).__name__}: {exc}")
+            return understood
+        if day is None:
+            return understood
+        since, until = day
+        found = TimeRange(since, until, f"the last day of work ({since.date().isoformat()})")
+        explicit = understood.explicit
+        return replace(
+            understood,
+            query_range=found,
+            time_range=found.intersect(explicit) if explicit else found,
         )
 
     async def search(
@@ -458,10 +490,14 @@ class Brainstem:
         t_start = time.perf_counter()
         if understood is None:
             understood = self.understand(q)
+        timings: dict[str, float] = {"parse": _ms(t_start)}
+        if understood.resume:
+            t0 = time.perf_counter()
+            understood = await self._resume(q, understood)
+            timings["last_day"] = _ms(t0)
         now, text, intent = understood.now, understood.text, understood.intent
         explicit, query_range = understood.explicit, understood.query_range
         time_range, period, window = understood.time_range, understood.period, understood.window
-        timings: dict[str, float] = {"parse": _ms(t_start)}
 
         t0 = time.perf_counter()
         allowed = [t for t in TIERS if q.tiers is None or t in q.tiers]

@@ -66,6 +66,21 @@ _EXPLORE = re.compile(
     r"\bwhat\s+has\s+been\b|\btopics\b|\bthemes\b|\bbackground\s+on\b|\bexplore\b)",
     re.IGNORECASE,
 )
+# "Where did we leave off?": a period not named but meant, the last day of work in scope
+# (``search/period.py``). Only when nothing else is asked: "where did we leave off with the
+# billing refactor?" is about the refactor, wherever in time it was last touched.
+_RESUME = re.compile(
+    r"(\bwhere\s+(did|do|had)\s+(we|i|you)\s+(leave|left|stop|stopped)\b(\s+off)?|"
+    r"\b(we|i|you)\s+left\s+off\b|\bwhere\s+were\s+we\b|\bcatch\s+(me|us)\s+up\b|"
+    r"\b(bring|get)\s+(me|us)\s+up\s+to\s+speed\b|"
+    r"\bwhat\s+(were|was)\s+(we|i|you)\s+(doing|working\s+on|up\s+to)\b|"
+    r"\b(last|previous|latest)\s+(session|time)\b|\blast\s+thing\s+(we|i|you)\b)",
+    re.IGNORECASE,
+)
+RESUME_WORDS = GENERIC_WORDS | _words(
+    """leave left stop stopped off catch speed bring last previous previously latest time
+    thing project repo codebase today yet remind"""
+)
 _QUESTION_START = re.compile(
     r"^\s*(what|why|how|who|whom|whose|which|when|is|are|was|were|do|does|did|can|could|should|"
     r"would|will|has|have|had)\b",
@@ -76,6 +91,11 @@ _WORD = re.compile(r"[\w']+")
 
 def content_words(text: str, generic: frozenset[str] = STOPWORDS) -> list[str]:
     return [w for w in _WORD.findall(text.lower()) if w not in generic and not w.isdigit()]
+
+
+def resumes(rest: str) -> bool:
+    """Whether a question (its period out) asks where the work was left, and nothing else."""
+    return bool(_RESUME.search(rest)) and not content_words(rest, RESUME_WORDS)
 
 
 def classify(query: str, rest: str, has_time: bool) -> Intent:

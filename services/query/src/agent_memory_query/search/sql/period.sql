@@ -28,3 +28,31 @@ WHERE n.tenant = %(tenant)s
   AND (n.level = 'segment' OR n.end_ts <= %(until)s)
 ORDER BY array_position(%(levels)s::text[], n.level), n.start_ts, n.node_id
 LIMIT %(limit)s
+
+-- name: last_worked_day
+-- "Where did we leave off?": the day of the newest segment of work in scope begun before the
+-- caller's now (a session that just began has no segment yet, so it is not the answer), with
+-- that day's TOC bounds when its day node exists; the caller takes the calendar day otherwise.
+WITH last AS (
+    SELECT n.start_ts
+    FROM toc_nodes n
+    WHERE n.tenant = %(tenant)s
+      AND (%(project_id)s::text IS NULL OR n.project_id = %(project_id)s)
+      AND n.level = 'segment'
+      AND NOT n.is_empty
+      AND n.start_ts < %(now)s
+    ORDER BY n.start_ts DESC
+    LIMIT 1
+)
+SELECT last.start_ts AS last_ts, d.start_ts AS day_start, d.end_ts AS day_end
+FROM last
+LEFT JOIN LATERAL (
+    SELECT start_ts, end_ts
+    FROM toc_nodes d
+    WHERE d.tenant = %(tenant)s
+      AND (%(project_id)s::text IS NULL OR d.project_id = %(project_id)s)
+      AND d.level = 'day'
+      AND d.start_ts <= last.start_ts AND d.end_ts > last.start_ts
+    ORDER BY d.start_ts DESC
+    LIMIT 1
+) d ON true
