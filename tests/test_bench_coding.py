@@ -93,7 +93,7 @@ def test_every_question_has_gold_events_of_its_project(corpus: Corpus) -> None:
     assert len(corpus.questions) >= 60
     assert set(kinds) == {
         "decision", "superseded", "constraint", "preference", "definition", "procedure",
-        "fix", "fix-paraphrase", "temporal", "cross-project",
+        "fix", "fix-paraphrase", "temporal", "resume", "cross-project",
     }  # fmt: skip
     for q in corpus.questions:
         assert q["event_ids"], q["question"]
@@ -102,6 +102,33 @@ def test_every_question_has_gold_events_of_its_project(corpus: Corpus) -> None:
             assert is_prose(event)
             if q["project_id"]:
                 assert event["project_id"] == q["project_id"]
+
+
+def _when(ts: int | str) -> datetime:
+    """An event's time as the corpus writes it: epoch milliseconds or RFC 3339."""
+    if isinstance(ts, int):
+        return datetime.fromtimestamp(ts / 1000, UTC)
+    return datetime.fromisoformat(ts)
+
+
+def test_a_resume_question_is_answered_by_the_last_session_before_its_now(
+    corpus: Corpus,
+) -> None:
+    """ "Where did we leave off?": the gold is the last session of the scope begun before the
+    question's reference time, so a bench run measures the last day of work, not any day."""
+    starts = {e["session_id"]: e for e in corpus.events if e["type"] == "session_start"}
+    resume = [q for q in corpus.questions if q["kind"] == "resume"]
+    assert len(resume) >= 5 and any(q["project_id"] is None for q in resume)
+    for q in resume:
+        assert q["now"], q["question"]
+        now = datetime.fromisoformat(q["now"])
+        before = [
+            e
+            for e in starts.values()
+            if q["project_id"] in (None, e["project_id"]) and _when(e["ts"]) < now
+        ]
+        last = max(before, key=lambda e: _when(e["ts"]))
+        assert q["sessions"] == [last["session_id"]], q["question"]
 
 
 def test_superseded_answers_are_newer_than_what_they_replace(corpus: Corpus) -> None:

@@ -8,7 +8,8 @@ facts of the older one (reported: how often it ranks above the newer).
 
 Kinds: decision, constraint, preference, definition, procedure, fix (asked in the session's
 words), fix-paraphrase (the same problem in words the session never used), superseded (the
-answer is the newer decision, the older one is a distractor), temporal, cross-project.
+answer is the newer decision, the older one is a distractor), temporal, resume ("where did we
+leave off?": the last day of work before ``now``), cross-project.
 """
 
 from __future__ import annotations
@@ -235,6 +236,12 @@ QUESTIONS: tuple[Q, ...] = (
     Q("temporal", "What did we do last week?", PAY, sessions=("p23",), now="2026-10-30T17:00:00Z"),
     Q("temporal", "What did we do last week?", TDK, sessions=("t19",), now="2026-10-30T17:00:00Z"),
     Q("temporal", "What did we do yesterday?", TDK, sessions=("t15",), now="2026-09-17T09:00:00Z"),
+    # resume: no period named, the last day of work (before "now") meant
+    Q("resume", "Where did we leave off?", PAY, sessions=("p24",), now="2026-11-02T09:00:00Z"),
+    Q("resume", "What were we working on?", TDK, sessions=("t20",), now="2026-11-02T09:00:00Z"),
+    Q("resume", "What did we do last session?", PAY, sessions=("p12",), now="2026-07-20T09:00:00Z"),
+    Q("resume", "Where did we leave off?", TDK, sessions=("t09",), now="2026-07-25T09:00:00Z"),
+    Q("resume", "Catch me up.", None, sessions=("t20",), now="2026-11-02T09:00:00Z"),
     # across projects
     Q("cross-project", "How do we publish a release?", None, ("p_proc_release", "t_proc_release")),
     Q("cross-project", "Which project stores money as integer cents?", None, ("p_cents",)),
