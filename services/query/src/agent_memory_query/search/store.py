@@ -58,6 +58,10 @@ _NOT_DUPLICATE = sql.SQL(
 )
 
 
+# What people said: prompts, replies and notes (not tool calls, their output or markers).
+_PROSE = sql.SQL("(type IN ('message', 'note') AND role IN ('user', 'assistant'))")
+
+
 def _event_doc(row: dict[str, Any]) -> IndexDoc:
     """The same document the indexers make of this event (kind from metadata, salience)."""
     return event_doc(Event.from_row(row))
@@ -69,7 +73,8 @@ async def scan_events(
     """Full-text match of the query's words (any of them) over the events table, best first.
 
     With no usable word (a query that was only a time expression, "what did we do yesterday")
-    it browses instead: the newest events inside the filter. Events are the only type here,
+    it browses instead: the newest prompts and replies inside the filter, then the newest of
+    the rest (session markers left out). Events are the only type here,
     so a filter that excludes events (or asks for a kind events are not) returns nothing.
 
     ``newest``: match only among the last ``newest`` events recorded (by ``seq``, whatever
@@ -102,11 +107,21 @@ async def scan_events(
             " WHERE {where} ORDER BY rank DESC, ts DESC, seq DESC LIMIT %(limit)s"
         ).format(fts=_FTS, where=sql.SQL(" AND ").join(where))
     else:
+        # Browsing a period: people's words first (a day of coding is mostly tool calls and
+        # their output, and an overview of it is what was said), then the rest, newest first
+        # in each; session markers say nothing. Two index scans, each stopping at ``limit``.
+        cond = sql.SQL(" AND ").join(where)
         stmt = sql.SQL(
-            "SELECT tenant, event_id, ts, project_id, agent_id, session_id, role, type, text,"
-            " metadata, 0.0 AS rank FROM events WHERE {where}"
-            " ORDER BY ts DESC, seq DESC LIMIT %(limit)s"
-        ).format(where=sql.SQL(" AND ").join(where))
+            "(SELECT tenant, event_id, ts, project_id, agent_id, session_id, role, type, text,"
+            " metadata, 0.0 AS rank, 0 AS part FROM events WHERE {where} AND {prose}"
+            " ORDER BY ts DESC, seq DESC LIMIT %(limit)s)"
+            " UNION ALL "
+            "(SELECT tenant, event_id, ts, project_id, agent_id, session_id, role, type, text,"
+            " metadata, 0.0 AS rank, 1 AS part FROM events WHERE {where} AND NOT {prose}"
+            " AND type NOT IN ('session_start', 'session_end')"
+            " ORDER BY ts DESC, seq DESC LIMIT %(limit)s)"
+            " ORDER BY part, ts DESC LIMIT %(limit)s"
+        ).format(where=cond, prose=_PROSE)
     async with conn.transaction():
         await conn.execute(sql.SQL("SET LOCAL statement_timeout = {}").format(SCAN_TIMEOUT_MS))
         async with conn.cursor(row_factory=dict_row) as cur:
