@@ -104,6 +104,16 @@ def test_every_question_has_gold_events_of_its_project(corpus: Corpus) -> None:
                 assert event["project_id"] == q["project_id"]
 
 
+def test_peoples_words_are_counted_and_their_rank_against_the_rest() -> None:
+    from tests.bench.bench_coding import Spoken
+
+    spoken = Spoken()
+    spoken.add([True, False, True])  # prose, tool, prose
+    spoken.add([])
+    assert (spoken.events, spoken.prose, spoken.pairs, spoken.prose_first) == (3, 2, 2, 1)
+    assert "2 of the 3 events returned (66.7%)" in spoken.line()
+
+
 def _when(ts: int | str) -> datetime:
     """An event's time as the corpus writes it: epoch milliseconds or RFC 3339."""
     if isinstance(ts, int):

@@ -20,7 +20,10 @@ assistant prose, tool calls and results), 75 questions and 422 labelled sentence
    **Asked again**: then every item's usage count (``search_access``) is multiplied by
    ``REPEATS`` (100), as if each question had been asked that often (an agent asks about the
    same constraints session after session), and the questions are asked once more: the
-   usage penalty must not bury what is asked about most.
+   usage penalty must not bury what is asked about most. **People's words**: of the events
+   the answers return, the share that are prompts and replies, and how often one of them
+   ranks above a tool's call or output (``Spoken``): found@k says the answer is there, this
+   says what surrounds it.
 3. **The table of contents** (Postgres, latest version of every node): the share of segment
    and day bullets whose grips all point at natural-language turns (user and assistant
    messages, not tool calls, tool results or session markers), and the share of nodes of all
@@ -41,7 +44,7 @@ import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -51,7 +54,7 @@ import httpx
 import psycopg
 
 from agent_memory_summarizer.salience import classify
-from tests.bench.coding.generate import build, files, load_corpus, load_kinds
+from tests.bench.coding.generate import build, files, is_prose, load_corpus, load_kinds
 from tests.bench.coding.kinds import GOLD_KINDS
 from tests.bench.kinds_baseline import classify_baseline
 from tests.bench.metrics import PRF, found_at, kind_scores, ranked_ids, title_noise
@@ -198,6 +201,36 @@ class Answers:
     latency_ms: list[float] = field(default_factory=list)
     match_scores: list[float] = field(default_factory=list)  # best cosine of each question
     no_match: int = 0  # answerable questions answered no_match (false alarms)
+    spoken: Spoken = field(default_factory=lambda: Spoken())
+
+
+@dataclass
+class Spoken:
+    """How much of what an answer returns is what people said: of the events among its
+    results, the prompts and replies (``is_prose``), and of the pairs of one prose event and
+    one other (a tool's call or output, a marker), those where the prose ranks first."""
+
+    events: int = 0
+    prose: int = 0
+    pairs: int = 0
+    prose_first: int = 0
+
+    def add(self, flags: Sequence[bool]) -> None:
+        self.events += len(flags)
+        self.prose += sum(flags)
+        for i, first in enumerate(flags):
+            for later in flags[i + 1 :]:
+                if first != later:
+                    self.pairs += 1
+                    self.prose_first += first
+
+    def line(self) -> str:
+        return (
+            f"people's words: {self.prose} of the {self.events} events returned"
+            f" ({self.prose / max(self.events, 1):.1%}); a prompt or reply above a tool's call,"
+            f" output or a marker in {self.prose_first} of {self.pairs} pairs"
+            f" ({self.prose_first / max(self.pairs, 1):.1%})"
+        )
 
 
 def first_rank(ranked: Sequence[str], ids: Sequence[str]) -> int:
@@ -231,7 +264,13 @@ def describe_miss(q: dict[str, Any], answer: dict[str, Any], ranked: Sequence[st
     return "\n".join(lines)
 
 
-def ask(url: str, questions: Sequence[dict[str, Any]], limit: int) -> Answers:
+def ask(
+    url: str,
+    questions: Sequence[dict[str, Any]],
+    limit: int,
+    prose: Mapping[str, bool] | None = None,
+) -> Answers:
+    """``prose``: event id -> whether people said it, for ``Answers.spoken``."""
     out = Answers()
     with httpx.Client(timeout=60) as client:
         for q in questions:
@@ -250,6 +289,14 @@ def ask(url: str, questions: Sequence[dict[str, Any]], limit: int) -> Answers:
                 out.match_scores.append(float(answer["match_score"]))
             out.no_match += bool(answer.get("no_match"))
             ranked = ranked_ids(answer)
+            if prose is not None:
+                out.spoken.add(
+                    [
+                        prose[r["event_ids"][0]]
+                        for r in answer["results"]
+                        if r["type"] == "event" and r["event_ids"][0] in prose
+                    ]
+                )
             out.overall.add(ranked, q["event_ids"])
             out.by_kind[q["kind"]].add(ranked, q["event_ids"])
             if q["stale_event_ids"]:
@@ -522,7 +569,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         product.start()
         print(f"  stack up in {time.monotonic() - t0:.0f} s ({workdir})")
         fill_or_reuse(product, events, reuse)
-        answers = ask(product.query_url, questions, args.limit)
+        said = {e["event_id"]: is_prose(e) for e in events}
+        answers = ask(product.query_url, questions, args.limit, said)
         unanswerable = ask_negatives(product.query_url, negatives())
         again = ask_again(product, questions, args.limit)
         links = supersession_links(product.pg_dsn)
@@ -553,6 +601,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         + " / ".join(f"{answers.overall.rate(k):.3f}" for k in (1, 5, 10))
         + ")"
     )
+    print(f"  {answers.spoken.line()}")
     print(f"  best cosine, answerable:   {quantiles(answers.match_scores)}")
     print(f"  best cosine, unanswerable: {quantiles(unanswerable.match_scores)}")
     print(f"  supersession links ({len(links)}):")
