@@ -409,6 +409,33 @@ def test_an_event_keeps_the_kind_its_metadata_names(kind: str) -> None:
     assert doc.salience == pytest.approx(round(31 / 500 * 0.45 + bonus, 4))
 
 
+@pytest.mark.parametrize(
+    ("role", "type_", "metadata", "spoken"),
+    [
+        ("user", "message", {}, True),
+        ("assistant", "message", {}, True),
+        ("assistant", "note", {}, True),
+        ("tool", "tool_result", {}, False),
+        ("assistant", "tool_call", {}, False),
+        ("user", "message", {"hook_event": "PostToolUseFailure"}, False),
+        ("assistant", "message", {"tool_name": "Bash"}, False),
+        ("system", "session_start", {}, False),
+    ],
+)
+def test_only_what_people_said_weighs_by_its_length(
+    role: str, type_: str, metadata: dict[str, str], spoken: bool
+) -> None:
+    """A 2,000-character test log is not more important than a short decision: a tool's
+    call or output, or a session marker, gets the salience of an empty text of its kind."""
+    from agent_memory_retrieval.sources import event_doc
+
+    event = Event(
+        event_id="e1", ts=T, tenant="acme", project_id="p", agent_id="a", session_id="s",
+        role=role, type=type_, text="x" * 2000, metadata=metadata, received_at=T,
+    )  # fmt: skip
+    assert event_doc(event).salience == pytest.approx(0.45 if spoken else 0.0)
+
+
 async def test_the_database_stores_decisions_and_refuses_unknown_kinds(pg_dsn: str) -> None:
     """Migration 0007 widens the CHECK of the stored kinds; a rebuild reads the kind back."""
     insert = (

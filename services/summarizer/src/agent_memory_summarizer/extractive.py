@@ -34,10 +34,10 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from agent_memory_common.memory import salience
+from agent_memory_common.memory import is_tool_event, salience
 from agent_memory_summarizer.headline import ASIDE, WORK_SEPARATOR, Turn, goal_of, headline
 from agent_memory_summarizer.keyphrases import is_noise_phrase, key_phrases
-from agent_memory_summarizer.kinds import in_tool_line, is_tool_event, without_tool_lines
+from agent_memory_summarizer.kinds import in_tool_line, without_tool_lines
 from agent_memory_summarizer.model import Bullet, ChildDigest, GripDraft, SourceEvent, Summary
 from agent_memory_summarizer.salience import classify, introduces_steps
 from agent_memory_summarizer.text import (

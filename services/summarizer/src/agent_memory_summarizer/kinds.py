@@ -7,7 +7,8 @@ avoid..."), but nobody stated them: they are observations. So:
 
 - an event a tool produced (role ``tool``, type ``tool_call`` / ``tool_result``, a hook's
   ``PreToolUse`` / ``PostToolUse`` / ``PostToolUseFailure`` or a ``tool_name`` in its metadata)
-  is an observation whatever it says (``is_tool_event``);
+  is an observation whatever it says (``agent_memory_common.memory.is_tool_event``, shared
+  with the salience of raw events);
 - inside any text, a line in a tool's format is an observation too (``is_tool_line``): a
   ``file:line[:col]`` prefix, a lint code first (``B006``, ``E501``, ``TRY003``, ``PT011``), a
   compiler's ``error[E0502]:``, ``warning:``, ``note:``, ``help:``, git's ``fatal:`` and
@@ -28,24 +29,6 @@ All of it is regular expressions: deterministic, offline, microseconds per sente
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import Any
-
-TOOL_ROLES = frozenset({"tool"})
-TOOL_TYPES = frozenset({"tool_call", "tool_result", "tool_use", "function_call"})
-TOOL_HOOK_EVENTS = frozenset(
-    {"PreToolUse", "PostToolUse", "PostToolUseFailure", "AfterTool", "BeforeTool"}
-)
-
-
-def is_tool_event(
-    role: str | None, type_: str | None, metadata: Mapping[str, Any] | None = None
-) -> bool:
-    """True for what a tool produced (its call or its output), as the hooks mark it."""
-    if (role or "") in TOOL_ROLES or (type_ or "") in TOOL_TYPES:
-        return True
-    meta = metadata or {}
-    return meta.get("hook_event") in TOOL_HOOK_EVENTS or bool(meta.get("tool_name"))
 
 
 def _rx(pattern: str) -> re.Pattern[str]:

@@ -18,14 +18,13 @@ import orjson
 from pydantic import BaseModel, Field
 
 from agent_memory_common.logs import get_logger
-from agent_memory_common.memory import salience
+from agent_memory_common.memory import is_tool_event, salience
 from agent_memory_summarizer.extractive import (
     BULLET_CHARS,
     EXCERPT_CHARS,
     MAX_BULLETS,
     MAX_KEYWORDS,
 )
-from agent_memory_summarizer.kinds import is_tool_event
 from agent_memory_summarizer.model import Bullet, GripDraft, SourceEvent, Summary
 from agent_memory_summarizer.salience import classify
 from agent_memory_summarizer.settings import LlmOptions

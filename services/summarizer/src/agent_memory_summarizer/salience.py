@@ -19,7 +19,7 @@ the prose only and:
 - calls a line in a tool's format (lint codes, ``file:line:col``, ``error[E0502]:``,
   ``warning:``, ``fatal:``, tracebacks; ``kinds.is_tool_line``) and a report ("Cause: ...",
   "Fixed: ...") an observation. The summarizer also calls everything a tool event holds an
-  observation (``kinds.is_tool_event``): nobody stated it.
+  observation (``memory.is_tool_event``): nobody stated it.
 
 A text's kind is the strongest kind among its sentences, in the order decision, constraint,
 definition, procedure, preference: a rule buried in a long message still marks the message.

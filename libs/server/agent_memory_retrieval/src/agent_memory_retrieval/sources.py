@@ -27,7 +27,7 @@ from psycopg.rows import dict_row
 from agent_memory_common.db import load_queries
 from agent_memory_common.errors import PoisonMessageError
 from agent_memory_common.event import Event
-from agent_memory_common.memory import DEFAULT_KIND, MEMORY_KINDS, salience
+from agent_memory_common.memory import DEFAULT_KIND, MEMORY_KINDS, event_salience
 from agent_memory_common.messages import RecordedMessage, TocNodeMessage, toc_node_message
 from agent_memory_retrieval.docs import (
     IndexDoc,
@@ -71,7 +71,8 @@ def event_doc(event: Event, context: str = "") -> IndexDoc:
         ts=as_utc(event.ts),
         level="event",
         kind=str(kind),
-        salience=salience(len(event.text), str(kind)),  # the summarizer's rule, never pinned
+        # the summarizer's rule (a tool's words weigh nothing by their length), never pinned
+        salience=event_salience(event.text, str(kind), event.role, event.type, event.metadata),
         title=speaker_of(event.metadata),
         text=event.text,
         event_ids=(event.event_id,),
