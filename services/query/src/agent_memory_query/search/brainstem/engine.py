@@ -86,9 +86,9 @@ AccessLookup = Callable[[str, Sequence[str]], Awaitable[dict[str, int]]]
 AccessRecord = Callable[[str, Sequence[str]], None]
 # (tenant, project, since, until, limit) -> the period's TOC nodes, coarsest first
 PeriodBrowse = Callable[[str, str | None, datetime, datetime, int], Awaitable[list[Hit]]]
-# (scope, event ids, window) -> per event id, the messages after it that may state a fix
 # (tenant, project, now) -> [since, until) of the last day of work in scope before now
 LastWorkedDay = Callable[[str, str | None, datetime], Awaitable[tuple[datetime, datetime] | None]]
+# (scope, event ids, window) -> per event id, the messages after it that may state a fix
 FollowLookup = Callable[[SearchFilter, Sequence[str], int], Awaitable[dict[str, list[Hit]]]]
 
 
@@ -439,7 +439,7 @@ class Brainstem:
             time_range: TimeRange | None = query_range.intersect(explicit)
         else:
             time_range = query_range or explicit
-        resume = parsed.range is None and resumes(parsed.rest)
+        resume = parsed.range is None and q.intent in (None, "time-boxed") and resumes(parsed.rest)
         intent: Intent = q.intent or (
             "time-boxed" if resume else classify(q.query, parsed.rest, parsed.range is not None)
         )
@@ -475,7 +475,8 @@ class Brainstem:
         if day is None:
             return understood
         since, until = day
-        found = TimeRange(since, until, f"the last day of work ({since.date().isoformat()})")
+        day_name = since.astimezone(understood.now.tzinfo or UTC).date().isoformat()
+        found = TimeRange(since, until, f"the last day of work ({day_name})")
         explicit = understood.explicit
         return replace(
             understood,
