@@ -8,12 +8,14 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from agent_memory_query.search.brainstem.arcs import (
+    FIX_STATED,
     arc_factor,
     arc_sources,
     bring_resolutions,
     is_fix_question,
     prefer_resolution,
     reports_problem,
+    states_resolution,
 )
 from agent_memory_query.search.brainstem.fusion import Candidate
 from agent_memory_query.search.brainstem.supersede import (
@@ -151,6 +153,30 @@ def test_the_cause_and_the_fix_outrank_the_failed_attempts() -> None:
         attempt=0.75,
     )
     assert [c.doc.event_ids[0] for c in ranked] == ["b", "a"]
+
+
+def test_the_sql_prefilter_lets_through_every_stated_cause_and_fix() -> None:
+    """``arc_store`` reads only the messages its looser pattern matches: one it dropped could
+    never be brought to a fix question. Every fix stated is a resolution stated too."""
+    import re
+
+    from agent_memory_query.search.arc_store import _MAY_RESOLVE
+
+    prefilter = re.compile(_MAY_RESOLVE, re.IGNORECASE)  # Postgres ``~*``
+    for text, is_fix in (
+        ("Fixed: a panic hook restores the terminal.", True),
+        ("The fix was to close the pool on shutdown.", True),
+        ("Done. That fixed it.", True),
+        ("Solved by pinning the version.", True),
+        ("The suite passes again.", True),
+        ("Cause: poll(ZERO) spins.", False),
+        ("Root cause is the shared session fixture.", False),
+        ("Found the bug: an off-by-one in the pager.", False),
+        ("The culprit: a stale lock file.", False),
+    ):
+        assert states_resolution(text) and prefilter.search(text), text
+        assert bool(FIX_STATED.search(text)) is is_fix, text
+    assert not FIX_STATED.search("Can you fix it?") and not states_resolution("Can you fix it?")
 
 
 def test_a_stated_fix_is_not_demoted_for_its_age_in_a_fix_question() -> None:

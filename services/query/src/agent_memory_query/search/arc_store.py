@@ -22,9 +22,12 @@ from agent_memory_query.events.store import event_conditions
 from agent_memory_retrieval.docs import Hit, SearchFilter
 from agent_memory_retrieval.sources import event_doc
 
-# Words without which a message cannot state a cause or a fix (``arcs.RESOLUTION``): only
-# those messages leave Postgres, not the pasted logs and long replies around them.
-_MAY_RESOLVE = r"(fix|cause|solved|resolved|culprit|(works|passes|green)\s+again)"
+# Words without which a message cannot state a cause or a fix: a looser superset of
+# ``arcs.RESOLUTION`` (tested), so only those messages leave Postgres, not the pasted logs and
+# long replies around them.
+_MAY_RESOLVE = (
+    r"(fix|cause|solved|resolved|culprit|found\s+the\s+(bug|problem)|(works|passes|green)\s+again)"
+)
 
 
 async def following_messages(

@@ -39,20 +39,19 @@ FIX_QUESTION = re.compile(
     r"went\s+wrong|leak(ed|s|ing)?|why\s+(did|was|were|does|do|is|are|would)\b)",
     re.IGNORECASE,
 )
-RESOLUTION = re.compile(
-    r"(^|[.!?:;]\s+|\n)\s*(fixed\b|the\s+fix\b|fix:|cause:|the\s+cause\b|root\s+cause\b|"
-    r"found\s+the\s+(cause|bug|problem)\b|solved\b|resolved\b|that\s+fixed\b|the\s+culprit\b)|"
-    r"\b(works|passes|green)\s+again\b",
-    re.IGNORECASE,
-)
+# A cause or a fix is stated at the start of a sentence ("Fixed: ...", "The cause was ...");
+# mid-sentence the same words are usually a question or a plan ("can you fix it?").
+_SAID = r"(^|[.!?:;]\s+|\n)\s*"
+_FIX = r"fixed\b|the\s+fix\b|fix:|solved\b|resolved\b|that\s+fixed\b"
+_CAUSE = r"cause:|the\s+cause\b|root\s+cause\b|found\s+the\s+(cause|bug|problem)\b|the\s+culprit\b"
+_AGAIN = r"\b(works|passes|green)\s+again\b"  # a fix shown by its effect
+# Both are narrowed from ``arc_store._MAY_RESOLVE``, the looser SQL prefilter of the messages
+# followed after a report: a text matching either also matches it (tested).
+RESOLUTION = re.compile(rf"{_SAID}({_FIX}|{_CAUSE})|{_AGAIN}", re.IGNORECASE)
 # The end of an arc: the fix itself (a cause comes before it). Followed from a report, the
 # messages after it are read up to the first that states the fix, not beyond: a long session
 # goes on to fix other things.
-FIX_STATED = re.compile(
-    r"(^|[.!?:;]\s+|\n)\s*(fixed\b|the\s+fix\b|fix:|solved\b|resolved\b|that\s+fixed\b)|"
-    r"\b(works|passes|green)\s+again\b",
-    re.IGNORECASE,
-)
+FIX_STATED = re.compile(rf"{_SAID}({_FIX})|{_AGAIN}", re.IGNORECASE)
 ATTEMPT = re.compile(
     # "Still at 99.7.", "Still failing", "Not that." - but not chat's "Still, I love it"
     r"(^|[.!?]\s+|\n)\s*(still\s+(at|fails?|failing|broken|the\s+same|red|hangs?|spinning|"
