@@ -93,13 +93,18 @@ def test_every_question_has_gold_events_of_its_project(corpus: Corpus) -> None:
     assert len(corpus.questions) >= 60
     assert set(kinds) == {
         "decision", "superseded", "constraint", "preference", "definition", "procedure",
-        "fix", "fix-paraphrase", "temporal", "resume", "cross-project",
+        "fix", "fix-paraphrase", "temporal", "resume", "artifact", "cross-project",
     }  # fmt: skip
     for q in corpus.questions:
         assert q["event_ids"], q["question"]
         for event_id in q["event_ids"]:
             event = by_id[event_id]
-            assert is_prose(event)
+            # an artifact is a command or an edit: its call (which shows it) and its result
+            if q["kind"] == "artifact":
+                assert event["type"] in ("tool_call", "tool_result"), q["question"]
+                assert any(by_id[i]["type"] == "tool_call" for i in q["event_ids"])
+            else:
+                assert is_prose(event)
             if q["project_id"]:
                 assert event["project_id"] == q["project_id"]
 

@@ -78,6 +78,7 @@ KIND_ORDER = (
     "fix-paraphrase",
     "temporal",
     "resume",
+    "artifact",
     "cross-project",
 )
 RULE_KINDS = ("constraint", "preference", "decision")

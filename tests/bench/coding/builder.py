@@ -140,7 +140,7 @@ class SessionLog:
         response: Any,
         result_text: str,
         failed: bool = False,
-    ) -> None:
+    ) -> list[dict[str, Any]]:
         self._tick(3, 25)
         use_id = f"toolu_01{self.rng.getrandbits(96):024x}"
         self._line(
@@ -172,18 +172,26 @@ class SessionLog:
         )
         extra: dict[str, Any] = {"tool_name": name, "tool_input": tool_input, "tool_use_id": use_id}
         if failed:
-            self._emit_hook("PostToolUseFailure", {**extra, "error": result_text})
-        else:
-            self._emit_hook("PostToolUse", {**extra, "tool_response": response})
+            return self._emit_hook("PostToolUseFailure", {**extra, "error": result_text})
+        return self._emit_hook("PostToolUse", {**extra, "tool_response": response})
 
-    def bash(self, command: str, output: str, code: int = 0, description: str = "") -> None:
+    def bash(
+        self,
+        command: str,
+        output: str,
+        code: int = 0,
+        description: str = "",
+        tags: tuple[str, ...] = (),
+    ) -> None:
+        """A command and its output; ``tags``: facts it answers (its call and its result)."""
         tool_input = {"command": command, "description": description or command.split()[0]}
         if code:
             text = f"Exit code {code}\n{output}"
-            self._tool("Bash", tool_input, text, text, True)
+            made = self._tool("Bash", tool_input, text, text, True)
         else:
             response = {"stdout": output, "stderr": "", "interrupted": False, "isImage": False}
-            self._tool("Bash", tool_input, response, output)
+            made = self._tool("Bash", tool_input, response, output)
+        self._tag(tags, made)
 
     def read(self, path: str, content: str) -> None:
         lines = content.splitlines()
@@ -200,7 +208,8 @@ class SessionLog:
         shown = "\n".join(f"{i:>6}\t{line}" for i, line in enumerate(lines, 1))
         self._tool("Read", {"file_path": f"{self.cwd}/{path}"}, response, shown)
 
-    def edit(self, path: str, old: str, new: str) -> None:
+    def edit(self, path: str, old: str, new: str, tags: tuple[str, ...] = ()) -> None:
+        """An edit of ``path``; ``tags``: facts it answers (its call and its result)."""
         full = f"{self.cwd}/{path}"
         diff = [
             line
@@ -225,7 +234,7 @@ class SessionLog:
             "userModified": False,
             "replaceAll": False,
         }
-        self._tool(
+        made = self._tool(
             "Edit",
             {"file_path": full, "old_string": old, "new_string": new},
             response,
@@ -233,6 +242,7 @@ class SessionLog:
             f"snippet of the edited file:\n"
             + "\n".join(f"{start + i:>6}\t{line}" for i, line in enumerate(new.splitlines())),
         )
+        self._tag(tags, made)
 
     def end(self) -> None:
         self._tick(30, 300)

@@ -9,7 +9,8 @@ facts of the older one (reported: how often it ranks above the newer).
 Kinds: decision, constraint, preference, definition, procedure, fix (asked in the session's
 words), fix-paraphrase (the same problem in words the session never used), superseded (the
 answer is the newer decision, the older one is a distractor), temporal, resume ("where did we
-leave off?": the last day of work before ``now``), cross-project.
+leave off?": the last day of work before ``now``), artifact (the answer is a command run or
+an edit made: a tool's call or its result), cross-project.
 """
 
 from __future__ import annotations
@@ -242,6 +243,35 @@ QUESTIONS: tuple[Q, ...] = (
     Q("resume", "What did we do last session?", PAY, sessions=("p12",), now="2026-07-20T09:00:00Z"),
     Q("resume", "Where did we leave off?", TDK, sessions=("t09",), now="2026-07-25T09:00:00Z"),
     Q("resume", "Catch me up.", None, sessions=("t20",), now="2026-11-02T09:00:00Z"),
+    # artifacts: the answer is a command that was run or an edit that was made, not words
+    Q("artifact", "Which command showed the rejected webhooks in staging?", PAY, ("p_cmd_logs",)),
+    Q("artifact", "Which command merged the two Alembic heads?", PAY, ("p_cmd_merge",)),
+    Q(
+        "artifact",
+        "Show the code change in the webhook handler that fixed the signatures.",
+        PAY,
+        ("p_edit_hmac",),
+    ),
+    Q(
+        "artifact",
+        "What did we change in conftest.py for parallel test runs?",
+        PAY,
+        ("p_edit_conftest",),
+    ),
+    Q(
+        "artifact",
+        "Which command measures how fast tdk starts from a cold cache?",
+        TDK,
+        ("t_cmd_hyperfine",),
+    ),
+    Q("artifact", "How did we see tdk's CPU usage from the shell?", TDK, ("t_cmd_top",)),
+    Q(
+        "artifact",
+        "What was the code change in app.rs that stopped the busy loop?",
+        TDK,
+        ("t_edit_poll",),
+    ),
+    Q("artifact", "Show the diff that installed the panic hook.", TDK, ("t_edit_hook",)),
     # across projects
     Q("cross-project", "How do we publish a release?", None, ("p_proc_release", "t_proc_release")),
     Q("cross-project", "Which project stores money as integer cents?", None, ("p_cents",)),

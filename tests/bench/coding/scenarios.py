@@ -381,6 +381,7 @@ def p05(s: SessionLog) -> None:
         "tests/conftest.py",
         'DB_NAME = "payments_test"',
         'DB_NAME = f"payments_test_{worker_id}"  # one database per xdist worker',
+        tags=("p_edit_conftest",),
     )
     s.bash(
         "uv run pytest -q -n 4",
@@ -441,6 +442,7 @@ def p07(s: SessionLog) -> None:
         ),
         0,
         "Look at the logs",
+        tags=("p_cmd_logs",),
     )
     s.say("Let me check the secret encoding first: maybe it is base64 and we use it raw.")
     s.edit(
@@ -469,6 +471,7 @@ def p07(s: SessionLog) -> None:
         "src/payments/webhooks.py",
         "payload = json.dumps(await request.json()).encode()",
         "payload = await request.body()  # the exact bytes the processor signed",
+        tags=("p_edit_hmac",),
     )
     s.bash("uv run pytest -q tests/test_webhooks.py", pytest_output(s.rng, PY_TESTS), 0, "Test")
     s.say(
@@ -536,6 +539,7 @@ def p09(s: SessionLog) -> None:
         ".py ...  done",
         0,
         "Merge the heads",
+        tags=("p_cmd_merge",),
     )
     s.bash(
         "uv run alembic upgrade head",
@@ -998,6 +1002,7 @@ def t03(s: SessionLog) -> None:
         "pub fn init() -> Result<Terminal> {\n    let hook = std::panic::take_hook();\n"
         "    std::panic::set_hook(Box::new(move |info| {\n        let _ = restore();\n"
         "        hook(info);\n    }));",
+        tags=("t_edit_hook",),
     )
     out, code = cargo_test_output(s.rng, "tdk")
     s.bash("cargo test", out, code, "Tests")
@@ -1030,6 +1035,7 @@ def t05(s: SessionLog) -> None:
         " 4242 dev       20   0   12344   6120   4800 R 100.0   0.1   3:12.40 tdk",
         0,
         "Measure",
+        tags=("t_cmd_top",),
     )
     s.say("Maybe the git pane refreshes too often; I'll cache git status for a second.")
     s.edit("src/widgets/mod.rs", "git::status(repo)?", "self.git_cache.get_or_refresh(repo)?")
@@ -1048,6 +1054,7 @@ def t05(s: SessionLog) -> None:
         "src/app.rs",
         "if event::poll(Duration::ZERO)? {",
         "if event::poll(self.tick.saturating_sub(last.elapsed()))? {",
+        tags=("t_edit_poll",),
     )
     s.bash(
         "top -b -n 1 -p $(pgrep tdk)",
@@ -1073,6 +1080,7 @@ def t06(s: SessionLog) -> None:
         "  Range (min … max):    35.0 ms …  44.9 ms    10 runs",
         0,
         "Measure startup",
+        tags=("t_cmd_hyperfine",),
     )
     s.user(
         "Write down how to add a widget:\n1. implement the Widget trait in src/widgets/\n"
