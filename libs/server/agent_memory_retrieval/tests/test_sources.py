@@ -349,6 +349,33 @@ async def test_events_map_alike_from_messages_and_rows(pg_dsn: str) -> None:
     assert docs["event:acme:e0"].context == docs["event:acme:x1"].context == ""
 
 
+async def test_session_markers_get_no_document_and_are_no_ones_context(pg_dsn: str) -> None:
+    """ "Claude Code session ended" answers nothing: it matched "code" in questions and, with
+    the last reply as its context, stood beside it in answers. The events listing keeps it."""
+    kinds = [
+        ("system", "session_start", "Claude Code session started (startup)"),
+        ("user", "message", "Why is the build red?"),
+        ("assistant", "message", "Fixed: the lockfile was stale."),
+        ("system", "session_end", "Claude Code session ended (prompt_input_exit)"),
+    ]
+    events = [
+        Event(
+            event_id=f"m{i}", ts=T + timedelta(seconds=i), tenant="acme", project_id="proj",
+            agent_id="claude", session_id="s1", role=role, type=type_, text=text, metadata={},
+            received_at=T,
+        )
+        for i, (role, type_, text) in enumerate(kinds)
+    ]  # fmt: skip
+    insert_events(pg_dsn, events)
+    async with await psycopg.AsyncConnection.connect(pg_dsn) as conn:
+        live = by_id(await recorded_changes(conn, [e.to_wire() for e in events]))
+    assert by_id(await collect(pg_dsn, event_pages)) == live
+    assert {i: d.context for i, d in live.items()} == {
+        "event:acme:m1": "",  # not the marker before it
+        "event:acme:m2": "Why is the build red?",
+    }
+
+
 async def test_a_turn_stored_late_brings_its_next_turn_back_with_it(pg_dsn: str) -> None:
     """e2 was stored (and indexed) before e1, the turn before it: indexing e1 indexes e2 again,
     now with e1 as its context. Stored in order, nothing more is indexed."""

@@ -34,7 +34,8 @@ LIMIT %(limit)s
 
 -- name: previous_turns
 -- the turn before each given event in its session: (ts, seq) order, as the TOC reads events;
--- the live indexers and rebuild-index both ask it, so both give an event the same context
+-- the live indexers and rebuild-index both ask it, so both give an event the same context.
+-- A session marker ("session started") is no turn: it says nothing the next one answers.
 SELECT k.i, p.text, p.metadata
 FROM unnest(%(tenants)s::text[], %(event_ids)s::text[]) WITH ORDINALITY AS k (tenant, event_id, i)
 JOIN events AS e ON e.tenant = k.tenant AND e.event_id = k.event_id
@@ -43,6 +44,7 @@ CROSS JOIN LATERAL (
     FROM events AS q
     WHERE q.tenant = e.tenant AND q.session_id = e.session_id AND e.session_id <> ''
       AND q.project_id = e.project_id AND (q.ts, q.seq) < (e.ts, e.seq)
+      AND q.type NOT IN ('session_start', 'session_end')
       AND NOT EXISTS (
           SELECT 1 FROM erased_events x WHERE x.tenant = q.tenant AND x.event_id = q.event_id
       )
