@@ -71,6 +71,11 @@ class SearchOptions(BaseModel):
     attempt_factor: float = Field(
         default=0.75, gt=0, le=1, description="A fix question: weight of a failed attempt."
     )
+    artifact_factor: float = Field(
+        default=1.5,
+        ge=1,
+        description="A question about a command run or an edit made: weight of a command or edit.",
+    )
     fix_vector_weight: float | None = Field(
         default=None, ge=0, description="A fix question: the vector tier's RRF weight (None: 0.3)."
     )

@@ -49,6 +49,7 @@ def engine_options(opts: SearchOptions) -> EngineOptions:
         superseded_factor=opts.superseded_factor,
         resolution_factor=opts.resolution_factor,
         attempt_factor=opts.attempt_factor,
+        artifact_factor=opts.artifact_factor,
         fix_vector_weight=opts.fix_vector_weight,
         arc_sources=opts.arc_sources,
         arc_window=opts.arc_window,

@@ -22,6 +22,7 @@ from agent_memory_query.search.brainstem.arcs import (
     is_fix_question,
     prefer_resolution,
 )
+from agent_memory_query.search.brainstem.artifacts import is_artifact_question, prefer_artifacts
 from agent_memory_query.search.brainstem.fusion import Candidate, lift, rrf
 from agent_memory_query.search.brainstem.intent import (
     GENERIC_WORDS,
@@ -127,6 +128,8 @@ class EngineOptions:
     superseded_factor: float = 0.5
     # A fix question: the cause and the fix over the failed attempts (``arcs``).
     resolution_factor: float = 1.3
+    # A question about a command run or an edit made: the commands and edits (``artifacts``).
+    artifact_factor: float = 1.5
     attempt_factor: float = 0.75
     # ...and the vector tier's RRF weight for it: a fix asked in other words than the
     # session's ("what leaked?") shares few words with it; None: the intent's weight.
@@ -506,6 +509,7 @@ class Brainstem:
         timings["health"] = _ms(t0)
         plan = make_plan(intent, q.limit, states, q.tiers, self.options.candidates)
         fix_question = intent in MOMENT_INTENTS and is_fix_question(understood.rest)
+        artifact_question = intent in MOMENT_INTENTS and is_artifact_question(understood.rest)
         if fix_question and self.options.fix_vector_weight is not None:
             plan = replace(plan, weights={**plan.weights, "vector": self.options.fix_vector_weight})
 
@@ -605,6 +609,11 @@ class Brainstem:
                     part, resolution=opts.resolution_factor, attempt=opts.attempt_factor
                 )
                 for part in (ranked_head, ranked_extra)
+            )
+        if artifact_question:
+            factor = self.options.artifact_factor
+            ranked_head, ranked_extra = (
+                prefer_artifacts(part, factor=factor) for part in (ranked_head, ranked_extra)
             )
         if found is not None:
             demote = self.options.superseded_factor
