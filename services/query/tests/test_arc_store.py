@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import psycopg
+from psycopg.types.json import Jsonb
 
-from agent_memory_query.search.arc_store import following_messages
+from agent_memory_query.search.arc_store import edits_before, following_messages
 from agent_memory_retrieval.docs import SearchFilter
 
 TS = datetime(2026, 5, 1, tzinfo=UTC)
@@ -21,12 +23,21 @@ def _event(
     session: str = "s1",
     type_: str = "message",
     agent: str = "a",
+    metadata: dict[str, Any] | None = None,
 ) -> None:
     conn.execute(
         "INSERT INTO events (tenant, event_id, ts, project_id, agent_id, session_id, role, type,"
         " text, metadata, received_at) VALUES ('t', %s, %s, 'p', %s, %s, 'assistant', %s, %s,"
-        " '{}', now())",
-        (event_id, TS + timedelta(minutes=minute), agent, session, type_, text),
+        " %s, now())",
+        (
+            event_id,
+            TS + timedelta(minutes=minute),
+            agent,
+            session,
+            type_,
+            text,
+            Jsonb(metadata or {}),
+        ),
     )
 
 
@@ -68,3 +79,33 @@ async def test_the_messages_after_a_report_that_may_state_a_fix(pg_dsn: str) -> 
         events_out = SearchFilter(tenant="t", types=("toc_node",))
         assert await following_messages(conn, events_out, ["report"], 12) == {}
         assert await following_messages(conn, scope, ["report"], 0) == {}
+
+
+async def test_the_edit_made_last_before_a_stated_fix(pg_dsn: str) -> None:
+    """The edits before the last one were attempts; a read, a command or another session's
+    edit is no change of this fix; beyond the window nothing is read."""
+    edit = {"tool_kind": "edit"}
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        _event(conn, "old-edit", 0, "Edit src/a.rs\n@@ -1 +1 @@\n-x\n+y", type_="tool_call",
+               metadata=edit)  # fmt: skip
+        _event(conn, "attempt", 1, "Edit src/main.rs\n@@ -1 +1 @@\n+cleanup()", type_="tool_call",
+               metadata=edit)  # fmt: skip
+        _event(conn, "cause", 2, "Cause: a panic unwinds past main's cleanup.")
+        _event(conn, "change", 3, "Edit src/terminal.rs\n@@ -1 +1 @@\n+hook()", type_="tool_call",
+               metadata=edit)  # fmt: skip
+        _event(conn, "elsewhere", 4, "Write src/b.rs (3 lines)", type_="tool_call", session="s2",
+               metadata={"tool_kind": "write"})  # fmt: skip
+        _event(conn, "read", 4, "Read src/terminal.rs", type_="tool_call",
+               metadata={"tool_kind": "read"})  # fmt: skip
+        _event(conn, "test", 5, "$ cargo test\nexit 0", type_="tool_result",
+               metadata={"tool_kind": "shell"})  # fmt: skip
+        _event(conn, "fix", 6, "Fixed: a panic hook restores the terminal.")
+    async with await psycopg.AsyncConnection.connect(pg_dsn) as conn:
+        scope = SearchFilter(tenant="t", project_id="p")
+        found = await edits_before(conn, scope, ["fix", "old-edit", "nothing"], 10)
+        assert list(found) == ["fix"]
+        assert found["fix"].id == "event:t:change" and found["fix"].doc.type == "event"
+        assert await edits_before(conn, scope, ["fix"], 2) == {}  # the read and the test only
+        assert await edits_before(conn, SearchFilter(tenant="u"), ["fix"], 10) == {}
+        events_out = SearchFilter(tenant="t", types=("toc_node",))
+        assert await edits_before(conn, events_out, ["fix"], 10) == {}

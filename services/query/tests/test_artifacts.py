@@ -33,6 +33,8 @@ def test_questions_about_commands_and_edits_are_told_from_others() -> None:
         "Show the code change in the webhook handler that fixed the signatures.",
         "How did we see tdk's CPU usage from the shell?",
         "Which file holds the retry settings?",
+        "What change fixed the connection pool leak?",
+        "Which edit fixed the 100% CPU when idle?",
     ):
         assert is_artifact_question(q), q
     for q in (
@@ -40,6 +42,7 @@ def test_questions_about_commands_and_edits_are_told_from_others() -> None:
         "What did we decide for database migrations?",
         "How do we cut a release?",
         "Why did we change the config format?",
+        "What changed in the API last week?",
     ):
         assert not is_artifact_question(q), q
 

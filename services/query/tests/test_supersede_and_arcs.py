@@ -11,7 +11,9 @@ from agent_memory_query.search.brainstem.arcs import (
     FIX_STATED,
     arc_factor,
     arc_sources,
+    bring_fix_edits,
     bring_resolutions,
+    fix_statements,
     is_fix_question,
     prefer_resolution,
     reports_problem,
@@ -269,6 +271,30 @@ def test_the_fix_said_after_a_report_joins_with_the_reports_score() -> None:
     )
     assert changed == 0 and strong.fused == 0.95 and strong.ranks == {}
     assert len(out) == 2
+
+
+def test_a_stated_fix_brings_the_edit_made_last_before_it() -> None:
+    """Asked for the change that fixed something: the best moments stating a fix (not a
+    cause, not a report) each bring their edit at their fused score times ``follow``."""
+    head = [
+        cand("cause", 1.0, "Cause: the pool leaks."),
+        cand("fix", 0.9, "Fixed: the publisher uses async with for its session."),
+        cand("report", 0.8, "Captures time out under load."),
+        cand("known", 0.1, "Edit src/payments/events.py"),
+        cand("fix2", 0.5, "That fixed it."),
+    ]
+    fixes = fix_statements(head, 5)
+    assert [c.doc.event_ids[0] for c in fixes] == ["fix", "fix2"]
+    assert [c.doc.event_ids[0] for c in fix_statements(head, 1)] == ["fix"]
+    new_edit = Hit(id="event:t:edit", score=0.0, doc=doc("edit", "Edit src/payments/events.py"))
+    edits = {"fix": new_edit, "fix2": Hit(id=head[3].id, score=0.0, doc=head[3].doc)}
+    out, changed = bring_fix_edits(head, fixes, edits, follow=0.9)
+    by_event = {c.doc.event_ids[0]: c for c in out}
+    assert changed == 2
+    assert by_event["edit"].fused == pytest.approx(0.81) and by_event["edit"].ranks == {"arc": 2}
+    assert by_event["known"].fused == pytest.approx(0.45) and by_event["known"].ranks == {"arc": 5}
+    out, changed = bring_fix_edits(head, fixes, {}, follow=0.9)
+    assert changed == 0 and len(out) == len(head)
 
 
 def test_match_score_is_the_best_cosine_and_absent_without_the_vector_tier() -> None:

@@ -6,7 +6,8 @@ moment it was solved ("Fixed: a panic hook restores the terminal"). The cause an
 come later in the same session; ``following_messages`` reads, for each reported moment, the
 next events of its session (tool calls and outputs counted, so the window is a stretch of
 work) and returns the messages among them that may state a cause or a fix. The brainstem
-keeps those that do (``arcs.states_resolution``).
+keeps those that do (``arcs.states_resolution``). Asked for the change itself, a stated fix
+leads back to the edit made last before it (``edits_before``).
 """
 
 from __future__ import annotations
@@ -65,4 +66,42 @@ async def following_messages(
     for row in rows:
         doc = event_doc(Event.from_row(row))
         found.setdefault(row["source_id"], []).append(Hit(id=doc.id, score=0.0, doc=doc))
+    return found
+
+
+async def edits_before(
+    conn: AsyncConnection, flt: SearchFilter, event_ids: Sequence[str], window: int
+) -> dict[str, Hit]:
+    """Per event id: the edit made last (a tool's call that edits or writes a file) among the
+    ``window`` events of its session before it, inside ``flt``: after a stated fix, the change
+    that made it (the edits before it were attempts). An id with no such edit maps to nothing."""
+    if not event_ids or window <= 0:
+        return {}
+    if flt.types is not None and "event" not in flt.types:
+        return {}
+    params: dict[str, Any] = {"ids": list(dict.fromkeys(event_ids)), "window": window}
+    inner = event_conditions(flt, params)
+    stmt = sql.SQL(
+        "SELECT s.event_id AS source_id, f.tenant, f.event_id, f.ts, f.project_id, f.agent_id,"
+        " f.session_id, f.role, f.type, f.text, f.metadata"
+        " FROM events AS s CROSS JOIN LATERAL ("
+        "  SELECT * FROM ("
+        "   SELECT tenant, event_id, ts, seq, project_id, agent_id, session_id, role, type,"
+        "   text, metadata FROM events"
+        "   WHERE {inner} AND session_id = s.session_id AND (ts, seq) < (s.ts, s.seq)"
+        "   ORDER BY ts DESC, seq DESC LIMIT %(window)s"
+        "  ) AS w WHERE w.type = 'tool_call' AND w.metadata->>'tool_kind' IN ('edit', 'write')"
+        "  AND NOT EXISTS (SELECT 1 FROM event_duplicates AS d"
+        "   WHERE d.tenant = w.tenant AND d.event_id = w.event_id)"
+        "  ORDER BY w.ts DESC, w.seq DESC LIMIT 1"
+        " ) AS f"
+        " WHERE s.tenant = %(tenant)s AND s.event_id = ANY(%(ids)s::text[])"
+    ).format(inner=sql.SQL(" AND ").join(inner))
+    async with conn.cursor(row_factory=dict_row) as cur:
+        await cur.execute(stmt, params)
+        rows = await cur.fetchall()
+    found: dict[str, Hit] = {}
+    for row in rows:
+        doc = event_doc(Event.from_row(row))
+        found[row["source_id"]] = Hit(id=doc.id, score=0.0, doc=doc)
     return found

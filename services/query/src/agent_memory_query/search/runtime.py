@@ -154,6 +154,10 @@ async def open_search(settings: Settings, pool: AsyncConnectionPool) -> SearchRu
         async with reading(pool) as conn:
             return await arc_store.following_messages(conn, flt, event_ids, window)
 
+    async def edits(flt: SearchFilter, event_ids: Sequence[str], window: int) -> dict[str, Hit]:
+        async with reading(pool) as conn:
+            return await arc_store.edits_before(conn, flt, event_ids, window)
+
     access = search_store.AccessRecorder(pool, interval_s=opts.access_flush_s)
     access.start()
     brainstem = Brainstem(
@@ -168,6 +172,7 @@ async def open_search(settings: Settings, pool: AsyncConnectionPool) -> SearchRu
         supersession_lookup=links,
         period_browse=browse,
         follow_lookup=follow,
+        edit_lookup=edits,
         last_worked_day=last_day,
         options=engine_options(opts),
         embedder_missing_reason=(

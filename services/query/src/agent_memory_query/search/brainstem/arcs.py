@@ -23,6 +23,11 @@ the answer is: later in the same session. ``arc_sources`` picks the best moments
 state a resolution themselves; the cause and the fix said after each of them
 (``arc_store.following_messages``) join the candidates with the source's fused score times
 ``follow`` (``bring_resolutions``), and are weighed as any resolution is.
+
+Asked for the change itself ("show the code change that fixed the signatures", an
+``artifacts`` question too), the answer is the edit made last before a fix was stated (the
+edits before it were attempts): the best moments stating a fix (``fix_statements``) bring it
+(``arc_store.edits_before``, ``bring_fix_edits``).
 """
 
 from __future__ import annotations
@@ -142,6 +147,26 @@ def arc_sources(candidates: Sequence[Candidate], count: int) -> list[Candidate]:
     return out
 
 
+def _raise_to(
+    hit: Hit,
+    fused: float,
+    source_place: int,
+    out: list[Candidate],
+    by_id: dict[str, Candidate],
+    changed: set[str],
+) -> None:
+    """``hit`` joins the candidates with ``fused``, or is raised to it (``ranks``: ``arc``)."""
+    known = by_id.get(hit.id)
+    if known is None:
+        known = Candidate(id=hit.id, doc=hit.doc)
+        by_id[hit.id] = known
+        out.append(known)
+    if known.fused < fused:
+        known.fused = known.score = fused
+        known.ranks.setdefault("arc", source_place)
+        changed.add(hit.id)
+
+
 def bring_resolutions(
     candidates: Sequence[Candidate],
     sources: Sequence[Candidate],
@@ -167,18 +192,48 @@ def bring_resolutions(
             for hit in following.get(event_id, ()):
                 if taken >= per_source:
                     break
-                if not states_resolution(getattr(hit.doc, "text", "") or ""):
+                text = getattr(hit.doc, "text", "") or ""
+                if not states_resolution(text):
                     continue
                 taken += 1
-                if FIX_STATED.search(hit.doc.text or ""):
+                if FIX_STATED.search(text):
                     taken = per_source  # the arc ends at its fix
-                known = by_id.get(hit.id)
-                if known is None:
-                    known = Candidate(id=hit.id, doc=hit.doc)
-                    by_id[hit.id] = known
-                    out.append(known)
-                if known.fused < fused:
-                    known.fused = known.score = fused
-                    known.ranks.setdefault("arc", place[src.id])
-                    changed.add(hit.id)
+                _raise_to(hit, fused, place[src.id], out, by_id, changed)
+    return out, len(changed)
+
+
+def fix_statements(candidates: Sequence[Candidate], count: int) -> list[Candidate]:
+    """The first ``count`` moments (events, grips) that state a fix (``FIX_STATED``)."""
+    out: list[Candidate] = []
+    for cand in candidates:
+        if len(out) >= count:
+            break
+        doc = cand.doc
+        if getattr(doc, "type", "event") not in ("event", "grip") or not doc.event_ids:
+            continue
+        text = getattr(doc, "text", "") or ""
+        if states_resolution(text) and FIX_STATED.search(text):
+            out.append(cand)
+    return out
+
+
+def bring_fix_edits(
+    candidates: Sequence[Candidate],
+    fixes: Sequence[Candidate],
+    edits: Mapping[str, Hit],
+    *,
+    follow: float,
+) -> tuple[list[Candidate], int]:
+    """The candidates with the edit made last before each stated fix (``edits``: per event
+    id), at the fix's fused score times ``follow``, joined or raised as in
+    ``bring_resolutions``. Returns the candidates and how many edits were brought or raised."""
+    out = list(candidates)
+    by_id = {c.id: c for c in out}
+    place = {c.id: i + 1 for i, c in enumerate(candidates)}
+    changed: set[str] = set()
+    for fix in fixes:
+        for event_id in fix.doc.event_ids:
+            edit = edits.get(event_id)
+            if edit is not None:
+                _raise_to(edit, fix.fused * follow, place[fix.id], out, by_id, changed)
     return out, len(changed)

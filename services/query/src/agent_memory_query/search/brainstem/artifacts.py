@@ -25,7 +25,7 @@ from agent_memory_query.search.brainstem.fusion import Candidate
 ARTIFACT_QUESTION = re.compile(
     r"\b(commands?|diffs?|patch(es)?|code\s+changes?|invocation|cli\s+flags?|"
     r"(change|changed|edit|edited)\s+in\s+[\w./-]+\.\w+|"
-    r"which\s+(files?|lines?|flags?|scripts?)|"
+    r"(which|what)\s+(files?|lines?|flags?|scripts?|edits?|changes?)|"
     r"(from|in)\s+the\s+(shell|terminal|command\s+line)|ran\s+to|run\s+to)\b",
     re.IGNORECASE,
 )

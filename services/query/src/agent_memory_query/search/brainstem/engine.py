@@ -18,7 +18,9 @@ from typing import Any
 from agent_memory_common.logs import get_logger
 from agent_memory_query.search.brainstem.arcs import (
     arc_sources,
+    bring_fix_edits,
     bring_resolutions,
+    fix_statements,
     is_fix_question,
     prefer_resolution,
 )
@@ -91,6 +93,8 @@ PeriodBrowse = Callable[[str, str | None, datetime, datetime, int], Awaitable[li
 LastWorkedDay = Callable[[str, str | None, datetime], Awaitable[tuple[datetime, datetime] | None]]
 # (scope, event ids, window) -> per event id, the messages after it that may state a fix
 FollowLookup = Callable[[SearchFilter, Sequence[str], int], Awaitable[dict[str, list[Hit]]]]
+# (scope, event ids, window) -> the edit made last before each (``arc_store.edits_before``)
+EditLookup = Callable[[SearchFilter, Sequence[str], int], Awaitable[dict[str, Hit]]]
 
 
 @dataclass(frozen=True)
@@ -268,6 +272,7 @@ class Brainstem:
         supersession_lookup: SupersessionLookup | None = None,
         period_browse: PeriodBrowse | None = None,
         follow_lookup: FollowLookup | None = None,
+        edit_lookup: EditLookup | None = None,
         last_worked_day: LastWorkedDay | None = None,
     ) -> None:
         self.text_index = text_index
@@ -285,6 +290,7 @@ class Brainstem:
         self.supersession_lookup = supersession_lookup
         self.period_browse = period_browse
         self.follow_lookup = follow_lookup
+        self.edit_lookup = edit_lookup
         self.last_worked_day = last_worked_day
         self._health: dict[str, tuple[float, TierState]] = {}
 
@@ -564,7 +570,7 @@ class Brainstem:
         if fix_question:
             t0 = time.perf_counter()
             scope = _scope(q, explicit if relaxed else time_range, plan.types)
-            head = await self._follow_arcs(scope, head, notes)
+            head = await self._follow_arcs(scope, head, notes, edits=artifact_question)
             timings["arcs"] = _ms(t0)
         t0 = time.perf_counter()
         extra: list[Candidate] = []
@@ -684,16 +690,17 @@ class Brainstem:
             return None
 
     async def _follow_arcs(
-        self, scope: SearchFilter, head: list[Candidate], notes: list[str]
+        self, scope: SearchFilter, head: list[Candidate], notes: list[str], *, edits: bool
     ) -> list[Candidate]:
         """A fix question: the causes and fixes said after its best problem reports
-        (``arcs``); a failed lookup leaves the candidates as they were, with a note."""
+        (``arcs``), and with ``edits`` (it asks for the change) the edit made last before each
+        fix; a failed lookup leaves the candidates as they were, with a note."""
         opts = self.options
-        if self.follow_lookup is None or opts.arc_sources <= 0 or scope.kinds is not None:
+        if opts.arc_sources <= 0 or scope.kinds is not None:
             return head
         sources = arc_sources(head, opts.arc_sources)
-        if not sources:
-            return head
+        if not sources or self.follow_lookup is None:
+            return await self._edits_before_fixes(scope, head, notes) if edits else head
         try:
             following = await self.follow_lookup(
                 scope, [e for c in sources for e in c.doc.event_ids], opts.arc_window
@@ -708,6 +715,34 @@ class Brainstem:
             notes.append(
                 f"fix question: {changed} cause(s) or fix(es) said after the best"
                 f" {len(sources)} problem report(s) -> candidates"
+            )
+        if edits:
+            out = await self._edits_before_fixes(scope, out, notes)
+        return out
+
+    async def _edits_before_fixes(
+        self, scope: SearchFilter, head: list[Candidate], notes: list[str]
+    ) -> list[Candidate]:
+        """A fix question asking for the change: the edit made last before each of the best
+        moments stating a fix (``arcs.bring_fix_edits``)."""
+        opts = self.options
+        if self.edit_lookup is None:
+            return head
+        fixes = fix_statements(head, opts.arc_sources)
+        if not fixes:
+            return head
+        try:
+            edits = await self.edit_lookup(
+                scope, [e for c in fixes for e in c.doc.event_ids], opts.arc_window
+            )
+        except Exception as exc:  # a refinement: the tiers' answer stands
+            notes.append(f"fix edits unavailable ({type(exc).__name__})")
+            return head
+        out, brought = bring_fix_edits(head, fixes, edits, follow=opts.arc_follow)
+        if brought:
+            notes.append(
+                f"fix question asking for the change: the edit made last before {brought} of"
+                f" the best {len(fixes)} stated fix(es) -> candidates"
             )
         return out
 
