@@ -7,8 +7,9 @@ from datetime import UTC, datetime
 import pytest
 
 from agent_memory_query.search.brainstem.artifacts import (
-    is_artifact,
-    is_artifact_question,
+    KINDS,
+    artifact_kind,
+    asked_artifacts,
     prefer_artifacts,
 )
 from agent_memory_query.search.brainstem.fusion import Candidate
@@ -25,53 +26,56 @@ def cand(event_id: str, score: float, text: str, type_: str = "event") -> Candid
     return Candidate(id=doc.id, doc=doc, fused=score, score=score)
 
 
-def test_questions_about_commands_and_edits_are_told_from_others() -> None:
-    for q in (
-        "Which command merged the two Alembic heads?",
-        "Show the diff that installed the panic hook.",
-        "What did we change in conftest.py for parallel test runs?",
-        "Show the code change in the webhook handler that fixed the signatures.",
-        "How did we see tdk's CPU usage from the shell?",
-        "Which file holds the retry settings?",
-        "What change fixed the connection pool leak?",
-        "Which edit fixed the 100% CPU when idle?",
-    ):
-        assert is_artifact_question(q), q
-    for q in (
-        "After a crash my shell stopped showing what I typed; how was that repaired?",
-        "What did we decide for database migrations?",
-        "How do we cut a release?",
-        "Why did we change the config format?",
-        "What changed in the API last week?",
-    ):
-        assert not is_artifact_question(q), q
+@pytest.mark.parametrize(
+    ("question", "asked"),
+    [
+        ("Which command merged the two Alembic heads?", {"command"}),
+        ("How did we see tdk's CPU usage from the shell?", {"command"}),
+        ("Show the diff that installed the panic hook.", {"edit"}),
+        ("What did we change in conftest.py for parallel test runs?", {"edit"}),
+        ("Show the code change in the webhook handler that fixed the signatures.", {"edit"}),
+        ("What change fixed the connection pool leak?", {"edit"}),
+        ("Which edit fixed the 100% CPU when idle?", {"edit"}),
+        ("Which file holds the retry settings?", KINDS),
+        ("Which command and which diff fixed the build?", KINDS),
+        # not about a command or an edit
+        ("After a crash my shell stopped showing what I typed; how was that repaired?", set()),
+        ("What did we decide for database migrations?", set()),
+        ("How do we cut a release?", set()),
+        ("Why did we change the config format?", set()),
+        ("What changed in the API last week?", set()),
+    ],
+)
+def test_a_question_says_whether_it_asks_for_a_command_or_an_edit(
+    question: str, asked: set[str]
+) -> None:
+    assert asked_artifacts(question) == asked
 
 
 def test_commands_and_edits_are_read_from_the_shapes_the_hooks_give_them() -> None:
-    for text in (
-        "$ uv run alembic merge -m 'merge chargebacks' 9b2e4c71 a71f03d2  # Merge the heads",
-        "$ top -b -n 1 -p $(pgrep tdk)\nexit 0\n  PID USER ...",
-        "Edit /home/dev/tdk/src/app.rs\n@@ -1,1 +1,1 @@\n-if event::poll(Duration::ZERO)? {",
-        "Write /home/dev/tdk/src/cache.rs (12 lines)\nuse std::time::Instant;",
+    for text, kind in (
+        ("$ uv run alembic merge -m 'merge chargebacks' 9b2e4c71 a71f03d2  # Merge", "command"),
+        ("$ top -b -n 1 -p $(pgrep tdk)\nexit 0\n  PID USER ...", "command"),
+        ("Edit /home/dev/tdk/src/app.rs\n@@ -1,1 +1,1 @@\n-if event::poll(ZERO)? {", "edit"),
+        ("Write /home/dev/tdk/src/cache.rs (12 lines)\nuse std::time::Instant;", "edit"),
+        ("Edit /home/dev/tdk/src/app.rs: applied", None),  # the acknowledgement shows no change
+        ("Read /home/dev/tdk/src/app.rs", None),
+        ("Fixed: event::poll now waits until the next tick.", None),
+        ("I ran $ cargo test and it passed.", None),
     ):
-        assert is_artifact(text), text
-    for text in (
-        "Edit /home/dev/tdk/src/app.rs: applied",  # the acknowledgement shows no change
-        "Read /home/dev/tdk/src/app.rs",
-        "Fixed: event::poll now waits until the next tick.",
-        "I ran $ cargo test and it passed.",
-    ):
-        assert not is_artifact(text), text
+        assert artifact_kind(text) == kind, text
 
 
-def test_a_command_outranks_the_rules_sharing_its_words_and_is_not_stale() -> None:
+def test_what_is_asked_for_outranks_the_rules_sharing_its_words_and_is_not_stale() -> None:
     rule = cand("rule", 1.0, "To reproduce a webhook locally, start the stub first.")
-    rule.factors["salience"] = 0.7
     command = cand("cmd", 0.6, "$ kubectl logs deploy/payments-api | grep webhook")
     command.factors["staleness"] = 0.6
+    edit = cand("edit", 0.55, "Edit src/webhooks.py\n@@ -1 +1 @@\n+payload = body")
     grip = cand("grip", 0.5, "$ kubectl logs deploy/payments-api", type_="grip")
-    ranked = prefer_artifacts([rule, command, grip], factor=1.5)
-    assert [c.id for c in ranked] == ["event:t:cmd", "event:t:rule", "grip:t:grip"]
+    ranked = prefer_artifacts([rule, command, edit, grip], kinds=frozenset({"command"}), factor=1.5)
+    assert [c.id for c in ranked] == ["event:t:cmd", "event:t:rule", "event:t:edit", "grip:t:grip"]
     assert command.factors == {"staleness": 1.0, "artifact": 1.5}
     assert command.score == pytest.approx(0.6 * 1.5 / 0.6)
-    assert "artifact" not in rule.factors and "artifact" not in grip.factors
+    assert not any("artifact" in c.factors for c in (rule, edit, grip))
+    ranked = prefer_artifacts([rule, edit], kinds=frozenset({"edit"}), factor=2.0)
+    assert [c.id for c in ranked] == ["event:t:edit", "event:t:rule"]

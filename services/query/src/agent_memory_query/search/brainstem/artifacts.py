@@ -8,49 +8,77 @@ replies lead; asked for the command itself, the tiers found it (fused in the fir
 the ranking buried it below rules and decisions that merely share a word: on ``make
 bench-coding`` no such question had its command or edit first.
 
-For such a question (``is_artifact_question``) a command or an edit (``is_artifact``, read
-from the shapes the capture hooks give them: ``$ <command>`` for a shell call or its result,
-``<Tool> <path>`` followed by a diff or a file's head for an edit or a write) weighs
+For such a question a command or an edit, whichever it asks for (``asked_artifacts``: "which
+command" wants commands, "the diff" edits, "which file" either), read from the shapes the
+capture hooks give them (``artifact_kind``: ``$ <command>`` for a shell call or its result,
+``<Tool> <path>`` followed by a diff or a file's head for an edit or a write), weighs
 ``factor`` and is spared staleness: what was run or changed stays what was run or changed.
-A read or an "applied" acknowledgement is neither: it shows no command and no change.
+A read or an "applied" acknowledgement is neither: it shows no command and no change. Asked
+for the diff, the test runs around it are not the answer: on ``make bench-coding`` they came
+first in three of the four questions asking for an edit while every command was weighed.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import Literal
 
 from agent_memory_query.search.brainstem.fusion import Candidate
 
-ARTIFACT_QUESTION = re.compile(
-    r"\b(commands?|diffs?|patch(es)?|code\s+changes?|invocation|cli\s+flags?|"
-    r"(change|changed|edit|edited)\s+in\s+[\w./-]+\.\w+|"
-    r"(which|what)\s+(files?|lines?|flags?|scripts?|edits?|changes?)|"
-    r"(from|in)\s+the\s+(shell|terminal|command\s+line)|ran\s+to|run\s+to)\b",
+Kind = Literal["command", "edit"]
+KINDS: frozenset[Kind] = frozenset(("command", "edit"))
+
+# What the question asks for: a command ("which command", "from the shell"), an edit ("the
+# diff", "the code change", "what did we change in conftest.py"), or either ("which file").
+COMMAND_QUESTION = re.compile(
+    r"\b(commands?|invocation|cli\s+flags?|(from|in)\s+the\s+(shell|terminal|command\s+line)|"
+    r"ran\s+to|run\s+to)\b",
     re.IGNORECASE,
 )
+EDIT_QUESTION = re.compile(
+    r"\b(diffs?|patch(es)?|code\s+changes?|(change|changed|edit|edited)\s+in\s+[\w./-]+\.\w+|"
+    r"(which|what)\s+(edits?|changes?))\b",
+    re.IGNORECASE,
+)
+EITHER_QUESTION = re.compile(r"\b(which|what)\s+(files?|lines?|flags?|scripts?)\b", re.IGNORECASE)
 # ``shape.call_text`` and ``shape.result_text`` of the capture hooks: "$ cmd  # what for",
 # "$ cmd\nexit 1\n<output>"; "Edit /path\n@@ -1 +1 @@ ..."; "Write /path (12 lines)\n<head>".
-ARTIFACT = re.compile(r"^\$ \S|^\w+ \S+\n@@ |^\w+ \S+ \(\d+ lines?\)", re.IGNORECASE)
+COMMAND = re.compile(r"^\$ \S")
+EDIT = re.compile(r"^\w+ \S+\n@@ |^\w+ \S+ \(\d+ lines?\)")
 
 
-def is_artifact_question(query: str) -> bool:
-    return bool(ARTIFACT_QUESTION.search(query))
+def asked_artifacts(query: str) -> frozenset[Kind]:
+    """What a question asks for among commands and edits; empty when it asks for neither."""
+    if EITHER_QUESTION.search(query):
+        return KINDS
+    kinds: set[Kind] = set()
+    if COMMAND_QUESTION.search(query):
+        kinds.add("command")
+    if EDIT_QUESTION.search(query):
+        kinds.add("edit")
+    return frozenset(kinds)
 
 
-def is_artifact(text: str) -> bool:
-    """Whether a moment is a command (its call or its result) or an edit with its change."""
-    return bool(ARTIFACT.match(text))
+def artifact_kind(text: str) -> Kind | None:
+    """A moment as a command (its call or its result) or an edit with its change, or None."""
+    if COMMAND.match(text):
+        return "command"
+    if EDIT.match(text):
+        return "edit"
+    return None
 
 
-def prefer_artifacts(candidates: Iterable[Candidate], *, factor: float) -> list[Candidate]:
-    """Weigh each command and edit by ``factor`` (``explain.ranking``: ``artifact``), no longer
-    demoted for its age (its ``staleness`` factor back to 1); sorted."""
+def prefer_artifacts(
+    candidates: Iterable[Candidate], *, kinds: frozenset[Kind], factor: float
+) -> list[Candidate]:
+    """Weigh each command or edit of the ``kinds`` asked for by ``factor`` (``explain.ranking``:
+    ``artifact``), no longer demoted for its age (its ``staleness`` factor back to 1); sorted."""
     out = list(candidates)
     for cand in out:
         if getattr(cand.doc, "type", "event") != "event":
             continue
-        if not is_artifact(getattr(cand.doc, "text", "") or ""):
+        if artifact_kind(getattr(cand.doc, "text", "") or "") not in kinds:
             continue
         cand.factors["artifact"] = factor
         cand.score *= factor

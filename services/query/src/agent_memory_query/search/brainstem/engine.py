@@ -24,7 +24,7 @@ from agent_memory_query.search.brainstem.arcs import (
     is_fix_question,
     prefer_resolution,
 )
-from agent_memory_query.search.brainstem.artifacts import is_artifact_question, prefer_artifacts
+from agent_memory_query.search.brainstem.artifacts import asked_artifacts, prefer_artifacts
 from agent_memory_query.search.brainstem.fusion import Candidate, lift, rrf
 from agent_memory_query.search.brainstem.intent import (
     GENERIC_WORDS,
@@ -515,7 +515,7 @@ class Brainstem:
         timings["health"] = _ms(t0)
         plan = make_plan(intent, q.limit, states, q.tiers, self.options.candidates)
         fix_question = intent in MOMENT_INTENTS and is_fix_question(understood.rest)
-        artifact_question = intent in MOMENT_INTENTS and is_artifact_question(understood.rest)
+        artifacts = asked_artifacts(understood.rest) if intent in MOMENT_INTENTS else frozenset()
         if fix_question and self.options.fix_vector_weight is not None:
             plan = replace(plan, weights={**plan.weights, "vector": self.options.fix_vector_weight})
 
@@ -570,7 +570,7 @@ class Brainstem:
         if fix_question:
             t0 = time.perf_counter()
             scope = _scope(q, explicit if relaxed else time_range, plan.types)
-            head = await self._follow_arcs(scope, head, notes, edits=artifact_question)
+            head = await self._follow_arcs(scope, head, notes, edits="edit" in artifacts)
             timings["arcs"] = _ms(t0)
         t0 = time.perf_counter()
         extra: list[Candidate] = []
@@ -616,10 +616,11 @@ class Brainstem:
                 )
                 for part in (ranked_head, ranked_extra)
             )
-        if artifact_question:
+        if artifacts:
             factor = self.options.artifact_factor
             ranked_head, ranked_extra = (
-                prefer_artifacts(part, factor=factor) for part in (ranked_head, ranked_extra)
+                prefer_artifacts(part, kinds=artifacts, factor=factor)
+                for part in (ranked_head, ranked_extra)
             )
         if found is not None:
             demote = self.options.superseded_factor
