@@ -160,3 +160,18 @@ def test_a_title_never_says_its_goal_twice() -> None:
     goal, _, outcome = title.partition(WORK_SEPARATOR)
     assert goal.startswith("We chose Tantivy as the embedded BM25 engine")
     assert outcome == "The recorder must acknowledge only after the commit", title
+
+
+def test_a_title_keeps_the_case_of_the_code_it_starts_with() -> None:
+    from agent_memory_summarizer.headline import _capital
+
+    for text in (
+        "event::poll now waits until the next tick",
+        "test_refund_twice passes again",
+        "useState moved into the hook",
+        "config.toml is read first",
+        "h2 support is on",
+        "`cargo dist` builds the tarballs",
+    ):
+        assert _capital(text) == text
+    assert _capital("webhooks fail in staging") == "Webhooks fail in staging"

@@ -220,10 +220,19 @@ def headline(turns: Sequence[Turn]) -> tuple[str, str]:
     return "", _capital(o)
 
 
+_CODE_MARKS = ("_", "::", "(", "/", "`", "=", "<", "[")
+
+
 def _capital(text: str) -> str:
-    """Capitalised, unless it starts with an identifier (``test_refund_twice``, ``npm``)."""
+    """Capitalised, unless it starts with an identifier (``test_refund_twice``,
+    ``event::poll``, ``useState``, ``config.toml``, ``x2``): code's case is part of its name."""
     first = text.split(" ", 1)[0]
-    if "_" in first or first[1:].lower() != first[1:] or "." in first.rstrip("."):
+    if (
+        any(mark in first for mark in _CODE_MARKS)
+        or first[1:].lower() != first[1:]
+        or "." in first.rstrip(".")
+        or any(ch.isdigit() for ch in first)
+    ):
         return text
     return text[:1].upper() + text[1:]
 
