@@ -349,22 +349,28 @@ async def test_events_map_alike_from_messages_and_rows(pg_dsn: str) -> None:
     assert docs["event:acme:e0"].context == docs["event:acme:x1"].context == ""
 
 
-async def test_session_markers_get_no_document_and_are_no_ones_context(pg_dsn: str) -> None:
-    """ "Claude Code session ended" answers nothing: it matched "code" in questions and, with
-    the last reply as its context, stood beside it in answers. The events listing keeps it."""
-    kinds = [
-        ("system", "session_start", "Claude Code session started (startup)"),
-        ("user", "message", "Why is the build red?"),
-        ("assistant", "message", "Fixed: the lockfile was stale."),
-        ("system", "session_end", "Claude Code session ended (prompt_input_exit)"),
+async def test_markers_and_edit_acknowledgements_get_no_document(pg_dsn: str) -> None:
+    """A marker ("Claude Code session ended") answers nothing: it matched "code" in questions
+    and, with the last reply as its context, stood beside it in answers; nor is it any turn's
+    context. "Edit src/app.rs: applied" names the file its call named beside the change; a
+    failed edit keeps its error. The events listing keeps them all."""
+    edit = {"tool_kind": "edit"}
+    kinds: list[tuple[str, str, str, dict[str, Any]]] = [
+        ("system", "session_start", "Claude Code session started (startup)", {}),
+        ("user", "message", "Why is the build red?", {}),
+        ("assistant", "tool_call", "Edit src/app.rs\n@@ -1 +1 @@\n-a\n+b", edit),
+        ("tool", "tool_result", "Edit src/app.rs: applied", edit),
+        ("tool", "tool_result", "Edit src/app.rs\nString to replace not found", edit),
+        ("assistant", "message", "Fixed: the lockfile was stale.", {}),
+        ("system", "session_end", "Claude Code session ended (prompt_input_exit)", {}),
     ]
     events = [
         Event(
             event_id=f"m{i}", ts=T + timedelta(seconds=i), tenant="acme", project_id="proj",
-            agent_id="claude", session_id="s1", role=role, type=type_, text=text, metadata={},
-            received_at=T,
+            agent_id="claude", session_id="s1", role=role, type=type_, text=text,
+            metadata=metadata, received_at=T,
         )
-        for i, (role, type_, text) in enumerate(kinds)
+        for i, (role, type_, text, metadata) in enumerate(kinds)
     ]  # fmt: skip
     insert_events(pg_dsn, events)
     async with await psycopg.AsyncConnection.connect(pg_dsn) as conn:
@@ -373,6 +379,8 @@ async def test_session_markers_get_no_document_and_are_no_ones_context(pg_dsn: s
     assert {i: d.context for i, d in live.items()} == {
         "event:acme:m1": "",  # not the marker before it
         "event:acme:m2": "Why is the build red?",
+        "event:acme:m4": "Edit src/app.rs: applied",
+        "event:acme:m5": "Edit src/app.rs\nString to replace not found",
     }
 
 

@@ -4,10 +4,10 @@ The live writers (the embedder and bm25-indexer services) map pipeline messages 
 events, TOC node versions) and ``agent-memory admin rebuild-index`` maps Postgres rows, through
 the same functions, so that a rebuild produces exactly the documents the pipeline produced.
 
-- An event with text, not a session marker (``indexed``), becomes ``event:<tenant>:<event_id>``,
-  titled with its speaker (``metadata.speaker``, when the agent names who spoke) and matched
-  with the turn before it in its session (``context``), markers skipped. Both come from the
-  same rows whether the writer reads a message or a page.
+- An event with text, not a session marker nor an edit's "applied" (``indexed``), becomes
+  ``event:<tenant>:<event_id>``, titled with its speaker (``metadata.speaker``, when the agent
+  names who spoke) and matched with the turn before it in its session (``context``), markers
+  skipped. Both come from the same rows whether the writer reads a message or a page.
 - A TOC node version becomes ``node:<tenant>:<node_id>`` (title + bullets; provenance is the
   segment's events, or for a rollup the events of the grips its bullets cite, in order). A node
   whose latest version is empty (a retracted segment) is deleted from the indexes.
@@ -58,12 +58,27 @@ def context_of(text: str | None, metadata: Mapping[str, Any] | None) -> str:
 
 
 def indexed(event: Event) -> bool:
-    """Whether an event gets index documents: not when it has no text, nor when it is a
-    session marker. "Claude Code session ended (prompt_input_exit)" answers no question, yet
-    matched "code" in a question and, with the last reply as its context, stood beside it in
-    the vector tier: markers filled 1 in 20 places of ``make bench-coding``'s answers. The
-    events listing and the TOC still show them (they open and close segments)."""
-    return event.type not in MARKER_TYPES and bool(event.text.strip())
+    """Whether an event gets index documents: not when it has no text, nor when it says
+    nothing another event does not say better. A session marker ("Claude Code session ended
+    (prompt_input_exit)") answers no question, yet it matched "code" in questions and, with the
+    last reply as its context, stood beside that reply in answers: markers filled 1 in 20
+    places of ``make bench-coding``'s answers. An edit's acknowledgement ("Edit src/app.rs:
+    applied") names the file its call named, next to the change. The events listing and the
+    TOC still show both."""
+    if event.type in MARKER_TYPES or not event.text.strip():
+        return False
+    return not _acknowledges_edit(event)
+
+
+def _acknowledges_edit(event: Event) -> bool:
+    """An edit's or a write's result that only says it was applied (the capture hooks'
+    ``shape.result_text``); a failed one keeps its error."""
+    return (
+        event.type == "tool_result"
+        and event.metadata.get("tool_kind") in ("edit", "write")
+        and event.text.rstrip().endswith(": applied")
+        and "\n" not in event.text.strip()
+    )
 
 
 def event_doc(event: Event, context: str = "") -> IndexDoc:
