@@ -60,6 +60,13 @@ _NOT_DUPLICATE = sql.SQL(
 
 # What people said: prompts, replies and notes (not tool calls, their output or markers).
 _PROSE = sql.SQL("(type IN ('message', 'note') AND role IN ('user', 'assistant'))")
+# What the indexes leave out (``sources.indexed``): session markers and an edit's "applied".
+# The scan finds what BM25 has not indexed yet, and must not find what it never will.
+_INDEXED = sql.SQL(
+    "type NOT IN ('session_start', 'session_end')"
+    " AND NOT (type = 'tool_result' AND metadata->>'tool_kind' IN ('edit', 'write')"
+    " AND rtrim(text) LIKE '%%: applied' AND position(E'\\n' IN btrim(text)) = 0)"
+)
 
 
 def _event_doc(row: dict[str, Any]) -> IndexDoc:
@@ -74,7 +81,8 @@ async def scan_events(
 
     With no usable word (a query that was only a time expression, "what did we do yesterday")
     it browses instead: the newest prompts and replies inside the filter, then the newest of
-    the rest (session markers left out). Events are the only type here,
+    the rest. What the indexes leave out (session markers, an edit's "applied") is left out
+    here too. Events are the only type here,
     so a filter that excludes events (or asks for a kind events are not) returns nothing.
 
     ``newest``: match only among the last ``newest`` events recorded (by ``seq``, whatever
@@ -89,6 +97,7 @@ async def scan_events(
     params: dict[str, Any] = {"limit": limit}
     where = event_conditions(flt, params)
     where.append(_NOT_DUPLICATE)  # a duplicate is found through its original only
+    where.append(_INDEXED)
     terms = scan_terms(query)
     if flt.kinds is not None:  # events carry their kind in metadata (default: observation)
         params["kinds"] = list(flt.kinds)
@@ -109,7 +118,7 @@ async def scan_events(
     else:
         # Browsing a period: people's words first (a day of coding is mostly tool calls and
         # their output, and an overview of it is what was said), then the rest, newest first
-        # in each; session markers say nothing. Two index scans, each stopping at ``limit``.
+        # in each. Two index scans, each stopping at ``limit``.
         cond = sql.SQL(" AND ").join(where)
         stmt = sql.SQL(
             "(SELECT tenant, event_id, ts, project_id, agent_id, session_id, role, type, text,"
@@ -118,7 +127,6 @@ async def scan_events(
             " UNION ALL "
             "(SELECT tenant, event_id, ts, project_id, agent_id, session_id, role, type, text,"
             " metadata, 0.0 AS rank, 1 AS part FROM events WHERE {where} AND NOT {prose}"
-            " AND type NOT IN ('session_start', 'session_end')"
             " ORDER BY ts DESC, seq DESC LIMIT %(limit)s)"
             " ORDER BY part, ts DESC LIMIT %(limit)s"
         ).format(where=cond, prose=_PROSE)
