@@ -119,8 +119,9 @@ def build_server(client: AgentMemoryClient, defaults: ServerDefaults | None = No
         description=(
             "Search memory (events, segment and period summaries, grips) with a natural-language "
             "query; time phrases like 'last week' narrow the range, and 'where did we leave "
-            "off?' answers with the summaries of the last day of work. Returns the best hits "
-            "with ids to open with memory_expand."
+            "off?' answers with the summaries of the last day of work; asking for 'the "
+            "command' or 'the diff' that did something returns the command or the edit. Returns "
+            "the best hits with ids to open with memory_expand."
         )
     )
     async def memory_search(
