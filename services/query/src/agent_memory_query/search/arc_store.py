@@ -59,13 +59,9 @@ async def following_messages(
         "  WHERE d.tenant = f.tenant AND d.event_id = f.event_id)"
         " ORDER BY s.event_id, f.ts, f.seq"
     ).format(inner=sql.SQL(" AND ").join(inner))
-    async with conn.cursor(row_factory=dict_row) as cur:
-        await cur.execute(stmt, params)
-        rows = await cur.fetchall()
     found: dict[str, list[Hit]] = {}
-    for row in rows:
-        doc = event_doc(Event.from_row(row))
-        found.setdefault(row["source_id"], []).append(Hit(id=doc.id, score=0.0, doc=doc))
+    for source_id, hit in await _hits(conn, stmt, params):
+        found.setdefault(source_id, []).append(hit)
     return found
 
 
@@ -97,11 +93,18 @@ async def edits_before(
         " ) AS f"
         " WHERE s.tenant = %(tenant)s AND s.event_id = ANY(%(ids)s::text[])"
     ).format(inner=sql.SQL(" AND ").join(inner))
+    return dict(await _hits(conn, stmt, params))
+
+
+async def _hits(
+    conn: AsyncConnection, stmt: sql.Composed, params: dict[str, Any]
+) -> list[tuple[str, Hit]]:
+    """Each row as (the event id it was read for, the row's event as a hit)."""
     async with conn.cursor(row_factory=dict_row) as cur:
         await cur.execute(stmt, params)
         rows = await cur.fetchall()
-    found: dict[str, Hit] = {}
+    out: list[tuple[str, Hit]] = []
     for row in rows:
         doc = event_doc(Event.from_row(row))
-        found[row["source_id"]] = Hit(id=doc.id, score=0.0, doc=doc)
-    return found
+        out.append((row["source_id"], Hit(id=doc.id, score=0.0, doc=doc)))
+    return out

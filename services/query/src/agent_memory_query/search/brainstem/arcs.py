@@ -33,7 +33,7 @@ edits before it were attempts): the best moments stating a fix (``fix_statements
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from agent_memory_query.search.brainstem.fusion import Candidate
 from agent_memory_retrieval.docs import Hit
@@ -132,9 +132,10 @@ def reports_problem(text: str) -> bool:
     return bool(PROBLEM.search(text) or ATTEMPT.search(text)) and not states_resolution(text)
 
 
-def arc_sources(candidates: Sequence[Candidate], count: int) -> list[Candidate]:
-    """The first ``count`` moments (events, grips) that report a problem or a failed attempt
-    (``reports_problem``): those whose session may go on to solve them."""
+def _first_moments(
+    candidates: Sequence[Candidate], count: int, keep: Callable[[str], bool]
+) -> list[Candidate]:
+    """The first ``count`` moments (events, grips, with event ids) whose text ``keep``s."""
     out: list[Candidate] = []
     for cand in candidates:
         if len(out) >= count:
@@ -142,9 +143,20 @@ def arc_sources(candidates: Sequence[Candidate], count: int) -> list[Candidate]:
         doc = cand.doc
         if getattr(doc, "type", "event") not in ("event", "grip") or not doc.event_ids:
             continue
-        if reports_problem(getattr(doc, "text", "") or ""):
+        if keep(getattr(doc, "text", "") or ""):
             out.append(cand)
     return out
+
+
+def arc_sources(candidates: Sequence[Candidate], count: int) -> list[Candidate]:
+    """The first ``count`` moments that report a problem or a failed attempt
+    (``reports_problem``): those whose session may go on to solve them."""
+    return _first_moments(candidates, count, reports_problem)
+
+
+def states_fix(text: str) -> bool:
+    """Whether a moment states the fix itself (not only a cause)."""
+    return states_resolution(text) and bool(FIX_STATED.search(text))
 
 
 def _raise_to(
@@ -203,18 +215,8 @@ def bring_resolutions(
 
 
 def fix_statements(candidates: Sequence[Candidate], count: int) -> list[Candidate]:
-    """The first ``count`` moments (events, grips) that state a fix (``FIX_STATED``)."""
-    out: list[Candidate] = []
-    for cand in candidates:
-        if len(out) >= count:
-            break
-        doc = cand.doc
-        if getattr(doc, "type", "event") not in ("event", "grip") or not doc.event_ids:
-            continue
-        text = getattr(doc, "text", "") or ""
-        if states_resolution(text) and FIX_STATED.search(text):
-            out.append(cand)
-    return out
+    """The first ``count`` moments that state a fix (``states_fix``)."""
+    return _first_moments(candidates, count, states_fix)
 
 
 def bring_fix_edits(
