@@ -36,6 +36,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from agent_memory_query.search.brainstem.fusion import Candidate
+from agent_memory_query.search.brainstem.ranking import reweigh
 from agent_memory_retrieval.docs import Hit
 
 FIX_QUESTION = re.compile(
@@ -117,12 +118,8 @@ def prefer_resolution(
         factor = arc_factor(text, resolution=resolution, attempt=attempt)
         if factor is None:
             continue
-        cand.factors["arc"] = factor
-        cand.score *= factor
-        stale = cand.factors.get("staleness", 1.0)
-        if 0.0 < stale < 1.0 and states_resolution(text):  # how it was solved stays true
-            cand.factors["staleness"] = 1.0
-            cand.score /= stale
+        # how it was solved stays true
+        reweigh(cand, "arc", factor, keeps_true=states_resolution(text))
     out.sort(key=lambda c: -c.score)
     return out
 
@@ -208,7 +205,7 @@ def bring_resolutions(
                 if not states_resolution(text):
                     continue
                 taken += 1
-                if FIX_STATED.search(text):
+                if states_fix(text):
                     taken = per_source  # the arc ends at its fix
                 _raise_to(hit, fused, place[src.id], out, by_id, changed)
     return out, len(changed)

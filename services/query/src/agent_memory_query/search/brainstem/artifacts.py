@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from typing import Literal
 
 from agent_memory_query.search.brainstem.fusion import Candidate
+from agent_memory_query.search.brainstem.ranking import reweigh
 
 Kind = Literal["command", "edit"]
 KINDS: frozenset[Kind] = frozenset(("command", "edit"))
@@ -80,11 +81,6 @@ def prefer_artifacts(
             continue
         if artifact_kind(getattr(cand.doc, "text", "") or "") not in kinds:
             continue
-        cand.factors["artifact"] = factor
-        cand.score *= factor
-        stale = cand.factors.get("staleness", 1.0)
-        if 0.0 < stale < 1.0:
-            cand.factors["staleness"] = 1.0
-            cand.score /= stale
+        reweigh(cand, "artifact", factor, keeps_true=True)
     out.sort(key=lambda c: -c.score)
     return out

@@ -106,6 +106,18 @@ def apply_policy(
     return out
 
 
+def reweigh(cand: Candidate, name: str, factor: float, *, keeps_true: bool) -> None:
+    """Multiply ``factor`` into a ranked candidate's score (``explain.ranking``: ``name``).
+    ``keeps_true``: what it says does not go stale for this question (a fix, the command
+    asked for), so a staleness factor below 1 is taken back out of its score."""
+    cand.factors[name] = factor
+    cand.score *= factor
+    stale = cand.factors.get("staleness", 1.0)
+    if keeps_true and 0.0 < stale < 1.0:
+        cand.factors["staleness"] = 1.0
+        cand.score /= stale
+
+
 def words_of(text: str) -> frozenset[str]:
     return frozenset(_WORD.findall(text.lower()))
 
