@@ -43,11 +43,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
+from agent_memory_common.memory import MARKER_TYPES
+
 SessionKey = tuple[str, str, str]  # tenant, project_id, session_id
 Method = Literal["exact", "near"]
 
 # Events that are never duplicates: a session opening or closing twice is information.
-SKIPPED_TYPES = frozenset({"session_start", "session_end"})
+SKIPPED_TYPES = MARKER_TYPES
 # Punctuation (but ``_``, which joins identifiers) becomes a space before splitting into words:
 # ``str.translate`` then ``split`` is a third of what ``re.findall(r"\w+")`` costs.
 _PUNCTUATION = str.maketrans(dict.fromkeys(string.punctuation.replace("_", ""), " "))

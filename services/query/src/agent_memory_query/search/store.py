@@ -20,6 +20,7 @@ from psycopg_pool import AsyncConnectionPool
 from agent_memory_common.db import load_queries
 from agent_memory_common.event import Event
 from agent_memory_common.logs import get_logger
+from agent_memory_common.memory import MARKER_TYPES
 from agent_memory_query.events.store import event_conditions
 from agent_memory_query.search.brainstem.intent import STOPWORDS
 from agent_memory_query.toc import store as toc_store
@@ -63,10 +64,10 @@ _PROSE = sql.SQL("(type IN ('message', 'note') AND role IN ('user', 'assistant')
 # What the indexes leave out (``sources.indexed``): session markers and an edit's "applied".
 # The scan finds what BM25 has not indexed yet, and must not find what it never will.
 _INDEXED = sql.SQL(
-    "type NOT IN ('session_start', 'session_end')"
+    "type NOT IN ({markers})"
     " AND NOT (type = 'tool_result' AND metadata->>'tool_kind' IN ('edit', 'write')"
     " AND rtrim(text) LIKE '%%: applied' AND position(E'\\n' IN btrim(text)) = 0)"
-)
+).format(markers=sql.SQL(", ").join(sql.Literal(t) for t in sorted(MARKER_TYPES)))
 
 
 def _event_doc(row: dict[str, Any]) -> IndexDoc:
