@@ -16,7 +16,7 @@ export HF_HUB_OFFLINE := 1
 
 MEMBERS := $(wildcard libs/*/*/pyproject.toml services/*/pyproject.toml)
 
-.PHONY: help install run test check lint format typecheck test-fast k8s-tools k8s-render proto browser screenshots chaos bench bench-ingest bench-toc bench-search bench-locomo bench-coding bench-summary bench-lifecycle bench-erasure bench-topics bench-embed bench-scale clean
+.PHONY: help install run test check lint format typecheck test-fast k8s-tools k8s-render proto browser screenshots chaos bench bench-ingest bench-toc bench-search bench-locomo bench-coding bench-real bench-summary bench-lifecycle bench-erasure bench-topics bench-embed bench-scale clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -99,7 +99,7 @@ k8s-render: k8s-tools ## print the Kubernetes manifests of deploy/k8s/overlays/e
 chaos: install ## seeded kill -9 of services, NATS and Postgres mid-ingest; then audit (SEED=1)
 	$(BIN)/python -m tests.chaos --seed $(or $(SEED),1)
 
-bench: bench-ingest bench-toc bench-search bench-locomo bench-coding bench-summary bench-topics bench-embed bench-lifecycle bench-erasure ## every benchmark
+bench: bench-ingest bench-toc bench-search bench-locomo bench-coding bench-real bench-summary bench-topics bench-embed bench-lifecycle bench-erasure ## every benchmark
 
 bench-ingest: install ## gateway events/s accepted, recorder events/s recorded, request latency
 	$(BIN)/python -m tests.bench.bench_ingest $(ARGS)
@@ -115,6 +115,9 @@ bench-locomo: install ## LoCoMo recall@1/5/10 (turn, session) through the real p
 
 bench-coding: install ## coding sessions: found@k by question kind, TOC usefulness, memory-kind F1
 	$(BIN)/python -m tests.bench.bench_coding $(ARGS)
+
+bench-real: install ## a public real Claude Code session: found@k by kind, its TOC read whole
+	$(BIN)/python -m tests.bench.bench_real $(ARGS)
 
 bench-lifecycle: install ## retention cleanup of 100,000 events' indexes: dry run and run, per store
 	$(BIN)/python -m tests.bench.bench_lifecycle $(ARGS)

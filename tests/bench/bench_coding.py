@@ -359,11 +359,14 @@ class Negatives:
     match_scores: list[float] = field(default_factory=list)
 
 
-def ask_negatives(url: str, questions: Sequence[str]) -> Negatives:
+def ask_negatives(
+    url: str, questions: Sequence[str], projects: Sequence[str] = PROJECTS
+) -> Negatives:
+    """Each question asked in the projects by turns: how often ``no_match`` says so."""
     out = Negatives()
     with httpx.Client(timeout=60) as client:
         for i, question in enumerate(questions):
-            body = {"query": question, "limit": 10, "project_id": PROJECTS[i % 2]}
+            body = {"query": question, "limit": 10, "project_id": projects[i % len(projects)]}
             answer = client.post(f"{url}/v1/search", json=body).json()
             out.asked += 1
             out.no_match += bool(answer.get("no_match"))
@@ -380,12 +383,12 @@ def quantiles(values: Sequence[float]) -> str:
     return "min {:.3f} p5 {:.3f} p50 {:.3f} p95 {:.3f} max {:.3f}".format(*pick, xs[-1])
 
 
-def found_table(answers: Answers) -> str:
+def found_table(answers: Answers, kinds: Sequence[str] = KIND_ORDER) -> str:
     rows = [["question kind", "n", "found@1", "found@5", "found@10"]]
     rows.append(
         ["overall", str(answers.overall.n), *(f"{answers.overall.rate(k):.3f}" for k in KS)]
     )
-    for kind in KIND_ORDER:
+    for kind in kinds:
         f = answers.by_kind.get(kind)
         if f is not None:
             rows.append([kind, str(f.n), *(f"{f.rate(k):.3f}" for k in KS)])

@@ -1,0 +1,217 @@
+"""Real-session benchmark: what the memory gives back from a coding session people really had.
+
+Run by ``make bench-real``. ``make bench-coding`` measures our own generated sessions, written
+to hold every kind of moment; this one measures a public Claude Code session as it was
+(``tests/bench/real/``, its license and attribution in ``SOURCES.md``): a user and Claude
+building a session-export tool over two days, with typos, interrupted tool calls, slash
+commands, a plan mode, web searches, 133 tool calls, and replies that restate command output.
+It is small (one session) and its questions were written by one engineer reading it, so its
+figures move in steps of 1/23; read it with the generated benchmark, not instead of it.
+
+1. The transcript (written back from the published export by ``tests.bench.real.convert``)
+   is read by ``agent-memory import claude-code``'s own reader
+   (``agent_memory_cli.importer.claude_events``): the events a user importing it would store.
+2. The stack of ``bench-coding`` (``tests/bench/stack.py``), every event posted, drained,
+   segments closed, summarized and indexed.
+3. ``tests/bench/real/questions.py``: each question through ``POST /v1/search`` (``limit``
+   10, its project, its ``now``); found@1/5/10 by kind as in ``bench-coding``, people's words
+   among the events returned, ``no_match`` on questions the session cannot answer.
+4. The table of contents, printed whole (titles and bullets, each bullet marked by what its
+   grips point at: ``said`` for prompts and replies only, ``tool`` otherwise), with the noisy
+   title and prose-bullet shares of ``bench-coding``: on a real session a title or a bullet
+   is read, not only counted.
+
+A measurement, not a test: the exit code is 0 whatever the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from agent_memory_cli.importer import claude_events
+from tests.bench.bench_coding import (
+    NODES,
+    Answers,
+    ask,
+    ask_negatives,
+    event_time,
+    found_table,
+    measure_toc,
+    quantiles,
+    share,
+    toc_table,
+)
+from tests.bench.coding.generate import is_prose
+from tests.bench.metrics import title_noise
+from tests.bench.real.questions import QUESTIONS, UNANSWERABLE, RealQ
+from tests.bench.report import stop_on_sigterm
+from tests.bench.stack import Product, fill_or_reuse, stop_and_clean
+
+HERE = Path(__file__).resolve().parent / "real"
+# (project id, transcript): the project is the one the questions are asked in.
+SOURCES = (("cctrace", HERE / "transcripts" / "cctrace" / "f33cdb42.jsonl"),)
+KINDS: tuple[str, ...] = ("fact", "preference", "constraint", "how", "fix", "paraphrase")
+KINDS += ("artifact", "temporal", "resume")
+
+
+def _project(project: str, _cwd: str | None) -> str:
+    return project
+
+
+def load_events() -> list[dict[str, Any]]:
+    """Every source's events, as ``agent-memory import claude-code`` reads them."""
+    events: list[dict[str, Any]] = []
+    for project, path in SOURCES:
+        read, skipped = claude_events(path, {}, functools.partial(_project, project))
+        if skipped:
+            raise RuntimeError(f"{path}: {skipped} lines could not be read")
+        events.extend(read)
+    return sorted(events, key=event_time)
+
+
+def gold_of(q: RealQ, events: Sequence[dict[str, Any]]) -> list[str]:
+    """The event ids a question's ``refs``, ``day`` or ``since`` point at (module
+    ``questions``); a ref that points at nothing is an error, not a silent miss."""
+    ids: list[str] = []
+    for ref in q.refs:
+        key = "tool_use_id" if ref.startswith("toolu_") else "transcript_uuid"
+        found = [
+            e["event_id"]
+            for e in events
+            if e["metadata"].get(key) == ref and (key == "tool_use_id" or is_prose(e))
+        ]
+        if not found:
+            raise ValueError(f"{q.question!r}: {ref} is no event of the corpus")
+        ids.extend(found)
+    for e in events:
+        if not is_prose(e) or e["project_id"] != q.project:
+            continue
+        if (q.day and str(e["ts"]).startswith(q.day)) or (q.since and str(e["ts"]) >= q.since):
+            ids.append(e["event_id"])
+    if not ids:
+        raise ValueError(f"{q.question!r} has no gold event")
+    return ids
+
+
+def questions_of(events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The questions in the shape ``bench_coding.ask`` takes."""
+    return [
+        {
+            "id": f"r{i:02d}",
+            "kind": q.kind,
+            "question": q.question,
+            "project_id": q.project,
+            "now": q.now,
+            "event_ids": gold_of(q, events),
+            "stale_event_ids": [],
+        }
+        for i, q in enumerate(QUESTIONS, 1)
+    ]
+
+
+def print_toc(pg_dsn: str) -> None:
+    """Every day and segment node: its title, then each bullet with what its grips are."""
+    with psycopg.connect(pg_dsn) as conn:
+        nodes = conn.execute(NODES).fetchall()
+        grips: dict[str, list[str]] = dict(
+            conn.execute("SELECT grip_id, event_ids FROM toc_grips").fetchall()
+        )
+        said = {
+            event_id: role in ("user", "assistant") and etype == "message"
+            for event_id, role, etype in conn.execute("SELECT event_id, role, type FROM events")
+        }
+    for level, _node_id, title, bullets in nodes:
+        if level not in ("day", "segment"):
+            continue
+        noise = title_noise(title)
+        print(f"  [{level}] {title}" + (f"   <- noisy: {noise}" if noise else ""))
+        for bullet in bullets:
+            events = [e for g in bullet.get("grip_ids", []) for e in grips.get(g, [])]
+            mark = "said" if events and all(said.get(e, False) for e in events) else "tool"
+            text = str(bullet.get("text", "")).replace("\n", " ")
+            print(f"      {mark} {bullet.get('kind', '-'):<11} {text[:150]}")
+
+
+def report(answers: Answers, negatives_caught: int, negatives_asked: int) -> None:
+    print("\n=== Retrieval: found@k (any gold event among the first k event ids) ===")
+    print(found_table(answers, KINDS))
+    print(f"  search p50 {statistics.median(answers.latency_ms):.0f} ms")
+    print(f"  {answers.spoken.line()}")
+    print(
+        f"  no_match: {answers.no_match} of {answers.overall.n} answerable questions (false"
+        f" alarms), {negatives_caught} of {negatives_asked} unanswerable ones"
+    )
+    print(f"  best cosine, answerable: {quantiles(answers.match_scores)}")
+    if answers.detail:
+        print("  missed questions, first results (GOLD: holds a gold event; ranks; factors):")
+        print("\n".join(answers.detail))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--limit", type=int, default=10, help="results asked per question")
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="VAR=VALUE", help="extra stack setting"
+    )
+    parser.add_argument("--keep", action="store_true", help="keep the work folder")
+    parser.add_argument(
+        "--reuse",
+        metavar="WORKDIR",
+        help="start the stack on a work folder kept by --keep and only ask the questions",
+    )
+    args = parser.parse_args(argv)
+    stop_on_sigterm()
+    events = load_events()
+    questions = questions_of(events)
+    print(
+        f"real sessions: {len(SOURCES)} transcript(s), {len(events)} events"
+        f" ({sum(is_prose(e) for e in events)} prompts and replies), {len(questions)} questions"
+    )
+    reuse = args.reuse is not None
+    workdir = (
+        Path(args.reuse) if reuse else Path(tempfile.mkdtemp(prefix="agent-memory-bench-real-"))
+    )
+    product = Product(workdir, dict(item.split("=", 1) for item in args.set))
+    failed = True
+    try:
+        t0 = time.monotonic()
+        product.start()
+        print(f"  stack up in {time.monotonic() - t0:.0f} s ({workdir})")
+        fill_or_reuse(product, events, reuse)
+        said = {e["event_id"]: is_prose(e) for e in events}
+        answers = ask(product.query_url, questions, args.limit, said)
+        projects = sorted({p for p, _ in SOURCES})
+        negatives = ask_negatives(product.query_url, UNANSWERABLE, projects)
+        toc = measure_toc(product.pg_dsn)
+        print("\n=== Table of contents (day and segment nodes) ===")
+        print_toc(product.pg_dsn)
+        failed = False
+    except KeyboardInterrupt:
+        print("interrupted")
+    finally:
+        stop_and_clean(product, workdir, args.keep or failed or reuse)
+    if failed:
+        return 1
+    print(toc_table(toc))
+    prose, bullets = share(toc.bullets, ("segment", "day"))
+    noisy, nodes = share(toc.titles, ("year", "month", "week", "day", "segment"))
+    print(
+        f"  segment and day bullets from prose turns only: {prose} of {bullets}"
+        f" ({prose / max(bullets, 1):.1%}); noisy titles: {noisy} of {nodes}"
+    )
+    report(answers, negatives.no_match, negatives.asked)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

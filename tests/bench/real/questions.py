@@ -1,0 +1,231 @@
+"""Questions about the real sessions, with what answers them, written by reading the sessions.
+
+``refs``: a transcript line's ``uuid`` (the prompt or reply on that line) or a ``toolu_`` id
+(the tool's call and its result); ``day``: every prompt and reply of that UTC day
+("what did we do on ..."); ``since``: every prompt and reply from then on ("where did we leave
+off?"). An agent asks these the next week, in its own words; the gold is what a person
+reading the session would point at. ``PARAPHRASE`` questions share at most one content word
+with the moment they ask about (checked by a test), as an agent that forgot the session's
+words would ask.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+CCTRACE = "cctrace"
+
+
+@dataclass(frozen=True)
+class RealQ:
+    kind: str
+    question: str
+    project: str
+    refs: tuple[str, ...] = ()
+    day: str | None = None
+    since: str | None = None
+    now: str | None = None
+
+
+QUESTIONS: tuple[RealQ, ...] = (
+    RealQ(
+        "fact",
+        "Where does Claude Code keep its session logs on disk?",
+        CCTRACE,
+        ("d85f7c0d-895e-4c56-81c0-28fb5a08244c",),
+    ),
+    RealQ(
+        "preference",
+        "Should the export run all the time in the background or only when I ask for it?",
+        CCTRACE,
+        ("1410257b-fbe7-42da-a1ec-ee76d0f8be3a",),
+    ),
+    RealQ(
+        "constraint",
+        "What did I say about running several Claude Code sessions at the same time?",
+        CCTRACE,
+        ("f8d34ee0-c48b-4e10-a44b-b566789a4177", "0aa58c2a-aa51-4c69-b871-e89863f89cc1"),
+    ),
+    RealQ(
+        "how",
+        "How does the export script pick the current session when several are active?",
+        CCTRACE,
+        (
+            "4799fbbb-ca8e-4dec-a9c2-91524b3918c2",
+            "6446fce7-8f81-4865-9e49-e35f4e3a16bb",
+            "e3bdbab3-cc50-47c5-befc-7b1eb6a0841b",
+        ),
+    ),
+    RealQ(
+        "paraphrase",
+        "Two chats open in one directory: how do we avoid dumping the wrong one?",
+        CCTRACE,
+        (
+            "4799fbbb-ca8e-4dec-a9c2-91524b3918c2",
+            "6446fce7-8f81-4865-9e49-e35f4e3a16bb",
+            "e3bdbab3-cc50-47c5-befc-7b1eb6a0841b",
+        ),
+    ),
+    RealQ(
+        "fix",
+        "Why did the export's list of created files leave out the XML file?",
+        CCTRACE,
+        (
+            "d6014b40-3155-4081-b89b-7203fa1e166c",
+            "9f95a5d1-ddb0-4bc2-9f97-19d107a8d5ed",
+            "d06945e9-a594-473c-8d12-5736de69c4a3",
+            "7991f9f3-c936-45e4-9334-cb80f8465a48",
+            "304a04c6-c223-4bdb-9699-082f6f45b5a7",
+        ),
+    ),
+    RealQ(
+        "artifact",
+        "Show the edit that changed the default output format of export_session.",
+        CCTRACE,
+        ("toolu_01KpGUb2ug6YQCXLLxH2Upgh",),
+    ),
+    RealQ(
+        "fix",
+        "Why did writing README.md fail at first?",
+        CCTRACE,
+        (
+            "toolu_01KvfcXVVtr5jBsV4Aoisb1h",
+            "toolu_01C2bydnaBuZnFjSKzN3xuop",
+            "1f666a5f-7139-4de0-af06-2907b0c5f26b",
+        ),
+    ),
+    RealQ(
+        "fact",
+        "Which files did we move into the backup folder?",
+        CCTRACE,
+        (
+            "042c7585-cfe9-44a8-8489-39dd04a234f8",
+            "7eabd475-3a68-4a00-927e-ab9df11b5df9",
+            "toolu_01MsZpTsPX7a938gV14npnDY",
+            "toolu_01GAUmrMcCFoYrY1kUeAxCez",
+            "toolu_01UMjUjYfr4WaTysVarGqVWF",
+            "toolu_01Ex5EStdttUNGYJRHiP6fea",
+        ),
+    ),
+    RealQ(
+        "artifact",
+        "What did we change in .gitignore?",
+        CCTRACE,
+        ("toolu_019bJV5ifzTtFATmG39diaFo", "b4338fc2-0dfc-44f8-8521-ca8a377a0af6"),
+    ),
+    RealQ(
+        "fact",
+        "What description did we write for the GitHub repository?",
+        CCTRACE,
+        ("a5f06f8e-b6f6-401b-bdce-3e1aa2b87a41",),
+    ),
+    RealQ(
+        "preference",
+        "What did I want the README to make clear?",
+        CCTRACE,
+        ("98b24514-bfaa-4d33-88a4-ace3e3cde8fa", "3a9a5d2a-5f7d-4c31-beea-ab6ca7fc21f1"),
+    ),
+    RealQ(
+        "how",
+        "How can the log be written automatically when a chat ends?",
+        CCTRACE,
+        (
+            "97c459dd-b434-4b53-bddf-421169c4d882",
+            "toolu_017NrQh12XEr915j2cp6Sbok",
+            "toolu_01RUeJZuPtcrcyavVJuHbkuj",
+            "toolu_01TLahfiBGRiwy6oMe9yZ19Q",
+        ),
+    ),
+    RealQ(
+        "fact",
+        "Where is the export slash command installed?",
+        CCTRACE,
+        (
+            "d96f80f2-7f75-4460-86cd-e74484940a9a",
+            "toolu_019ZB7QkkiPwa3AGsMvEPXBt",
+            "toolu_01Q6o2xkHBLDT9RH76PsrFPe",
+        ),
+    ),
+    RealQ(
+        "fact",
+        "What dependencies does the export tool need?",
+        CCTRACE,
+        (
+            "toolu_01JKpxPucUis1KcEJDr8Jvij",
+            "a5f06f8e-b6f6-401b-bdce-3e1aa2b87a41",
+            "73c24902-d91a-4cfd-baca-0df725262444",
+        ),
+    ),
+    RealQ(
+        "how",
+        "How did we find out which process is Claude Code?",
+        CCTRACE,
+        ("8558279e-dcce-4359-9c6d-ccde75a36ca5", "toolu_01MfQF5GvczudJFFiJEYfMkx"),
+    ),
+    RealQ(
+        "fact",
+        "Which files does one export create?",
+        CCTRACE,
+        (
+            "d96f80f2-7f75-4460-86cd-e74484940a9a",
+            "d6014b40-3155-4081-b89b-7203fa1e166c",
+            "a2d78486-7003-49cd-9b4c-531987910c89",
+            "9fa6d4dc-a139-47f8-8067-8f8860eca79b",
+            "7accc909-36c7-483f-9c87-bd5dbe24967c",
+        ),
+    ),
+    RealQ(
+        "artifact",
+        "Which command copied the XML export into the project folder?",
+        CCTRACE,
+        ("toolu_01Fzxi9y3fj4eAV6yrVgwaLm",),
+    ),
+    RealQ(
+        "fix",
+        "Why did the last export not create a new folder?",
+        CCTRACE,
+        (
+            "88c2e7db-a39b-4044-b9bb-c0aca158f0a0",
+            "b6b4d83e-78c8-4125-8438-206bc02eac48",
+            "6df9c12f-629a-4393-9889-53a4eed9de21",
+        ),
+    ),
+    RealQ(
+        "paraphrase",
+        "The dump's summary forgot one of the outputs it had produced; what caused it?",
+        CCTRACE,
+        (
+            "d6014b40-3155-4081-b89b-7203fa1e166c",
+            "9f95a5d1-ddb0-4bc2-9f97-19d107a8d5ed",
+            "d06945e9-a594-473c-8d12-5736de69c4a3",
+            "7991f9f3-c936-45e4-9334-cb80f8465a48",
+            "304a04c6-c223-4bdb-9699-082f6f45b5a7",
+        ),
+    ),
+    RealQ("temporal", "What did we do on 2025-07-03?", CCTRACE, day="2025-07-03"),
+    RealQ(
+        "temporal",
+        "What did we work on yesterday?",
+        CCTRACE,
+        day="2025-07-02",
+        now="2025-07-03T09:00:00Z",
+    ),
+    RealQ(
+        "resume",
+        "Where did we leave off?",
+        CCTRACE,
+        since="2025-07-03T15:05:00Z",
+        now="2025-07-07T09:00:00Z",
+    ),
+)
+
+# Questions the session cannot answer, for ``no_match``: coding questions on what it never
+# touched.
+UNANSWERABLE = (
+    "What did we decide about the Postgres schema?",
+    "How did we fix the flaky CI job?",
+    "Which GraphQL library do we use?",
+    "What is our policy on feature flags?",
+    "How do we deploy to Kubernetes?",
+    "Which CSS framework does the frontend use?",
+)

@@ -1,0 +1,105 @@
+"""The real-session benchmark's data: the transcript reads as the import reads it, every
+question points at moments that exist, and the converter writes what the reader takes."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+from agent_memory_cli.importer import claude_events
+from agent_memory_summarizer.text import tokens
+from tests.bench.bench_real import SOURCES, load_events, questions_of
+from tests.bench.coding.generate import is_prose
+from tests.bench.real.convert import transcript_lines
+from tests.bench.real.questions import QUESTIONS
+
+EXPORT = """<?xml version="1.0" ?>
+<claude-session xmlns="https://claude.ai/session-export/v1" export-version="1.0">
+  <metadata><session-id>s-1</session-id></metadata>
+  <messages>
+    <message uuid="" timestamp=""><event-type>summary</event-type></message>
+    <message uuid="u1" timestamp="2025-07-02T20:00:00.000Z">
+      <event-type>user</event-type><working-directory>/w/tool</working-directory>
+      <role>user</role><content>Keep it a script I run by hand.</content>
+    </message>
+    <message uuid="a1" parent-uuid="u1" timestamp="2025-07-02T20:00:05.000Z">
+      <event-type>assistant</event-type><working-directory>/w/tool</working-directory>
+      <role>assistant</role><model>m</model>
+      <content>
+        <thinking signature="x">hidden</thinking>
+        <text>Let me look.</text>
+        <tool-use id="toolu_1" name="Bash">
+          <input>{"command": "ls", "description": "List"}</input>
+        </tool-use>
+      </content>
+    </message>
+    <message uuid="u2" parent-uuid="a1" timestamp="2025-07-02T20:00:06.000Z">
+      <event-type>user</event-type><working-directory>/w/tool</working-directory>
+      <role>user</role>
+      <content><tool-result tool-use-id="toolu_1">README.md</tool-result></content>
+    </message>
+  </messages>
+</claude-session>
+"""
+
+
+def test_an_export_becomes_the_transcript_the_import_reads(tmp_path: Path) -> None:
+    export = tmp_path / "export.xml"
+    export.write_text(EXPORT)
+    lines = transcript_lines(export)
+    assert [line["uuid"] for line in lines] == ["u1", "a1", "u2"]  # the summary line dropped
+    assert lines[1]["parentUuid"] == "u1" and lines[1]["sessionId"] == "s-1"
+    assert lines[1]["message"]["content"][2] == {
+        "type": "tool_use",
+        "id": "toolu_1",
+        "name": "Bash",
+        "input": {"command": "ls", "description": "List"},
+    }
+    out = tmp_path / "s-1.jsonl"
+    out.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    events, skipped = claude_events(out, {}, lambda _cwd: "tool")
+    assert skipped == 0
+    shapes = [(e["role"], e["type"], e["text"][:12]) for e in events]
+    assert shapes == [
+        ("user", "message", "Keep it a sc"),
+        ("assistant", "message", "Let me look."),  # the thinking block is not said
+        ("assistant", "tool_call", "$ ls  # List"),
+        ("tool", "tool_result", "$ ls\nexit 0\n"),
+    ]
+    assert events[3]["text"].endswith("README.md")
+
+
+def test_the_committed_session_reads_whole() -> None:
+    assert all(path.exists() for _, path in SOURCES)
+    events = load_events()
+    counts = Counter((e["role"], e["type"]) for e in events)
+    assert counts[("user", "message")] == 19 and counts[("assistant", "message")] == 57
+    assert counts[("assistant", "tool_call")] == 133
+    assert counts[("tool", "tool_result")] == 132
+    assert len({e["event_id"] for e in events}) == len(events)
+
+
+def test_every_question_points_at_moments_of_its_project() -> None:
+    events = load_events()
+    by_id = {e["event_id"]: e for e in events}
+    questions = questions_of(events)  # raises on a ref that is no event
+    assert len(questions) == len(QUESTIONS) >= 20
+    for q in questions:
+        for event_id in q["event_ids"]:
+            assert by_id[event_id]["project_id"] == q["project_id"]
+        if q["kind"] == "artifact":
+            assert any(by_id[i]["type"] == "tool_call" for i in q["event_ids"]), q["question"]
+        if q["kind"] in ("temporal", "resume"):
+            assert all(is_prose(by_id[i]) for i in q["event_ids"])
+
+
+def test_paraphrases_avoid_the_words_of_what_they_ask_about() -> None:
+    events = load_events()
+    by_id = {e["event_id"]: e for e in events}
+    asked = [q for q in questions_of(events) if q["kind"] == "paraphrase"]
+    assert len(asked) >= 2
+    for q in asked:
+        said = {w for i in q["event_ids"] if is_prose(by_id[i]) for w in tokens(by_id[i]["text"])}
+        shared = [w for w in tokens(q["question"]) if w in said]
+        assert len(shared) <= 1, (q["question"], shared)
