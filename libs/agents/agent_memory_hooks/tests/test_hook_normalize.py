@@ -595,3 +595,40 @@ def test_project_id_agrees_with_the_client_library(tmp_path: Path) -> None:
     for folder in (repo, loose):
         for env in ({}, {"AGENT_MEMORY_PROJECT_ID": "billing"}):
             assert resolve_project_id(str(folder), env) == client_rule(folder, env)
+
+
+def test_claude_code_notices_and_wrappers_in_the_users_turn_are_nobodys_words() -> None:
+    """What Claude Code writes into the user's turn is not a prompt: an interrupted request's
+    notice and a local command's output are dropped, a slash command is its name and
+    arguments, and the backspaces a terminal let through are deleted (``make bench-real``)."""
+
+    def user(uuid: str, content: Any) -> dict[str, Any]:
+        return {
+            "type": "user",
+            "uuid": uuid,
+            "sessionId": "s-1",
+            "timestamp": "2026-01-15T10:00:00.000Z",
+            "message": {"role": "user", "content": content},
+        }
+
+    lines = [
+        (user("u1", "[Request interrupted by user for tool use]"), 0),
+        (user("u2", [{"type": "text", "text": "[Request interrupted by user]"}]), 1),
+        (user("u3", "<local-command-stdout>Set model to opus</local-command-stdout>"), 2),
+        (
+            user(
+                "u4",
+                "<command-message>export</command-message>\n<command-name>/export</command-name>\n<command-args>--all</command-args>",
+            ),
+            3,
+        ),
+        (user("u5", "\x7f\x7f\x7fi would prefer a script I run by hand.\n\tThanks"), 4),
+    ]
+    events = valid(claude_code.transcript_events(lines, {}, ctx("claude-code"), {}))
+    assert [(e["metadata"]["transcript_uuid"], e["text"]) for e in events] == [
+        ("u4", "/export --all"),
+        ("u5", "i would prefer a script I run by hand.\n\tThanks"),
+    ]
+    payload = {"hook_event_name": "UserPromptSubmit", "session_id": "s-1", "prompt": "\x08ok"}
+    (prompt,) = valid(claude_code.normalize(payload, ctx("claude-code")))
+    assert prompt["text"] == "ok"

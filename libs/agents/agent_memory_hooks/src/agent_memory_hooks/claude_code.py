@@ -119,7 +119,7 @@ def normalize(payload: Payload, ctx: HookContext) -> list[Event]:
                 session_id=session,
                 role="user",
                 type="message",
-                text=prompt,
+                text=_typed(prompt),
                 cwd=cwd,
                 metadata={**common, "prompt_id": prompt_id},
             )
@@ -332,16 +332,34 @@ def _strip_error_tags(output: Any) -> Any:
     return output
 
 
+# Lines Claude Code writes into the user's turn itself when a request is stopped: nobody
+# typed them, yet stored as prompts they counted as people's words and titled TOC segments
+# (``make bench-real``).
+HARNESS_NOTICES = frozenset(
+    {"[Request interrupted by user]", "[Request interrupted by user for tool use]"}
+)
+# Control characters a terminal let through into a prompt (a run of backspaces, ``\x7f``,
+# before "i would prefer ..."), deleted; tab and newline stay. ``str.translate``, not ``re``:
+# the hook path pays for every import.
+_CONTROL = dict.fromkeys([*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])
+
+
+def _typed(text: str) -> str:
+    return text.translate(_CONTROL)
+
+
 def _user_text(text: str) -> str:
     """A typed prompt as the user wrote it; Claude Code's own wrappers reduced or dropped."""
     stripped = text.strip()
     if stripped.startswith(("<local-command-stdout>", "<local-command-stderr>")):
         return ""
+    if stripped in HARNESS_NOTICES:
+        return ""
     if stripped.startswith("<command-") and "<command-name>" in stripped:
         name = _between(stripped, "<command-name>", "</command-name>")
         args = _between(stripped, "<command-args>", "</command-args>")
         return f"{name} {args}".strip()
-    return text
+    return _typed(text)
 
 
 def _between(text: str, start: str, end: str) -> str:
