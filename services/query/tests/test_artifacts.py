@@ -36,7 +36,9 @@ def cand(event_id: str, score: float, text: str, type_: str = "event") -> Candid
         ("Show the code change in the webhook handler that fixed the signatures.", {"edit"}),
         ("What change fixed the connection pool leak?", {"edit"}),
         ("Which edit fixed the 100% CPU when idle?", {"edit"}),
-        ("Which file holds the retry settings?", KINDS),
+        ("Which files did we touch to fix the build?", KINDS),
+        ("Which file did you just edit?", KINDS),
+        ("Which lines were changed in the parser?", KINDS),
         ("Which command and which diff fixed the build?", KINDS),
         # not about a command or an edit
         ("After a crash my shell stopped showing what I typed; how was that repaired?", set()),
@@ -44,6 +46,8 @@ def cand(event_id: str, score: float, text: str, type_: str = "event") -> Candid
         ("How do we cut a release?", set()),
         ("Why did we change the config format?", set()),
         ("What changed in the API last week?", set()),
+        ("Which file holds the retry settings?", set()),  # what is where, not what was done
+        ("Which files does one export create?", set()),
     ],
 )
 def test_a_question_says_whether_it_asks_for_a_command_or_an_edit(

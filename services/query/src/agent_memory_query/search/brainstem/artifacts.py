@@ -9,10 +9,10 @@ the ranking buried it below rules and decisions that merely share a word: on ``m
 bench-coding`` no such question had its command or edit first.
 
 For such a question a command or an edit, whichever it asks for (``asked_artifacts``: "which
-command" wants commands, "the diff" edits, "which file" either), read from the shapes the
-capture hooks give them (``artifact_kind``: ``$ <command>`` for a shell call or its result,
-``<Tool> <path>`` followed by a diff or a file's head for an edit or a write), weighs
-``factor`` and is spared staleness: what was run or changed stays what was run or changed.
+command" wants commands, "the diff" edits, "which file did we touch" either), read from the
+shapes the capture hooks give them (``artifact_kind``: ``$ <command>`` for a shell call or
+its result, ``<Tool> <path>`` followed by a diff or a file's head for an edit or a write),
+weighs ``factor`` and is spared staleness: what was run or changed stays what was run or changed.
 A read or an "applied" acknowledgement is neither: it shows no command and no change. Asked
 for the diff, the test runs around it are not the answer: on ``make bench-coding`` they came
 first in three of the four questions asking for an edit while every command was weighed.
@@ -31,7 +31,8 @@ Kind = Literal["command", "edit"]
 KINDS: frozenset[Kind] = frozenset(("command", "edit"))
 
 # What the question asks for: a command ("which command", "from the shell"), an edit ("the
-# diff", "the code change", "what did we change in conftest.py"), or either ("which file").
+# diff", "the code change", "what did we change in conftest.py"), or either ("which file did
+# we change").
 COMMAND_QUESTION = re.compile(
     r"\b(commands?|invocation|cli\s+flags?|(from|in)\s+the\s+(shell|terminal|command\s+line)|"
     r"ran\s+to|run\s+to)\b",
@@ -42,7 +43,15 @@ EDIT_QUESTION = re.compile(
     r"(which|what)\s+(edits?|changes?))\b",
     re.IGNORECASE,
 )
-EITHER_QUESTION = re.compile(r"\b(which|what)\s+(files?|lines?|flags?|scripts?)\b", re.IGNORECASE)
+# "Which file did we touch?" asks what was changed; "which files does an export create?" and
+# "which file holds the retry settings?" ask what something is or does (``make bench-real``:
+# taken for commands, every shell call outranked the reply that listed the files).
+_WORK = r"(chang|edit|touch|modif|updat|fix|patch|wr[io]t|delet|remov|mov|renam|add)\w*"
+EITHER_QUESTION = re.compile(
+    r"\b(which|what)\s+(files?|lines?|flags?|scripts?)\s+"
+    rf"((did|have|had)\s+(we|you|i)\s+(\w+\s+)?{_WORK}|(were|was|got)\s+{_WORK})",
+    re.IGNORECASE,
+)
 # ``shape.call_text`` and ``shape.result_text`` of the capture hooks: "$ cmd  # what for",
 # "$ cmd\nexit 1\n<output>"; "Edit /path\n@@ -1 +1 @@ ..."; "Write /path (12 lines)\n<head>".
 COMMAND = re.compile(r"^\$ \S")
