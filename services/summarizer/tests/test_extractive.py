@@ -19,6 +19,7 @@ from agent_memory_summarizer.calendar import (
 )
 from agent_memory_summarizer.extractive import (
     bullet_count,
+    narrates,
     summarize_rollup,
     summarize_segment,
 )
@@ -287,3 +288,42 @@ def test_what_people_said_makes_the_bullets_and_the_title_not_tool_output() -> N
     assert cited == {"p0", "p1", "p2"}
     assert not {"home", "dev", "src"} & set(" ".join(summary.keywords).split())
     assert "home dev" not in summary.title.lower()
+
+
+def test_an_agent_narrating_its_next_step_is_a_bullet_only_when_little_else_was_said() -> None:
+    """From a real session (``make bench-real``): "Let me check ...", "Now let's test it:"
+    announce a tool call; what it found is the memory."""
+    said = [
+        ("user", "Does it check the pid of the current session before it exports?"),
+        ("assistant", "Let me check how the session is currently being selected:"),
+        ("assistant", "The script detects the Claude PID but never uses it to pick the session."),
+        ("assistant", "Since we only have one session, let me create a test scenario."),
+        ("assistant", "It now writes a marker file and exports the session whose log grows."),
+        ("assistant", "Now let's test it:"),
+        ("assistant", "Here are the files that should be moved:"),
+        ("assistant", "The export picks the right session with two sessions open in one folder."),
+        ("assistant", "Let me look at the export directory."),
+        ("assistant", "Now let me update the main logic to use this session identification:"),
+        ("assistant", "Good, the LICENSE file exists. Let me create the remaining files:"),
+        ("assistant", "Let me verify the PID detection one more time:"),
+        ("assistant", "Let's run the export script again."),
+        ("assistant", "Perfect! Let me also test with a more recent modification."),
+    ]  # 13 sentences: room for four bullets, three of them statements
+    evs = [SourceEvent(f"e{i}", T0 + timedelta(minutes=i), role, "message", text)
+           for i, (role, text) in enumerate(said)]  # fmt: skip
+    bullets = [b.text for b in summarize_segment(evs, "fallback").bullets]
+    assert not [b for b in bullets if "let me" in b.lower() or "let's" in b.lower()], bullets
+    assert not [b for b in bullets if b.startswith("Here are")], bullets
+    assert any("marker file" in b for b in bullets)
+    # a person's "let me" is theirs; and with too little else said, narration stays
+    few = [SourceEvent("u", T0, "user", "message", "Let me know when the export works.")]
+    replies = ("Let me check the exported files.", "It works.")
+    few += [SourceEvent(f"a{i}", T0 + timedelta(minutes=i + 1), "assistant", "message", text)
+            for i, text in enumerate(replies)]  # fmt: skip
+    kept = [b.text for b in summarize_segment(few, "fallback").bullets]
+    assert "Let me know when the export works." in kept
+    assert "Let me check the exported files." in kept
+    # a report that opens a list says what was done
+    assert not narrates("assistant", "I've updated the README so that the export includes:")
+    assert not narrates("assistant", "Based on my research, Claude Code stores sessions here:")
+    assert narrates("assistant", "Here are the files that should be moved to a backup folder:")

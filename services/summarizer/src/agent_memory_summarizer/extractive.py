@@ -106,6 +106,26 @@ _PLAN = re.compile(
 )
 
 
+# An agent narrating its next step: "Let me check the exported files to ensure quality.",
+# "Now let's test it:", "Since we only have one session, let me create a test scenario.", "Here
+# are the files that should be moved:". What it then did is in the tool events after it and
+# what it found in a later sentence; as bullets they filled a real session's table of contents
+# (``make bench-real``). A report that opens a list ("I've updated the README so that the
+# export includes:") is not one: it says what was done.
+_NARRATION = re.compile(
+    r"^(?:(?:now|next|first|then|so|ok(?:ay)?|good|great|perfect|alright|right)\b[,!.]?\s+)*"
+    r"(?:let me|let's|let us)\b"
+    r"|^[^.!?]{0,80},\s*let me\b"
+    r"|^here (?:are|is)\b[^.!?]*:$",
+    re.IGNORECASE,
+)
+
+
+def narrates(role: str, text: str) -> bool:
+    """Whether an assistant's sentence only announces what it does next."""
+    return role == "assistant" and bool(_NARRATION.search(text.strip()))
+
+
 def bullet_count(candidates: int) -> int:
     """About one bullet per four sentences, within 3..7, never more than there are."""
     return min(candidates, max(MIN_BULLETS, min(MAX_BULLETS, math.ceil(candidates / 4))))
@@ -311,8 +331,10 @@ def summarize_segment(events: list[SourceEvent], fallback_title: str) -> Summary
         return _empty_summary(events, fallback_title)
     spoken_cands = [c for c in everything if not c.from_tool]
     # What people said is the memory; tool output is its evidence, a bullet only when nobody
-    # said anything at all.
-    cands = spoken_cands or everything
+    # said anything at all. An agent's narration of its next step is a bullet only when too
+    # little else was said.
+    stated = [c for c in spoken_cands if not narrates(c.role, c.text)]
+    cands = (stated if len(stated) >= MIN_BULLETS else spoken_cands) or everything
     idf = _idf([c.toks for c in cands])
     for c in cands:
         c.vec = _vector(c.toks, idf)
