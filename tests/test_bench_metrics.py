@@ -6,6 +6,7 @@ import pytest
 
 from tests.bench.metrics import (
     found_at,
+    keyphrase_title,
     kind_scores,
     lead,
     ranked_ids,
@@ -93,3 +94,20 @@ def test_lead_and_textrank() -> None:
     assert "Hello there." not in picked and "The weather is nice." not in picked
     assert picked == [s for s in sentences if s in picked]  # in their original order
     assert textrank(sentences[:2], 3, words[:2]) == sentences[:2]
+
+
+@pytest.mark.parametrize(
+    ("title", "listed"),
+    [
+        ("Claude code, ultrathink, chat", True),
+        ("Session, perfect, metadata", True),
+        ("Test scenario, claude code stores, code stores session", True),
+        ("Does it check the pid of the current session?", False),
+        ("Slow reconciliation job — partial index on payments(status), 9 s -> 40 ms", False),
+        ("Updated the README so that the export names the session id", False),
+        ("Export the current Claude Code session to a timestamped folder with…", False),
+        ("Caroline, adoption", False),  # two phrases: too few to tell
+    ],
+)
+def test_keyphrase_title(title: str, listed: bool) -> None:
+    assert keyphrase_title(title) == listed

@@ -57,7 +57,14 @@ from agent_memory_summarizer.salience import classify
 from tests.bench.coding.generate import build, files, is_prose, load_corpus, load_kinds
 from tests.bench.coding.kinds import GOLD_KINDS
 from tests.bench.kinds_baseline import classify_baseline
-from tests.bench.metrics import PRF, found_at, kind_scores, ranked_ids, title_noise
+from tests.bench.metrics import (
+    PRF,
+    found_at,
+    keyphrase_title,
+    kind_scores,
+    ranked_ids,
+    title_noise,
+)
 from tests.bench.report import stop_on_sigterm, table
 from tests.bench.stack import (
     Product,
@@ -417,6 +424,7 @@ class TocReport:
     reasons: Counter[str]
     noisy_examples: list[tuple[str, str, str]]
     tool_bullets: list[str]
+    listed: tuple[int, int] = (0, 0)  # segment titles that list key phrases, of all segments
 
 
 def supersession_links(pg_dsn: str) -> list[tuple[str, str, str]]:
@@ -446,8 +454,12 @@ def measure_toc(pg_dsn: str) -> TocReport:
     reasons: Counter[str] = Counter()
     examples: list[tuple[str, str, str]] = []
     tool_bullets: list[str] = []
+    listed = [0, 0]
     for level, _node_id, title, node_bullets in nodes:
         titles[level][1] += 1
+        if level == "segment":
+            listed[0] += keyphrase_title(title)
+            listed[1] += 1
         reason = title_noise(title)
         if reason:
             titles[level][0] += 1
@@ -469,6 +481,7 @@ def measure_toc(pg_dsn: str) -> TocReport:
         reasons,
         examples,
         tool_bullets,
+        (listed[0], listed[1]),
     )
 
 
@@ -627,6 +640,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f" ({prose / max(bullets, 1):.1%}); noisy titles: {noisy} of {nodes}"
         f" ({noisy / max(nodes, 1):.1%}) {dict(toc.reasons)}"
     )
+    print(f"  segment titles that list key phrases: {toc.listed[0]} of {toc.listed[1]}")
     for level, reason, title in toc.noisy_examples:
         print(f"    noisy {level:<8} [{reason}] {title[:100]}")
     for text in toc.tool_bullets:

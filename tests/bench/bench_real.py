@@ -207,7 +207,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     noisy, nodes = share(toc.titles, ("year", "month", "week", "day", "segment"))
     print(
         f"  segment and day bullets from prose turns only: {prose} of {bullets}"
-        f" ({prose / max(bullets, 1):.1%}); noisy titles: {noisy} of {nodes}"
+        f" ({prose / max(bullets, 1):.1%}); noisy titles: {noisy} of {nodes}; segment titles"
+        f" that list key phrases: {toc.listed[0]} of {toc.listed[1]}"
     )
     report(answers, negatives.no_match, negatives.asked)
     return 0

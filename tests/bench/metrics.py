@@ -122,6 +122,17 @@ def title_noise(title: str) -> str | None:
     return None
 
 
+def keyphrase_title(title: str) -> bool:
+    """Whether a segment's title is a list of key phrases ("Claude code, ultrathink, chat",
+    "Session, perfect, metadata"): three or more comma-separated phrases of at most four words
+    and no sentence. Not noise by ``title_noise``'s rules, yet it names no piece of work: the
+    summarizer's fallback when nobody asked for anything it could quote."""
+    if " — " in title or title.rstrip().endswith(("?", ".", "!", "…")):
+        return False
+    phrases = [p.split() for p in title.split(", ")]
+    return len(phrases) >= 3 and all(1 <= len(words) <= 4 for words in phrases)
+
+
 # --------------------------------------------------------------------------------------------
 # Classification
 # --------------------------------------------------------------------------------------------
