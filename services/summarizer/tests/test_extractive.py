@@ -19,10 +19,10 @@ from agent_memory_summarizer.calendar import (
 )
 from agent_memory_summarizer.extractive import (
     bullet_count,
-    narrates,
     summarize_rollup,
     summarize_segment,
 )
+from agent_memory_summarizer.headline import narrates
 from agent_memory_summarizer.model import Bullet, ChildDigest, SourceEvent
 from agent_memory_summarizer.text import split_sentences, tokens
 

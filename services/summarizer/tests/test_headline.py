@@ -175,3 +175,41 @@ def test_a_title_keeps_the_case_of_the_code_it_starts_with() -> None:
     ):
         assert _capital(text) == text
     assert _capital("webhooks fail in staging") == "Webhooks fail in staging"
+
+
+def test_an_agent_working_on_alone_is_titled_by_what_it_says_it_did() -> None:
+    """A token-budget cut leaves segments where only the agent speaks (``make bench-real``:
+    "Session, perfect, metadata"); what it says it did names the work, not key phrases."""
+    alone = session(
+        [
+            ("assistant", "message", "Let me look at the README first."),
+            ("tool", "tool_call", "Read /mnt/c/python/cctrace/README.md"),
+            (
+                "assistant",
+                "message",
+                "Perfect! I've updated the README to make it crystal clear that the export "
+                "includes:\n\n1. **Session ID** in every file\n2. **Complete metadata**",
+            ),
+            ("assistant", "message", "This ensures users get the complete export metadata."),
+        ]
+    )
+    title = summarize_segment(alone, "fallback").title
+    assert title == "Updated the README to make it crystal clear that the export includes"
+    lead = session(
+        [("assistant", "message", "Based on my research, I've discovered exactly where Claude "
+          "Code stores chat session data: ~/.claude/projects.")]
+    )  # fmt: skip
+    assert summarize_segment(lead, "x").title.startswith("Discovered exactly where Claude Code")
+    # an announced step is not a result: "Now let me ..." says nothing is done yet
+    ahead = session(
+        [
+            ("assistant", "message", "I see there's already an export script in the folder."),
+            ("assistant", "message", "Now let me create the directory structure for the package."),
+        ]
+    )
+    assert not summarize_segment(ahead, "x").title.startswith("Now let me")
+    # nothing said it did: the key phrases stay; and people talking keep theirs
+    idle = session([("assistant", "message", "I see there's already a script in the folder.")])
+    assert summarize_segment(idle, "x").title == "Folder, script"
+    talk = session([("user", "message", "I've updated my resume and moved to Boston.")])
+    assert summarize_segment(talk, "x").title == "Boston, moved, resume"

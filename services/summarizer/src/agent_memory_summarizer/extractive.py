@@ -35,7 +35,14 @@ from collections import Counter
 from dataclasses import dataclass
 
 from agent_memory_common.memory import is_tool_event, salience
-from agent_memory_summarizer.headline import ASIDE, WORK_SEPARATOR, Turn, goal_of, headline
+from agent_memory_summarizer.headline import (
+    ASIDE,
+    WORK_SEPARATOR,
+    Turn,
+    goal_of,
+    headline,
+    narrates,
+)
 from agent_memory_summarizer.keyphrases import is_noise_phrase, key_phrases
 from agent_memory_summarizer.kinds import in_tool_line, without_tool_lines
 from agent_memory_summarizer.model import Bullet, ChildDigest, GripDraft, SourceEvent, Summary
@@ -104,26 +111,6 @@ _LABEL = re.compile(r"^(?:fixed|done|resolved|outcome|result)\s*:\s*")
 _PLAN = re.compile(
     r"^(?:i'll|i will|let me|then i'll|next,? i'll|i'm going to|i am going to|i can)\b", re.I
 )
-
-
-# An agent narrating its next step: "Let me check the exported files to ensure quality.",
-# "Now let's test it:", "Since we only have one session, let me create a test scenario.", "Here
-# are the files that should be moved:". What it then did is in the tool events after it and
-# what it found in a later sentence; as bullets they filled a real session's table of contents
-# (``make bench-real``). A report that opens a list ("I've updated the README so that the
-# export includes:") is not one: it says what was done.
-_NARRATION = re.compile(
-    r"^(?:(?:now|next|first|then|so|ok(?:ay)?|good|great|perfect|alright|right)\b[,!.]?\s+)*"
-    r"(?:let me|let's|let us)\b"
-    r"|^[^.!?]{0,80},\s*let me\b"
-    r"|^here (?:are|is)\b[^.!?]*:$",
-    re.IGNORECASE,
-)
-
-
-def narrates(role: str, text: str) -> bool:
-    """Whether an assistant's sentence only announces what it does next."""
-    return role == "assistant" and bool(_NARRATION.search(text.strip()))
 
 
 def bullet_count(candidates: int) -> int:
@@ -379,9 +366,10 @@ def summarize_segment(events: list[SourceEvent], fallback_title: str) -> Summary
 
 def _segment_title(spoken: list[_Candidate]) -> str:
     """ "Goal — outcome" when a person asked an agent for something (a user and an assistant
-    both spoke); a conversation between people keeps its key-phrase title."""
+    both spoke), what the agent did when it worked on alone (``headline``); a conversation
+    between people keeps its key-phrase title."""
     roles = {c.role for c in spoken}
-    if not {"user", "assistant"} <= roles:
+    if "assistant" not in roles:
         return ""
     turns = [
         Turn(c.role, c.text, c.kind, c.refs[0][0])

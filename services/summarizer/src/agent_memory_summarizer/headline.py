@@ -59,6 +59,26 @@ _NOT_OUTCOME = re.compile(
     r"^(?:i'll|i will|let me|then i'll|next,? i'll|i'm going to|should i|shall i)\b",
     re.IGNORECASE,
 )
+# An agent narrating its next step: "Let me check the exported files to ensure quality.",
+# "Now let's test it:", "Since we only have one session, let me create a test scenario.", "Here
+# are the files that should be moved:". What it then did is in the tool events after it and
+# what it found in a later sentence; as bullets they filled a real session's table of contents
+# (``make bench-real``). A report that opens a list ("I've updated the README so that the
+# export includes:") is not one: it says what was done.
+_NARRATION = re.compile(
+    r"^(?:(?:now|next|first|then|so|ok(?:ay)?|good|great|perfect|alright|right)\b[,!.]?\s+)*"
+    r"(?:let me|let's|let us)\b"
+    r"|^[^.!?]{0,80},\s*let me\b"
+    r"|^here (?:are|is)\b[^.!?]*:$",
+    re.IGNORECASE,
+)
+
+
+def narrates(role: str, text: str) -> bool:
+    """Whether an assistant's sentence only announces what it does next."""
+    return role == "assistant" and bool(_NARRATION.search(text.strip()))
+
+
 _PATH = re.compile(
     r"(?:~|\.{1,2})?/?(?:[\w.{}:-]+/)+[\w.{}:-]*"
     r"|\b[\w-]+\.(?:py|pyi|ts|tsx|js|jsx|rs|go|rb|java|toml|json|jsonl|ya?ml|md|sql|txt|cfg|ini|"
@@ -184,6 +204,8 @@ def outcome(turns: Sequence[Turn], goal_text: str) -> str:
         sentence = turn.text
         if "?" in sentence[-2:] or _NOT_OUTCOME.search(sentence) or ASIDE.search(sentence):
             continue
+        if narrates(turn.role, sentence):  # "Now let me create ...": not done yet
+            continue
         if not _OUTCOME.search(sentence):
             continue
         text = plain(_LABEL.sub("", sentence)).rstrip(" .!")
@@ -209,15 +231,42 @@ def _repeats(text: str, goal_text: str) -> bool:
     return goal_words[:shared] == words[:shared]
 
 
+# What an agent says it did: "I've updated the README so that ...", "Based on my research,
+# I've discovered where ...", "I found a way to ...". The verb and what follows is the work.
+_DONE = re.compile(
+    r"^(?:[^.!?]{0,60},\s*)?(?:i've|i have|i)\s+"
+    r"(?:(?:successfully|also|now|just|already|finally|properly)\s+)*"
+    r"(?P<work>(?:found|fixed|added|updated|created|moved|changed|removed|rewrote|wrote|made|"
+    r"discovered|identified|cleaned|implemented|enhanced|replaced|renamed|installed|configured|"
+    r"set up|built|refactored|deleted|copied|split|merged|traced)\b.*)",
+    re.IGNORECASE,
+)
+
+
+def report(turns: Sequence[Turn]) -> str:
+    """The first thing the agent says it did ("Updated the README so that ..."), as a short
+    phrase; empty when it says none."""
+    for turn in turns:
+        found = _DONE.match(turn.text.strip()) if turn.role == "assistant" else None
+        if found is None:
+            continue
+        text = plain(found.group("work")).rstrip(" .!:")
+        if len(tokens(text)) >= 3:
+            return _capital(clip(text, GOAL_CHARS))
+    return ""
+
+
 def headline(turns: Sequence[Turn]) -> tuple[str, str]:
-    """(goal, title) of a segment; the title is "goal — outcome", or whichever half exists."""
+    """(goal, title) of a segment; the title is "goal — outcome", or whichever half exists.
+    A segment where nobody asked for anything (an agent working on after a token-budget cut)
+    is titled by what the agent says it did, else by the result it reports."""
     g = goal(turns)
     o = outcome(turns, g)
     if g and o:
         return g, g + WORK_SEPARATOR + _capital(o)
     if g:
         return g, g
-    return "", _capital(o)
+    return "", report(turns) or _capital(o)
 
 
 _CODE_MARKS = ("_", "::", "(", "/", "`", "=", "<", "[")
