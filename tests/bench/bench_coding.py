@@ -41,13 +41,11 @@ import json
 import random
 import statistics
 import sys
-import tempfile
 import time
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -68,8 +66,10 @@ from tests.bench.metrics import (
 from tests.bench.report import stop_on_sigterm, table
 from tests.bench.stack import (
     Product,
-    fill_or_reuse,
+    add_question_options,
+    question_stack,
     shared_data,
+    start_filled,
     stop_and_clean,
 )
 
@@ -439,16 +439,25 @@ def supersession_links(pg_dsn: str) -> list[tuple[str, str, str]]:
     return [(str(a), str(b), str(c)) for a, b, c in rows]
 
 
-def measure_toc(pg_dsn: str) -> TocReport:
+def read_toc(
+    pg_dsn: str,
+) -> tuple[list[tuple[Any, ...]], dict[str, list[str]], dict[str, bool]]:
+    """The latest version of every node (level, id, title, bullets), every grip's events, and
+    for every event whether people said it (a user or assistant message)."""
     with psycopg.connect(pg_dsn) as conn:
         nodes = conn.execute(NODES).fetchall()
         grips: dict[str, list[str]] = dict(
             conn.execute("SELECT grip_id, event_ids FROM toc_grips").fetchall()
         )
-        kinds = {
+        said = {
             event_id: role in ("user", "assistant") and etype == "message"
             for event_id, role, etype in conn.execute("SELECT event_id, role, type FROM events")
         }
+    return nodes, grips, said
+
+
+def measure_toc(pg_dsn: str) -> TocReport:
+    nodes, grips, kinds = read_toc(pg_dsn)
     bullets: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     titles: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     reasons: Counter[str] = Counter()
@@ -517,17 +526,7 @@ def share(pairs: dict[str, tuple[int, int]], levels: Sequence[str]) -> tuple[int
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--kinds-only", action="store_true", help="only the classifier part")
-    parser.add_argument("--limit", type=int, default=10, help="results asked per question")
-    parser.add_argument(
-        "--set", action="append", default=[], metavar="VAR=VALUE", help="extra stack setting"
-    )
-    parser.add_argument("--keep", action="store_true", help="keep the work folder")
-    parser.add_argument(
-        "--reuse",
-        metavar="WORKDIR",
-        help="start the stack on a work folder kept by --keep and only ask the questions (no"
-        " ingest; the usage counts of earlier runs are cleared): to measure a change of search",
-    )
+    add_question_options(parser, limit=10)
     parser.add_argument(
         "--misses", action="store_true", help="print each missed question's first results"
     )
@@ -570,11 +569,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("\n".join(f"{verdict(ok)}  {name}: {value}" for name, value, ok in targets))
         return 0
 
-    reuse = args.reuse is not None
-    workdir = (
-        Path(args.reuse) if reuse else Path(tempfile.mkdtemp(prefix="agent-memory-bench-coding-"))
-    )
-    product = Product(workdir, dict(item.split("=", 1) for item in args.set))
+    product, workdir, reuse = question_stack(args, "agent-memory-bench-coding-")
     failed = True
     answers = Answers()
     again = Answers()
@@ -582,10 +577,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     links: list[tuple[str, str, str]] = []
     toc: TocReport | None = None
     try:
-        t0 = time.monotonic()
-        product.start()
-        print(f"  stack up in {time.monotonic() - t0:.0f} s ({workdir})")
-        fill_or_reuse(product, events, reuse)
+        start_filled(product, events, reuse)
         said = {e["event_id"]: is_prose(e) for e in events}
         answers = ask(product.query_url, questions, args.limit, said)
         unanswerable = ask_negatives(product.query_url, negatives())

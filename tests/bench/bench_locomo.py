@@ -41,7 +41,6 @@ import json
 import re
 import statistics
 import sys
-import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Sequence
@@ -55,9 +54,10 @@ import httpx
 from tests.bench.report import interpolated as pct
 from tests.bench.report import stop_on_sigterm
 from tests.bench.stack import (
-    Product,
-    fill_or_reuse,
+    add_question_options,
+    question_stack,
     shared_data,
+    start_filled,
     stop_and_clean,
 )
 
@@ -245,17 +245,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="locomo10.json")
     parser.add_argument("--samples", help="comma-separated sample ids (default: all 10)")
     parser.add_argument("--configs", default="full,bm25,vector", help="full, bm25, vector")
-    parser.add_argument("--limit", type=int, default=30, help="results asked per question")
-    parser.add_argument(
-        "--set", action="append", default=[], metavar="VAR=VALUE", help="extra stack setting"
-    )
-    parser.add_argument("--keep", action="store_true", help="keep the work folder")
-    parser.add_argument(
-        "--reuse",
-        metavar="WORKDIR",
-        help="start the stack on a work folder kept by --keep and only ask the questions (no"
-        " ingest; the usage counts of earlier runs are cleared): to measure a change of search",
-    )
+    add_question_options(parser, limit=30)
     args = parser.parse_args(argv)
     stop_on_sigterm()
     if not args.data.exists():
@@ -263,24 +253,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     samples = set(args.samples.split(",")) if args.samples else None
     events, questions = load_locomo(args.data, samples)
-    extra_env = dict(item.split("=", 1) for item in args.set)
     print(
         f"LoCoMo: {len({e['project_id'] for e in events})} conversations, {len(events):,} turns,"
         f" {len(questions):,} questions (categories 1-4 with evidence)"
     )
-    reuse = args.reuse is not None
-    workdir = (
-        Path(args.reuse) if reuse else Path(tempfile.mkdtemp(prefix="agent-memory-bench-locomo-"))
-    )
-    product = Product(workdir, extra_env)
+    product, workdir, reuse = question_stack(args, "agent-memory-bench-locomo-")
     failed = True
     lines: list[str] = []
     results: dict[str, Scores] = {}
     try:
-        t0 = time.monotonic()
-        product.start()
-        print(f"  stack up in {time.monotonic() - t0:.0f} s ({workdir})")
-        fill_or_reuse(product, events, reuse)
+        start_filled(product, events, reuse)
         for name in args.configs.split(","):
             t0 = time.monotonic()
             scores = asyncio.run(ask_all(product.query_url, questions, CONFIGS[name], args.limit))

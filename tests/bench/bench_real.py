@@ -30,17 +30,12 @@ import argparse
 import functools
 import statistics
 import sys
-import tempfile
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import psycopg
-
 from agent_memory_cli.importer import claude_events
 from tests.bench.bench_coding import (
-    NODES,
     Answers,
     ask,
     ask_negatives,
@@ -48,6 +43,7 @@ from tests.bench.bench_coding import (
     found_table,
     measure_toc,
     quantiles,
+    read_toc,
     share,
     toc_table,
 )
@@ -55,7 +51,12 @@ from tests.bench.coding.generate import is_prose
 from tests.bench.metrics import title_noise
 from tests.bench.real.questions import QUESTIONS, UNANSWERABLE, RealQ
 from tests.bench.report import stop_on_sigterm
-from tests.bench.stack import Product, fill_or_reuse, stop_and_clean
+from tests.bench.stack import (
+    add_question_options,
+    question_stack,
+    start_filled,
+    stop_and_clean,
+)
 
 HERE = Path(__file__).resolve().parent / "real"
 # (project id, transcript): the project is the one the questions are asked in.
@@ -121,15 +122,7 @@ def questions_of(events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def print_toc(pg_dsn: str) -> None:
     """Every day and segment node: its title, then each bullet with what its grips are."""
-    with psycopg.connect(pg_dsn) as conn:
-        nodes = conn.execute(NODES).fetchall()
-        grips: dict[str, list[str]] = dict(
-            conn.execute("SELECT grip_id, event_ids FROM toc_grips").fetchall()
-        )
-        said = {
-            event_id: role in ("user", "assistant") and etype == "message"
-            for event_id, role, etype in conn.execute("SELECT event_id, role, type FROM events")
-        }
+    nodes, grips, said = read_toc(pg_dsn)
     for level, _node_id, title, bullets in nodes:
         if level not in ("day", "segment"):
             continue
@@ -159,16 +152,7 @@ def report(answers: Answers, negatives_caught: int, negatives_asked: int) -> Non
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--limit", type=int, default=10, help="results asked per question")
-    parser.add_argument(
-        "--set", action="append", default=[], metavar="VAR=VALUE", help="extra stack setting"
-    )
-    parser.add_argument("--keep", action="store_true", help="keep the work folder")
-    parser.add_argument(
-        "--reuse",
-        metavar="WORKDIR",
-        help="start the stack on a work folder kept by --keep and only ask the questions",
-    )
+    add_question_options(parser, limit=10)
     args = parser.parse_args(argv)
     stop_on_sigterm()
     events = load_events()
@@ -177,17 +161,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"real sessions: {len(SOURCES)} transcript(s), {len(events)} events"
         f" ({sum(is_prose(e) for e in events)} prompts and replies), {len(questions)} questions"
     )
-    reuse = args.reuse is not None
-    workdir = (
-        Path(args.reuse) if reuse else Path(tempfile.mkdtemp(prefix="agent-memory-bench-real-"))
-    )
-    product = Product(workdir, dict(item.split("=", 1) for item in args.set))
+    product, workdir, reuse = question_stack(args, "agent-memory-bench-real-")
     failed = True
     try:
-        t0 = time.monotonic()
-        product.start()
-        print(f"  stack up in {time.monotonic() - t0:.0f} s ({workdir})")
-        fill_or_reuse(product, events, reuse)
+        start_filled(product, events, reuse)
         said = {e["event_id"]: is_prose(e) for e in events}
         answers = ask(product.query_url, questions, args.limit, said)
         projects = sorted({p for p, _ in SOURCES})

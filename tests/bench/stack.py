@@ -7,12 +7,14 @@ Shared by ``bench_locomo``, ``bench_coding`` and ``bench_summary``.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -318,3 +320,35 @@ def fill_or_reuse(product: Product, events: Sequence[dict[str, Any]], reuse: boo
         indexed_s = wait_until_indexed(product, len(events))
         print(f"  drained, segments closed and indexed {indexed_s:.0f} s after the last post")
     wait_for_vectors(product)
+
+
+def add_question_options(parser: argparse.ArgumentParser, limit: int) -> None:
+    """The options every question benchmark takes: ``--limit``, ``--set``, ``--keep``,
+    ``--reuse`` (a folder ``--keep`` left, questions only)."""
+    parser.add_argument("--limit", type=int, default=limit, help="results asked per question")
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="VAR=VALUE", help="extra stack setting"
+    )
+    parser.add_argument("--keep", action="store_true", help="keep the work folder")
+    parser.add_argument(
+        "--reuse",
+        metavar="WORKDIR",
+        help="start the stack on a work folder kept by --keep and only ask the questions (no"
+        " ingest; the usage counts of earlier runs are cleared): to measure a change of search",
+    )
+
+
+def question_stack(args: argparse.Namespace, prefix: str) -> tuple[Product, Path, bool]:
+    """The product of a question benchmark, on the folder ``--reuse`` names or a new one
+    (``prefix``), with the ``--set`` settings; and whether it is reused."""
+    reuse = args.reuse is not None
+    workdir = Path(args.reuse) if reuse else Path(tempfile.mkdtemp(prefix=prefix))
+    return Product(workdir, dict(item.split("=", 1) for item in args.set)), workdir, reuse
+
+
+def start_filled(product: Product, events: Sequence[dict[str, Any]], reuse: bool) -> None:
+    """Start the stack and give it the events (``fill_or_reuse``), saying how long it took."""
+    t0 = time.monotonic()
+    product.start()
+    print(f"  stack up in {time.monotonic() - t0:.0f} s ({product.workdir})")
+    fill_or_reuse(product, events, reuse)

@@ -27,6 +27,20 @@ class RealQ:
     now: str | None = None
 
 
+# Moments two questions ask about, in the session's words and in others.
+PICKS_THE_SESSION = (  # how the exporter tells the current session among several
+    "4799fbbb-ca8e-4dec-a9c2-91524b3918c2",
+    "6446fce7-8f81-4865-9e49-e35f4e3a16bb",
+    "e3bdbab3-cc50-47c5-befc-7b1eb6a0841b",
+)
+XML_LEFT_OUT = (  # why the list of created files left out the XML: an old copy, a default
+    "d6014b40-3155-4081-b89b-7203fa1e166c",
+    "9f95a5d1-ddb0-4bc2-9f97-19d107a8d5ed",
+    "d06945e9-a594-473c-8d12-5736de69c4a3",
+    "7991f9f3-c936-45e4-9334-cb80f8465a48",
+    "304a04c6-c223-4bdb-9699-082f6f45b5a7",
+)
+
 QUESTIONS: tuple[RealQ, ...] = (
     RealQ(
         "fact",
@@ -50,33 +64,19 @@ QUESTIONS: tuple[RealQ, ...] = (
         "how",
         "How does the export script pick the current session when several are active?",
         CCTRACE,
-        (
-            "4799fbbb-ca8e-4dec-a9c2-91524b3918c2",
-            "6446fce7-8f81-4865-9e49-e35f4e3a16bb",
-            "e3bdbab3-cc50-47c5-befc-7b1eb6a0841b",
-        ),
+        PICKS_THE_SESSION,
     ),
     RealQ(
         "paraphrase",
         "Two chats open in one directory: how do we avoid dumping the wrong one?",
         CCTRACE,
-        (
-            "4799fbbb-ca8e-4dec-a9c2-91524b3918c2",
-            "6446fce7-8f81-4865-9e49-e35f4e3a16bb",
-            "e3bdbab3-cc50-47c5-befc-7b1eb6a0841b",
-        ),
+        PICKS_THE_SESSION,
     ),
     RealQ(
         "fix",
         "Why did the export's list of created files leave out the XML file?",
         CCTRACE,
-        (
-            "d6014b40-3155-4081-b89b-7203fa1e166c",
-            "9f95a5d1-ddb0-4bc2-9f97-19d107a8d5ed",
-            "d06945e9-a594-473c-8d12-5736de69c4a3",
-            "7991f9f3-c936-45e4-9334-cb80f8465a48",
-            "304a04c6-c223-4bdb-9699-082f6f45b5a7",
-        ),
+        XML_LEFT_OUT,
     ),
     RealQ(
         "artifact",
@@ -194,13 +194,7 @@ QUESTIONS: tuple[RealQ, ...] = (
         "paraphrase",
         "The dump's summary forgot one of the outputs it had produced; what caused it?",
         CCTRACE,
-        (
-            "d6014b40-3155-4081-b89b-7203fa1e166c",
-            "9f95a5d1-ddb0-4bc2-9f97-19d107a8d5ed",
-            "d06945e9-a594-473c-8d12-5736de69c4a3",
-            "7991f9f3-c936-45e4-9334-cb80f8465a48",
-            "304a04c6-c223-4bdb-9699-082f6f45b5a7",
-        ),
+        XML_LEFT_OUT,
     ),
     RealQ("temporal", "What did we do on 2025-07-03?", CCTRACE, day="2025-07-03"),
     RealQ(
