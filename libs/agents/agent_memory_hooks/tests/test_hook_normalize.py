@@ -599,8 +599,9 @@ def test_project_id_agrees_with_the_client_library(tmp_path: Path) -> None:
 
 def test_claude_code_notices_and_wrappers_in_the_users_turn_are_nobodys_words() -> None:
     """What Claude Code writes into the user's turn is not a prompt: an interrupted request's
-    notice and a local command's output are dropped, a slash command is its name and
-    arguments, and the backspaces a terminal let through are deleted (``make bench-real``)."""
+    notice, a background task's notification and a local command's output are dropped, a slash
+    command is its name and arguments, and the backspaces a terminal let through are deleted;
+    nor is a reply it writes itself (model ``<synthetic>``) the model's (``make bench-real``)."""
 
     def user(uuid: str, content: Any) -> dict[str, Any]:
         return {
@@ -623,6 +624,21 @@ def test_claude_code_notices_and_wrappers_in_the_users_turn_are_nobodys_words() 
             3,
         ),
         (user("u5", "\x7f\x7f\x7fi would prefer a script I run by hand.\n\tThanks"), 4),
+        (user("u6", "<task-notification>\n<task-id>b1</task-id>\n<status>completed</status>"), 5),
+        (
+            {
+                "type": "assistant",
+                "uuid": "a1",
+                "sessionId": "s-1",
+                "timestamp": "2026-01-15T10:00:01.000Z",
+                "message": {
+                    "role": "assistant",
+                    "model": "<synthetic>",
+                    "content": [{"type": "text", "text": "You've hit your limit"}],
+                },
+            },
+            6,
+        ),
     ]
     events = valid(claude_code.transcript_events(lines, {}, ctx("claude-code"), {}))
     assert [(e["metadata"]["transcript_uuid"], e["text"]) for e in events] == [

@@ -242,6 +242,8 @@ def entry_events(
     text = _text_blocks(content)
     if kind == "user":
         text = "" if item.get("isMeta") else _user_text(text)
+    elif message.get("model") == SYNTHETIC_MODEL:
+        text = ""  # Claude Code's own reply ("You've hit your limit", "No response requested.")
     if text.strip():
         summary = kind == "user" and bool(item.get("isCompactSummary"))
         events.append(
@@ -338,6 +340,11 @@ def _strip_error_tags(output: Any) -> Any:
 HARNESS_NOTICES = frozenset(
     {"[Request interrupted by user]", "[Request interrupted by user for tool use]"}
 )
+# A background task's end, announced in the user's turn (``<task-notification>``).
+HARNESS_WRAPPERS = ("<task-notification>",)
+# The model name of a reply Claude Code writes itself: a usage limit, an API error, "No response
+# requested." after an interrupt.
+SYNTHETIC_MODEL = "<synthetic>"
 # Control characters a terminal let through into a prompt (a run of backspaces, ``\x7f``,
 # before "i would prefer ..."), deleted; tab and newline stay. ``str.translate``, not ``re``:
 # the hook path pays for every import.
@@ -353,7 +360,7 @@ def _user_text(text: str) -> str:
     stripped = text.strip()
     if stripped.startswith(("<local-command-stdout>", "<local-command-stderr>")):
         return ""
-    if stripped in HARNESS_NOTICES:
+    if stripped in HARNESS_NOTICES or stripped.startswith(HARNESS_WRAPPERS):
         return ""
     if stripped.startswith("<command-") and "<command-name>" in stripped:
         name = _between(stripped, "<command-name>", "</command-name>")
