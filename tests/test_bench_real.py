@@ -73,12 +73,17 @@ def test_an_export_becomes_the_transcript_the_import_reads(tmp_path: Path) -> No
 def test_the_committed_session_reads_whole() -> None:
     assert all(path.exists() for _, path in SOURCES)
     events = load_events()
-    counts = Counter((e["role"], e["type"]) for e in events)
+    counts = Counter((e["project_id"], e["role"], e["type"]) for e in events)
     # 19 user lines with text, two of them Claude Code's "[Request interrupted by user ...]"
-    assert counts[("user", "message")] == 17 and counts[("assistant", "message")] == 57
-    assert counts[("assistant", "tool_call")] == 133
-    assert counts[("tool", "tool_result")] == 132
-    assert len({e["event_id"] for e in events}) == len(events)
+    assert counts[("cctrace", "user", "message")] == 17
+    assert counts[("cctrace", "assistant", "message")] == 57
+    assert counts[("cctrace", "assistant", "tool_call")] == 133
+    assert counts[("cctrace", "tool", "tool_result")] == 132
+    assert (
+        counts[("sungather", "assistant", "tool_call")] == 262
+    )  # two sessions, a repeated line once
+    assert counts[("sungather", "tool", "tool_result")] == 261
+    assert len({e["event_id"] for e in events}) == len(events)  # a repeated line: once
 
 
 def test_every_question_points_at_moments_of_its_project() -> None:

@@ -1,25 +1,26 @@
-"""Real-session benchmark: what the memory gives back from a coding session people really had.
+"""Real-session benchmark: what the memory gives back from coding sessions people really had.
 
 Run by ``make bench-real``. ``make bench-coding`` measures our own generated sessions, written
-to hold every kind of moment; this one measures a public Claude Code session as it was
-(``tests/bench/real/``, its license and attribution in ``SOURCES.md``): a user and Claude
-building a session-export tool over two days, with typos, interrupted tool calls, slash
-commands, a plan mode, web searches, 133 tool calls, and replies that restate command output.
-It is small (one session) and its questions were written by one engineer reading it, so its
-figures move in steps of 1/23; read it with the generated benchmark, not instead of it.
+to hold every kind of moment; this one measures public Claude Code sessions as they were
+(``tests/bench/real/``, their licenses and attribution in ``SOURCES.md``): cctrace (a user and
+Claude building a session exporter over two days: typos, interrupted tool calls, a plan mode,
+web searches, replies that restate command output) and two sessions of sungather-k8s-operator
+(a mock inverter for integration tests, then a rock built and pushed in CI through four
+failures). They are few and their questions were written by one engineer reading them, so the
+figures move in steps of 1/39; read them with the generated benchmark, not instead of it.
 
-1. The transcript (written back from the published export by ``tests.bench.real.convert``)
-   is read by ``agent-memory import claude-code``'s own reader
-   (``agent_memory_cli.importer.claude_events``): the events a user importing it would store.
+1. The transcripts (cctrace's written back from its published export by
+   ``tests.bench.real.convert``) are read by ``agent-memory import claude-code``'s own reader
+   (``agent_memory_cli.importer.claude_events``): the events a user importing them would store.
 2. The stack of ``bench-coding`` (``tests/bench/stack.py``), every event posted, drained,
    segments closed, summarized and indexed.
 3. ``tests/bench/real/questions.py``: each question through ``POST /v1/search`` (``limit``
    10, its project, its ``now``); found@1/5/10 by kind as in ``bench-coding``, people's words
-   among the events returned, ``no_match`` on questions the session cannot answer.
+   among the events returned, ``no_match`` on questions the sessions cannot answer.
 4. The table of contents, printed whole (titles and bullets, each bullet marked by what its
    grips point at: ``said`` for prompts and replies only, ``tool`` otherwise), with the noisy
-   title and prose-bullet shares of ``bench-coding``: on a real session a title or a bullet
-   is read, not only counted.
+   title and prose-bullet shares of ``bench-coding`` and the segment titles that only list key
+   phrases: on a real session a title or a bullet is read, not only counted.
 
 A measurement, not a test: the exit code is 0 whatever the figures.
 """
@@ -60,7 +61,11 @@ from tests.bench.stack import (
 
 HERE = Path(__file__).resolve().parent / "real"
 # (project id, transcript): the project is the one the questions are asked in.
-SOURCES = (("cctrace", HERE / "transcripts" / "cctrace" / "f33cdb42.jsonl"),)
+SOURCES = (
+    ("cctrace", HERE / "transcripts" / "cctrace" / "f33cdb42.jsonl"),
+    ("sungather", HERE / "transcripts" / "sungather" / "d318c4ce.jsonl"),
+    ("sungather", HERE / "transcripts" / "sungather" / "525d58e9.jsonl"),
+)
 KINDS: tuple[str, ...] = ("fact", "preference", "constraint", "how", "fix", "paraphrase")
 KINDS += ("artifact", "temporal", "resume")
 
@@ -70,14 +75,17 @@ def _project(project: str, _cwd: str | None) -> str:
 
 
 def load_events() -> list[dict[str, Any]]:
-    """Every source's events, as ``agent-memory import claude-code`` reads them."""
+    """Every source's events, as ``agent-memory import claude-code`` reads them, each once."""
     events: list[dict[str, Any]] = []
     for project, path in SOURCES:
         read, skipped = claude_events(path, {}, functools.partial(_project, project))
         if skipped:
             raise RuntimeError(f"{path}: {skipped} lines could not be read")
         events.extend(read)
-    return sorted(events, key=event_time)
+    # a line a transcript holds twice is one event (same id): the gateway would store it once,
+    # and the wait until indexed counts what is stored
+    unique = {e["event_id"]: e for e in reversed(events)}
+    return sorted(unique.values(), key=event_time)
 
 
 def gold_of(q: RealQ, events: Sequence[dict[str, Any]]) -> list[str]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 CCTRACE = "cctrace"
+SUNGATHER = "sungather"
 
 
 @dataclass(frozen=True)
@@ -210,6 +211,118 @@ QUESTIONS: tuple[RealQ, ...] = (
         CCTRACE,
         since="2025-07-03T15:05:00Z",
         now="2025-07-07T09:00:00Z",
+    ),
+)
+
+# sungather-k8s-operator: two sessions, a mock inverter for the integration tests, then
+# building the rock in CI (four failures fixed one by one).
+MOCK_FAILED = (  # why the integration tests against the mock failed
+    "679cf8a2-9786-41cc-9b6c-fea7fe447c72",
+    "956776de-3ec7-400f-bbf8-e570ff9738d9",
+    "28778220-0774-4b57-adfe-67c81dd9388e",
+)
+SAME_RELEASE = (  # destructive mode builds only on the base's Ubuntu release
+    "d0d5e82b-dada-4627-9a86-cd86c8c259d5",
+    "0e1785db-fb41-4948-83c1-e0c4b7115213",
+    "87a7e49b-6c0d-45e9-a207-30453fbbdab5",
+)
+QUESTIONS += (
+    RealQ(
+        "fact",
+        "Why did we want a mock Sungrow server?",
+        SUNGATHER,
+        ("6358eaf7-88b2-4486-b481-bb66ebf53a50", "ef33028b-5f4a-49fb-bb7e-81bb76c4486d"),
+    ),
+    RealQ(
+        "fact",
+        "Which protocols and ports does the mock inverter serve?",
+        SUNGATHER,
+        (
+            "b08879a8-5b02-41db-acab-e1309353bac1",
+            "cd96d91a-ac84-41c6-98cd-d4daa6798c9c",
+            "440da642-8eea-4f24-9eae-e6a74fe45837",
+        ),
+    ),
+    RealQ(
+        "preference",
+        "Besides Modbus, which connection type did I want the mock to support?",
+        SUNGATHER,
+        ("15d026cd-cb2f-44ae-afcb-0b0f1f70940f",),
+    ),
+    RealQ(
+        "fix",
+        "Why did the integration tests against the mock server fail?",
+        SUNGATHER,
+        MOCK_FAILED,
+    ),
+    RealQ(
+        "fix",
+        "Why did verify_mock_server.py fail at first?",
+        SUNGATHER,
+        ("7cebdc81-e8c6-43fc-9fcd-33f1670d1f63", "toolu_01V5G1tyF8WpG6wWeZbAn9oN"),
+    ),
+    RealQ(
+        "fact",
+        "Why are the mock server tests skipped?",
+        SUNGATHER,
+        ("e12a598d-5807-4afd-aabd-f28e47c3c011", *MOCK_FAILED[1:]),
+    ),
+    RealQ(
+        "artifact",
+        "Which command committed the mock inverter server?",
+        SUNGATHER,
+        ("toolu_01ABDKsiEE62ufyGTGmarLHe",),
+    ),
+    RealQ(
+        "fact",
+        "Where does CI push the rock image?",
+        SUNGATHER,
+        ("27ddf9f0-6900-4c2f-9085-537387291d9f", "c43af618-f439-4137-af60-086a6a583fc5"),
+    ),
+    RealQ(
+        "fix",
+        "Why did rockcraft fail in CI the first time?",
+        SUNGATHER,
+        ("5bb2a5ec-80e1-4847-a5a8-faa8626912f0", "051035a8-39df-4266-851c-166e45f929fa"),
+    ),
+    RealQ(
+        "fix",
+        "How did we get past the umoci chown permission error?",
+        SUNGATHER,
+        ("80cb8c7f-1eb9-4795-9e9f-caab0cd754ed", "c30013db-56ad-448e-a770-47db5ec6780d"),
+    ),
+    RealQ(
+        "paraphrase",
+        "The packaging step stopped because the machine's distro differed from the target; what"
+        " was the remedy?",
+        SUNGATHER,
+        SAME_RELEASE,
+    ),
+    RealQ(
+        "constraint",
+        "Which repositories may you use gh with?",
+        SUNGATHER,
+        ("175b03fc-d290-4c02-9c8d-788f906d5274",),
+    ),
+    RealQ(
+        "fix",
+        "Why did charmcraft pack fail in the integration job?",
+        SUNGATHER,
+        ("e4c9ea05-ae5b-41f6-9519-8075e4c409c6",),
+    ),
+    RealQ(
+        "fix",
+        "Why couldn't you push to GitHub yourself?",
+        SUNGATHER,
+        ("toolu_01F8mTjUq8DULgEpiMXzbJ9A", "b2becbdf-257e-4ba9-8557-f893d7cf4389"),
+    ),
+    RealQ("temporal", "What did we do on 2026-01-09?", SUNGATHER, day="2026-01-09"),
+    RealQ(
+        "resume",
+        "Where did we leave off?",
+        SUNGATHER,
+        since="2026-01-10T00:35:00Z",
+        now="2026-01-12T09:00:00Z",
     ),
 )
 
