@@ -175,10 +175,23 @@ def test_the_sql_prefilter_lets_through_every_stated_cause_and_fix() -> None:
         ("Root cause is the shared session fixture.", False),
         ("Found the bug: an off-by-one in the pager.", False),
         ("The culprit: a stale lock file.", False),
+        # a coding agent's own phrasing (bench-real)
+        ("I see the issue - pymodbus 3.x has changed their API.", False),
+        ("Now I see the issue! The runner is on Ubuntu 24.04.", False),
+        ("Perfect! I found the issue. The tests run on ubuntu-latest.", False),
+        ("The issue was that your installed version was older.", False),
+        ("Perfect! I've fixed the second CI issue.", True),
+        ("I found and fixed the CI failure.", True),
     ):
         assert states_resolution(text) and prefilter.search(text), text
         assert bool(FIX_STATED.search(text)) is is_fix, text
-    assert not FIX_STATED.search("Can you fix it?") and not states_resolution("Can you fix it?")
+    for text in (
+        "Can you fix it?",
+        "Let me fix the imports:",
+        "I'll fix the issue next.",
+        "I have not fixed it yet.",
+    ):
+        assert not FIX_STATED.search(text) and not states_resolution(text), text
 
 
 def test_a_stated_fix_is_not_demoted_for_its_age_in_a_fix_question() -> None:

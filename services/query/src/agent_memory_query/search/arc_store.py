@@ -27,7 +27,7 @@ from agent_memory_retrieval.sources import event_doc
 # ``arcs.RESOLUTION`` (tested), so only those messages leave Postgres, not the pasted logs and
 # long replies around them.
 _MAY_RESOLVE = (
-    r"(fix|cause|solved|resolved|culprit|found\s+the\s+(bug|problem)|(works|passes|green)\s+again)"
+    r"(fix|cause|solved|resolved|culprit|the\s+(bug|problem|issue)|(works|passes|green)\s+again)"
 )
 
 

@@ -48,8 +48,18 @@ FIX_QUESTION = re.compile(
 # A cause or a fix is stated at the start of a sentence ("Fixed: ...", "The cause was ...");
 # mid-sentence the same words are usually a question or a plan ("can you fix it?").
 _SAID = r"(^|[.!?:;]\s+|\n)\s*"
-_FIX = r"fixed\b|the\s+fix\b|fix:|solved\b|resolved\b|that\s+fixed\b"
-_CAUSE = r"cause:|the\s+cause\b|root\s+cause\b|found\s+the\s+(cause|bug|problem)\b|the\s+culprit\b"
+# A coding agent says it its own way (``make bench-real``): "I see the issue - pymodbus 3.x
+# changed its API", "Now I see the issue! The runner is on 24.04", "I've fixed the second CI
+# issue", "I found and fixed the CI failure".
+_AGENT = r"((now\s+)?i\s+(see|found|spotted)|i'?ve\s+found)\s+the\s+(issue|problem|bug|cause)\b"
+_FIX = (
+    r"fixed\b|the\s+fix\b|fix:|solved\b|resolved\b|that\s+fixed\b|"
+    r"(i'?ve|i\s+have|i)\s+((?!not\b)\w+\s+)?(fixed|found\s+and\s+fixed)\b"
+)
+_CAUSE = (
+    r"cause:|the\s+cause\b|root\s+cause\b|found\s+the\s+(cause|bug|problem)\b|"
+    rf"the\s+culprit\b|the\s+(issue|problem)\s+(was|is)\b|{_AGENT}"
+)
 _AGAIN = r"\b(works|passes|green)\s+again\b"  # a fix shown by its effect
 # Both are narrowed from ``arc_store._MAY_RESOLVE``, the looser SQL prefilter of the messages
 # followed after a report: a text matching either also matches it (tested).
