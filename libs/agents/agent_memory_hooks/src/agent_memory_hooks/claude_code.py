@@ -334,14 +334,15 @@ def _strip_error_tags(output: Any) -> Any:
     return output
 
 
-# Lines Claude Code writes into the user's turn itself when a request is stopped: nobody
-# typed them, yet stored as prompts they counted as people's words and titled TOC segments
-# (``make bench-real``).
-HARNESS_NOTICES = frozenset(
-    {"[Request interrupted by user]", "[Request interrupted by user for tool use]"}
+# What Claude Code writes into the user's turn itself: a local command's output, a stopped
+# request's notice, a background task's end. Nobody typed them, yet stored as prompts they
+# counted as people's words and titled TOC segments (``make bench-real``).
+HARNESS_LINES = (
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "[Request interrupted by user",  # "]" or " for tool use]"
+    "<task-notification>",
 )
-# A background task's end, announced in the user's turn (``<task-notification>``).
-HARNESS_WRAPPERS = ("<task-notification>",)
 # The model name of a reply Claude Code writes itself: a usage limit, an API error, "No response
 # requested." after an interrupt.
 SYNTHETIC_MODEL = "<synthetic>"
@@ -358,9 +359,7 @@ def _typed(text: str) -> str:
 def _user_text(text: str) -> str:
     """A typed prompt as the user wrote it; Claude Code's own wrappers reduced or dropped."""
     stripped = text.strip()
-    if stripped.startswith(("<local-command-stdout>", "<local-command-stderr>")):
-        return ""
-    if stripped in HARNESS_NOTICES or stripped.startswith(HARNESS_WRAPPERS):
+    if stripped.startswith(HARNESS_LINES):
         return ""
     if stripped.startswith("<command-") and "<command-name>" in stripped:
         name = _between(stripped, "<command-name>", "</command-name>")
