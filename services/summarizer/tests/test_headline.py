@@ -213,3 +213,89 @@ def test_an_agent_working_on_alone_is_titled_by_what_it_says_it_did() -> None:
     assert summarize_segment(idle, "x").title == "Folder, script"
     talk = session([("user", "message", "I've updated my resume and moved to Boston.")])
     assert summarize_segment(talk, "x").title == "Boston, moved, resume"
+
+
+def test_an_agent_that_says_nothing_done_is_titled_by_what_it_found_or_set_out_to_make() -> None:
+    """Most agent-only segments of real sessions say no "I've ..." (``make bench-real``: 12 of
+    32 titles were key phrases, "Api, pymodbus, issue"); the cause it found, else the first
+    thing it set out to make, names the work."""
+    found = session(
+        [
+            ("assistant", "message", "Now let me create a verification script for the server:"),
+            ("tool", "tool_result", "ImportError: cannot import name 'ModbusServerContext'"),
+            ("assistant", "message", "I see the issue - pymodbus 3.x has changed their API."),
+            ("assistant", "message", "Let me fix the imports:"),
+        ]
+    )
+    assert summarize_segment(found, "x").title == "Pymodbus 3.x has changed their API"
+    # a short "I see the issue!" is no sentence of its own: the next one is the cause
+    after = session([("assistant", "message", "Now I see the issue! The runner is on Ubuntu "
+                      "24.04, but the rock's base is `ubuntu@22.04`.")])  # fmt: skip
+    assert summarize_segment(after, "x").title.startswith("The runner is on Ubuntu 24.04")
+    steps = session(
+        [
+            ("assistant", "message", "Let me check the existing conftest first."),
+            ("tool", "tool_call", "Read tests/integration/conftest.py"),
+            ("assistant", "message", "Now let me add the mock server fixture to `conftest.py`:"),
+            ("assistant", "message", "Then let me update the CHANGELOG."),
+        ]
+    )
+    assert summarize_segment(steps, "x").title == "Add the mock server fixture to conftest"
+    # with a reported result, both halves
+    both = session(
+        [
+            ("assistant", "message", "I'll help you set up CI to build and push the rock."),
+            ("assistant", "message", "The CI pipeline now passes on every push."),
+        ]
+    )
+    title = summarize_segment(both, "x").title
+    assert title.split(WORK_SEPARATOR) == [
+        "Set up CI to build and push the rock",
+        "The CI pipeline now passes on every push",
+    ]
+
+
+def test_a_prompt_waiting_for_its_reply_is_titled_by_its_request() -> None:
+    """A prompt, then a break before the agent answers, is a segment of its own (``make
+    bench-real``: "Build, part, push"); people talking keep their key phrases."""
+    asked = session(
+        [("user", "message", "It seems like we should build the rock and push it as part of CI.")]
+    )
+    assert summarize_segment(asked, "x").title == "Build the rock and push it as part of CI"
+    chat = session(
+        [
+            ("user", "message", "Can you believe the concert was sold out in ten minutes?"),
+            ("user", "message", "I was so disappointed, I had been waiting all year."),
+            ("user", "message", "Maybe next time we should queue online earlier."),
+        ]
+    )
+    assert WORK_SEPARATOR not in summarize_segment(chat, "x").title
+    assert not summarize_segment(chat, "x").title.startswith("Believe")
+    alone = [summarize_segment([said], "x").title for said in chat]
+    assert alone == [
+        "Ten minutes, concert, sold",
+        "Disappointed, year, waiting",
+        "Queue online earlier, time",
+    ]
+
+
+def test_a_title_keeps_short_inline_code_and_drops_a_shell_escape() -> None:
+    """`ubuntu-latest` removed left "running on (Ubuntu 24.04), but when using"; a name in
+    backticks is kept, a path still becomes its last name, and a command the user ran from
+    the prompt ("!python3 export.py") is not the request."""
+    assert plain("Tests run on `ubuntu-latest` with `--destructive-mode`.") == (
+        "Tests run on ubuntu-latest with --destructive-mode."
+    )
+    assert plain("The tests in `tests/integration/test_charm.py` pass") == (
+        "The tests in test_charm pass"
+    )
+    assert plain("Run `for f in *.py; do ruff check $f; done` now") == "Run now"
+    escape = session(
+        [
+            ("user", "message", "!python3 ~/claude_sessions/export_claude_session.py"),
+            ("user", "message", "Please add the XML file to the list of files created."),
+            ("assistant", "message", "Done: the list now shows the XML file."),
+        ]
+    )
+    title = summarize_segment(escape, "x").title
+    assert title.startswith("Add the XML file to the list of files created"), title

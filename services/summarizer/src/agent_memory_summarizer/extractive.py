@@ -42,6 +42,7 @@ from agent_memory_summarizer.headline import (
     goal_of,
     headline,
     narrates,
+    request,
 )
 from agent_memory_summarizer.keyphrases import is_noise_phrase, key_phrases
 from agent_memory_summarizer.kinds import in_tool_line, without_tool_lines
@@ -63,6 +64,7 @@ MAX_KEYWORDS = 6
 BULLET_CHARS = 220
 EXCERPT_CHARS = 320
 MAX_EVENT_CHARS = 8000  # a 1 MB tool result is summarized from its beginning
+LEAD_CHARS = 60  # how far before a sentence a title looks for "I see the issue!"
 MAX_CANDIDATES = 400  # bounds the O(n * k) selection on huge segments
 MMR_LAMBDA = 0.7
 GRIPS_PER_BULLET = 3
@@ -360,23 +362,29 @@ def summarize_segment(events: list[SourceEvent], fallback_title: str) -> Summary
             )
         )
     keywords = segment_keywords(events, everything)
-    title = _segment_title(spoken_cands) or _title(keywords, fallback_title)
+    title = _segment_title(spoken_cands, events) or _title(keywords, fallback_title)
     return Summary(title=title, bullets=bullets, keywords=keywords)
 
 
-def _segment_title(spoken: list[_Candidate]) -> str:
+def _segment_title(spoken: list[_Candidate], events: list[SourceEvent]) -> str:
     """ "Goal — outcome" when a person asked an agent for something (a user and an assistant
-    both spoke), what the agent did when it worked on alone (``headline``); a conversation
-    between people keeps its key-phrase title."""
-    roles = {c.role for c in spoken}
-    if "assistant" not in roles:
-        return ""
+    both spoke), what the agent did when it worked on alone (``headline``), the request when
+    a prompt waits for its reply; a conversation between people keeps its key-phrase title."""
     turns = [
-        Turn(c.role, c.text, c.kind, c.refs[0][0])
+        Turn(c.role, c.text, c.kind, c.refs[0][0], _lead(events, c.refs[0]))
         for c in sorted(spoken, key=lambda c: c.position)
         if not c.is_code
     ]
+    if "assistant" not in {c.role for c in spoken}:
+        return request(turns)
     return headline(turns)[1]
+
+
+def _lead(events: list[SourceEvent], ref: tuple[int, int, int]) -> str:
+    """The words just before a sentence on its line ("I see the issue!" before the cause)."""
+    index, start, _ = ref
+    before = events[index].text[max(0, start - LEAD_CHARS) : start]
+    return before.rsplit("\n", 1)[-1]
 
 
 def segment_keywords(events: list[SourceEvent], cands: list[_Candidate]) -> list[str]:

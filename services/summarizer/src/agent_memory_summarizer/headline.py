@@ -19,13 +19,14 @@ A title keeps no path, hash, placeholder or payload field: a path becomes its la
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from agent_memory_summarizer.keyphrases import is_noise_word
-from agent_memory_summarizer.text import shorten, split_sentences, squash, strip_code, tokens
+from agent_memory_summarizer.text import names_kept, shorten, split_sentences, squash, tokens
 
 GOAL_CHARS = 70
+MAX_UNANSWERED = 2  # prompts a segment with no reply may hold and still be titled by a request
 OUTCOME_CHARS = 90
 # Between goal and outcome; never inside either (``plain`` turns one into a comma), so a rollup
 # can take a child's goal back from its title.
@@ -33,6 +34,7 @@ WORK_SEPARATOR = " — "
 
 _POLITE_START = re.compile(
     r"^(?:(?:ok(?:ay)?|so|hi|hey|hello|right|now|alright|next|also)\b[,!.:]?\s+)*"
+    r"(?:(?:it seems(?: like)?|i think|maybe|perhaps)\s+(?=we\b))?"
     r"(?:let'?s|let us|please|can you|could you|would you|will you|i want (?:you )?to|"
     r"i'd like (?:you )?to|we need to|we should|i need (?:you )?to|time to|help me)\s+",
     re.IGNORECASE,
@@ -85,6 +87,7 @@ _PATH = re.compile(
     r"lock|sh|env|log|csv)\b",
     re.IGNORECASE,
 )
+_NAME = re.compile(r"[A-Za-z](?:[A-Za-z_-]*[A-Za-z])?")
 _REDACTED = re.compile(r"\[REDACTED[^\]]*\]", re.IGNORECASE)
 _WORD = re.compile(r"\S+")
 _TRAIL = " ,;:-.?!"
@@ -98,21 +101,25 @@ class Turn:
     text: str
     kind: str
     event_index: int
+    # the words before the sentence in its event (a short "I see the issue!" is no sentence
+    # of its own to the summarizer, but says what the sentence after it is)
+    lead: str = ""
 
 
 def _last_name(path: str) -> str:
-    """The last readable name of a path: src/payments/api/pagination.py -> pagination."""
+    """The last readable name of a path: src/payments/api/pagination.py -> pagination,
+    tests/integration/test_charm.py -> test_charm (a name without digits: no version or id)."""
     parts = [p for p in re.split(r"[/\\]", path) if p and not p.startswith("{")]
     for part in reversed(parts):
         stem = part.split(".")[0]
-        if stem.isalpha() and not is_noise_word(stem):
+        if _NAME.fullmatch(stem) and not is_noise_word(re.sub(r"[_-]", "", stem)):
             return stem
     return ""
 
 
 def plain(text: str) -> str:
     """``text`` without what makes a title noise: paths become names, ids and fields go."""
-    text = _REDACTED.sub(" ", strip_code(text))
+    text = _REDACTED.sub(" ", names_kept(text))
     text = _PATH.sub(lambda m: " " + _last_name(m.group(0)) + " ", text)
     text = _NUMBER_LIST.sub(lambda m: re.sub(r",\s*", "-", m.group(0)), text)
     kept: list[str] = []
@@ -178,9 +185,13 @@ _TITLE_FRAGMENTS_TEXT = """
 _TITLE_FRAGMENTS = frozenset(_TITLE_FRAGMENTS_TEXT.split())
 
 
+# A command the user ran from the prompt ("!python3 export.py" in Claude Code): not a request.
+_SHELL_ESCAPE = re.compile(r"^\s*!\S")
+
+
 def goal(turns: Sequence[Turn]) -> str:
     """The segment's first request, as a short phrase (empty when no user turn has one)."""
-    users = [t for t in turns if t.role == "user"]
+    users = [t for t in turns if t.role == "user" and not _SHELL_ESCAPE.match(t.text)]
     if not users:
         return ""
     first = users[0]
@@ -246,27 +257,116 @@ _DONE = re.compile(
 def report(turns: Sequence[Turn]) -> str:
     """The first thing the agent says it did ("Updated the README so that ..."), as a short
     phrase; empty when it says none."""
+    done = next(_agent_says(turns, _DONE, "work"), "")
+    return _capital(clip(done, GOAL_CHARS)) if done else ""
+
+
+def _agent_says(turns: Sequence[Turn], pattern: re.Pattern[str], group: str) -> Iterator[str]:
+    """``group`` of each assistant sentence ``pattern`` matches, as plain words (3 or more)."""
     for turn in turns:
-        found = _DONE.match(turn.text.strip()) if turn.role == "assistant" else None
+        found = pattern.match(turn.text.strip()) if turn.role == "assistant" else None
         if found is None:
             continue
-        text = plain(found.group("work")).rstrip(" .!:")
+        text = plain(found.group(group)).rstrip(" .!:")
+        if len(tokens(text)) >= 3:
+            yield text
+
+
+# What an agent says it found: "I see the issue - pymodbus 3.x has changed their API.", "Now I
+# see the issue! The runner is on Ubuntu 24.04, but ...". The finding is the rest of the
+# sentence, else the agent's next sentence.
+_FOUND_TEXT = (
+    r"i\s+(?:see|found|have found|'ve found|(?:have |'ve )?identified|understand)\s+"
+    r"(?:the|what(?:'s| is) the)\s+(?:issue|problem|bug|cause|root cause)\b(?:\s+now)?"
+)
+_FOUND = re.compile(
+    r"^(?:(?:now|ok(?:ay)?|ah|great|perfect|good)\b[,!.]?\s+)*"
+    + _FOUND_TEXT
+    + r"\s*[-\u2013\u2014:,!.]+\s*(?P<rest>.+)$",
+    re.IGNORECASE,
+)
+_FOUND_BEFORE = re.compile(r"\b" + _FOUND_TEXT + r"\s*[-\u2013\u2014:!.]*\s*$", re.IGNORECASE)
+
+
+def finding(turns: Sequence[Turn]) -> str:
+    """The first cause the agent says it found, as a short phrase; empty when it says none."""
+    for turn in turns:
+        if turn.role != "assistant":
+            continue
+        found = _FOUND.match(turn.text.strip())
+        if found is not None:
+            text = found.group("rest")
+        elif _FOUND_BEFORE.search(turn.lead):
+            text = turn.text
+        else:
+            continue
+        text = plain(text).rstrip(" .!:")
         if len(tokens(text)) >= 3:
             return _capital(clip(text, GOAL_CHARS))
     return ""
 
 
+# An announced step, without its announcement: "Now let me add the pymodbus dependency:" ->
+# "add the pymodbus dependency"; "I'll help you set up CI to ..." -> "set up CI to ...".
+_ANNOUNCED = re.compile(
+    r"^(?:(?:now|next|first|then|so|ok(?:ay)?|good|great|perfect|excellent|alright|right)\b"
+    r"[,!.]?\s+)*(?:[^.!?]{0,80},\s*)?"
+    r"(?:let me|let's|let us|i'll|i will|i'm going to)\s+(?:(?:help you|now|also|first|then|"
+    r"just|quickly)\s+)*(?P<step>.+)$",
+    re.IGNORECASE,
+)
+# Steps that look rather than make: a title of what a piece of work was names what it made
+# ("add the mock server fixture"), not that the agent checked something first.
+_LOOKING = re.compile(
+    r"^(?:check|look|see|verify|test|run|try|examine|read|explore|inspect|search|find out|"
+    r"investigate|review|understand|confirm|summari[sz]e|create (?:a |an )?(?:\w+ )?summary|"
+    r"clean up and finali[sz]e|start by)\b",
+    re.IGNORECASE,
+)
+
+
+def plan(turns: Sequence[Turn]) -> str:
+    """The first step the agent announces that makes something (else the first it announces),
+    as a short phrase; empty when it announces none."""
+    steps = list(_agent_says(turns, _ANNOUNCED, "step"))
+    making = [s for s in steps if not _LOOKING.match(s)]
+    chosen = (making or steps or [""])[0]
+    return _capital(clip(chosen, GOAL_CHARS)) if chosen else ""
+
+
+def request(turns: Sequence[Turn]) -> str:
+    """The goal of a segment where only the user spoke, when it is a request to an agent
+    ("It seems like we should build the rock and push it as part of CI.", and the reply came
+    after a break): a prompt or two that ask for something, not people talking."""
+    users = [t for t in turns if t.role == "user"]
+    if not users or len({t.event_index for t in users}) > MAX_UNANSWERED:
+        return ""
+    first = plain(next((s.text for s in split_sentences(users[0].text) if not s.is_code), ""))
+    asks = _POLITE_START.match(first.strip()) and not _IDIOM.match(first.strip())
+    return goal(turns) if asks else ""
+
+
+_IDIOM = re.compile(r"^(?:can|could) you (?:believe|imagine|guess)\b", re.IGNORECASE)
+
+
 def headline(turns: Sequence[Turn]) -> tuple[str, str]:
     """(goal, title) of a segment; the title is "goal — outcome", or whichever half exists.
     A segment where nobody asked for anything (an agent working on after a token-budget cut)
-    is titled by what the agent says it did, else by the result it reports."""
+    is titled by what the agent says it did; else by what it found or set out to make, with
+    the result it reports; else by that result."""
     g = goal(turns)
     o = outcome(turns, g)
     if g and o:
         return g, g + WORK_SEPARATOR + _capital(o)
     if g:
         return g, g
-    return "", report(turns) or _capital(o)
+    done = report(turns)
+    if done:
+        return "", done
+    work = finding(turns) or plan(turns)
+    if work and o and not _repeats(o, work):
+        return "", work + WORK_SEPARATOR + _capital(o)
+    return "", work or _capital(o)
 
 
 _CODE_MARKS = ("_", "::", "(", "/", "`", "=", "<", "[")

@@ -119,6 +119,23 @@ def strip_code(text: str) -> str:
     return _INLINE_CODE.sub(" ", _CODE_FENCE.sub(" ", text))
 
 
+NAME_CHARS = 40
+NAME_WORDS = 3  # `charmcraft pack` names a command; a longer span is code
+
+
+def names_kept(text: str) -> str:
+    """Prose with inline code that is a short name (`ubuntu-22.04`, `--destructive-mode`,
+    `charmcraft pack`) kept without its backticks, and other code removed: in a title, a
+    removed name leaves a hole ("the tests run on , but when using")."""
+
+    def keep(match: re.Match[str]) -> str:
+        body = match.group(0)[1:-1].strip()
+        short = len(body) <= NAME_CHARS and len(body.split()) <= NAME_WORDS
+        return f" {body} " if body and short else " "
+
+    return _INLINE_CODE.sub(keep, _CODE_FENCE.sub(" ", text))
+
+
 def excerpt_around(text: str, start: int, end: int, limit: int = 320) -> str:
     """The sentence plus as much surrounding text as fits, for a grip's excerpt."""
     if end - start >= limit:
