@@ -45,6 +45,8 @@ def test_found_at_k_is_any_gold_among_the_first_k() -> None:
         ("[REDACTED:aws_access_key], key", "placeholder"),
         ("Src payments, refunds", "fragment"),
         ("2026: file_path, old_string, new_string", "fragment"),
+        ("We switch the config file from YAML to TOML", None),
+        ("Config yaml, toml", "fragment"),
         ("Def, self, none", "keyword"),
         ("Tue 2026-07-14: end, true, pane", "keyword"),
     ],

@@ -87,6 +87,12 @@ def _bare(word: str) -> str:
     return word.lower().strip("_-.")
 
 
+def _format_named(word: str) -> bool:
+    """ "YAML" in "from YAML to TOML" names a format in prose, not a path's suffix."""
+    bare = word.strip("_-.,:;")
+    return len(bare) > 2 and bare.isupper()
+
+
 def _keyword_word(word: str) -> bool:
     w = _bare(word)
     return not w or w in KEYWORD_WORDS or w in FRAGMENT_WORDS or w.isdigit()
@@ -98,7 +104,8 @@ def title_noise(title: str) -> str | None:
     - ``placeholder``: a redaction placeholder ("[REDACTED:...]", "redacted");
     - ``path``: ``PATH_RX`` (a/b/c, api.py);
     - ``hash``: ``HASH_RX`` (7+ hex digits with a digit and a letter, a tool-use id);
-    - ``fragment``: a word of ``FRAGMENT_WORDS`` (a piece of a path, a tool-payload field);
+    - ``fragment``: a word of ``FRAGMENT_WORDS`` (a piece of a path, a tool-payload field; a
+      format named in capitals, "YAML", is prose);
     - ``keyword``: one of its comma-separated phrases holds only ``KEYWORD_WORDS`` and numbers.
 
     A title is the node's first three key phrases, after a calendar label for rollups
@@ -115,7 +122,7 @@ def title_noise(title: str) -> str | None:
     if HASH_RX.search(body):
         return "hash"
     phrases = [p.split() for p in body.split(",")]
-    if any(_bare(w) in FRAGMENT_WORDS for words in phrases for w in words):
+    if any(_bare(w) in FRAGMENT_WORDS and not _format_named(w) for ws in phrases for w in ws):
         return "fragment"
     if any(words and all(_keyword_word(w) for w in words) for words in phrases):
         return "keyword"

@@ -290,6 +290,10 @@ def test_a_title_keeps_short_inline_code_and_drops_a_shell_escape() -> None:
         "The tests in test_charm pass"
     )
     assert plain("Run `for f in *.py; do ruff check $f; done` now") == "Run now"
+    # a format named in capitals is prose; the same word in a path is a suffix
+    assert plain("We switch from YAML to TOML: ~/.config/tdk/config.toml") == (
+        "We switch from YAML to TOML: config"
+    )
     escape = session(
         [
             ("user", "message", "!python3 ~/claude_sessions/export_claude_session.py"),
@@ -299,3 +303,33 @@ def test_a_title_keeps_short_inline_code_and_drops_a_shell_escape() -> None:
     )
     title = summarize_segment(escape, "x").title
     assert title.startswith("Add the XML file to the list of files created"), title
+
+
+def test_a_thin_request_is_named_by_its_label_or_by_the_agent_restating_it() -> None:
+    """ "Subscriptions next." labels the sentence after it in the same prompt (the summarizer
+    sees sentences, so the label stood alone in ``make bench-coding``); a request of two words
+    ("Can you organise thst?") gives way to the agent's restatement in its first reply; a
+    question names its topic and stays."""
+    label = session(
+        [
+            ("user", "message", "Subscriptions next. Failed renewals need dunning."),
+            ("assistant", "message", "I'll model a DunningAttempt per retry."),
+        ]
+    )
+    assert summarize_segment(label, "x").title == "Subscriptions next: Failed renewals need dunning"
+    thin = session(
+        [
+            ("user", "message", "Can you organise thst?"),
+            ("assistant", "message", "I'll help you set up CI to build and push the rock."),
+            ("tool", "tool_call", "Edit .github/workflows/ci.yaml\n@@ -1 +1 @@\n-a\n+b"),
+            ("assistant", "message", "Let me add a job that pushes the image to the registry."),
+        ]
+    )
+    assert summarize_segment(thin, "x").title == "Set up CI to build and push the rock"
+    asked = session(
+        [
+            ("user", "message", "How do we draw the panes?"),
+            ("assistant", "message", "I'll write a small layout module that splits the screen."),
+        ]
+    )
+    assert summarize_segment(asked, "x").title == "How do we draw the panes?"

@@ -6,7 +6,9 @@ not. Both halves are taken from what people said, never written anew (offline, d
 
 - the **goal** is the first request of the segment: the first user turn's first sentence (joined
   with the next one when it is only a label such as "Subscriptions next."), with the politeness
-  around it removed ("Let's", "Can you", "Please"). A segment with no user turn has no goal.
+  around it removed ("Let's", "Can you", "Please"); a request of two words or fewer ("Organise
+  that?") gives way to the agent's restatement in its first reply ("I'll help you set up CI to
+  build and push the rock"). A segment with no user turn has no goal.
 - the **outcome** is the last sentence that reports a result: "Fixed: ...", "... passes",
   "... now ...", "... is in place", "from 420 ms to 95 ms", "released"; a plan ("I'll ..."), a
   question or an aside about unrelated warnings is not one. Without such a sentence, the
@@ -26,6 +28,11 @@ from agent_memory_summarizer.keyphrases import is_noise_word
 from agent_memory_summarizer.text import names_kept, shorten, split_sentences, squash, tokens
 
 GOAL_CHARS = 70
+# A request of two words or fewer ("Organise that?", "commit and push") names no work: the
+# agent's restatement of it does, when its first reply has one. A question names its topic
+# ("How do we draw the panes?") and stays.
+THIN_GOAL_WORDS = 2
+_WH_QUESTION = re.compile(r"^(?:how|what|why|which|where|when|who|should)\b", re.IGNORECASE)
 MAX_UNANSWERED = 2  # prompts a segment with no reply may hold and still be titled by a request
 OUTCOME_CHARS = 90
 # Between goal and outcome; never inside either (``plain`` turns one into a comma), so a rollup
@@ -172,7 +179,12 @@ def _fragment(word: str) -> bool:
         return True
     if lower.startswith("toolu_"):
         return True
+    if len(word) > 2 and word.isupper() and lower in _FORMATS:  # "from YAML to TOML": prose
+        return False
     return lower in _TITLE_FRAGMENTS
+
+
+_FORMATS = frozenset(("json", "jsonl", "yaml", "yml", "toml", "sql", "csv", "ini"))
 
 
 # The words of a path or a tool payload that mean nothing in a title (file-type names included:
@@ -198,6 +210,8 @@ def goal(turns: Sequence[Turn]) -> str:
     sentences = [s.text for s in split_sentences(first.text) if not s.is_code]
     if not sentences:
         return ""
+    # the summarizer's turns are sentences: the rest of the same prompt is the turns after it
+    sentences += [t.text for t in users[1:] if t.event_index == first.event_index]
     text = sentences[0]
     if len(tokens(text)) < 3 and len(sentences) > 1:  # "Subscriptions next." labels the next
         text = text.rstrip(_TRAIL) + ": " + sentences[1]
@@ -334,6 +348,24 @@ def plan(turns: Sequence[Turn]) -> str:
     return _capital(clip(chosen, GOAL_CHARS)) if chosen else ""
 
 
+def restated(turns: Sequence[Turn]) -> str:
+    """What the agent's first reply to the first request says it will make ("Can you
+    organise that?" -> "I'll help you set up CI to build and push the rock."), as a short
+    phrase; empty when that reply announces no such step."""
+    first_user = next((t.event_index for t in turns if t.role == "user"), None)
+    reply = next(
+        (
+            t.event_index
+            for t in turns
+            if t.role == "assistant" and first_user is not None and t.event_index > first_user
+        ),
+        None,
+    )
+    said = [t for t in turns if t.event_index == reply]
+    making = [s for s in _agent_says(said, _ANNOUNCED, "step") if not _LOOKING.match(s)]
+    return _capital(clip(making[0], GOAL_CHARS)) if making else ""
+
+
 def request(turns: Sequence[Turn]) -> str:
     """The goal of a segment where only the user spoke, when it is a request to an agent
     ("It seems like we should build the rock and push it as part of CI.", and the reply came
@@ -355,6 +387,8 @@ def headline(turns: Sequence[Turn]) -> tuple[str, str]:
     is titled by what the agent says it did; else by what it found or set out to make, with
     the result it reports; else by that result."""
     g = goal(turns)
+    if g and len(tokens(g)) <= THIN_GOAL_WORDS and not _WH_QUESTION.match(g):
+        g = restated(turns) or g
     o = outcome(turns, g)
     if g and o:
         return g, g + WORK_SEPARATOR + _capital(o)
