@@ -7,10 +7,13 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from agent_memory_cli.importer import claude_events
 from agent_memory_summarizer.text import tokens
 from tests.bench.bench_real import SOURCES, load_events, questions_of
 from tests.bench.coding.generate import is_prose
+from tests.bench.real import console
 from tests.bench.real.convert import transcript_lines
 from tests.bench.real.questions import QUESTIONS
 
@@ -83,7 +86,100 @@ def test_the_committed_session_reads_whole() -> None:
         counts[("sungather", "assistant", "tool_call")] == 262
     )  # two sessions, a repeated line once
     assert counts[("sungather", "tool", "tool_result")] == 261
+    # 33 prompts, six of them slash commands (stored as "/hi", "/compact"...)
+    assert counts[("bookminder", "user", "message")] == 33
+    assert counts[("bookminder", "assistant", "message")] == 105
+    assert counts[("bookminder", "assistant", "tool_call")] == 157
+    assert counts[("bookminder", "tool", "tool_result")] == 157
     assert len({e["event_id"] for e in events}) == len(events)  # a repeated line: once
+
+
+WIDE = "word " * 33 + "wrapped"  # 169 characters: the terminal broke the line after it
+CONSOLE = f"""claude-trace
+╭──────────────╮
+│ ✻ Welcome!   │
+╰──────────────╯
+
+> /hi is running…\x20
+  ⎿  Read TODO.md (31 lines)
+
+⏺ {WIDE}
+   here. Then a list:
+  - one
+
+⏺ Bash(git status)
+  ⎿  On branch main\x20\x20\x20
+     nothing to commit
+
+✻ Thinking…
+
+  hidden
+
+⏺ Update(TODO.md)
+  ⎿  Updated TODO.md with 1 addition and 1 removal
+        1    # TODO
+        2 -  - old
+        2 +  - new
+       3    - kept
+  ⎿  Interrupted by user
+
+⏺ Write(x.md)
+  ⎿  Error: File has not been read yet. Read it first before writing to it.
+"""
+
+
+def test_a_console_log_becomes_the_transcript_the_import_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = tmp_path / "day-000.md"
+    log.write_text(CONSOLE)
+    anchors = (("claude-trace", "2025-07-04T18:00:00Z"), ("Write(x.md)", "2025-07-04T18:00:28Z"))
+    monkeypatch.setitem(console.ANCHORS, "day-000.md", anchors)
+    lines = console.transcript_lines(log)
+    # one line per block, named by the log line it starts on; a second per log line here
+    assert [(line["uuid"], line["timestamp"][17:19]) for line in lines] == [
+        ("day-000:L6", "05"),  # the box is left out, and the file the command attached
+        ("day-000:L9", "08"),
+        ("day-000:L13", "12"),
+        ("day-000:L13:result", "13"),
+        ("day-000:L17", "16"),  # thinking: kept, never said
+        ("day-000:L21", "20"),
+        ("day-000:L21:result", "21"),
+        ("day-000:L29", "28"),
+        ("day-000:L29:result", "29"),
+    ]
+    assert lines[1]["message"]["content"][0]["text"] == f"{WIDE} here. Then a list:\n- one"
+    edit = lines[5]["message"]["content"][0]
+    assert edit["name"] == "Edit" and edit["id"] == "toolu_day000_L21"
+    assert edit["input"] == {
+        "file_path": f"{console.CWD}/TODO.md",
+        "old_string": "# TODO\n- old\n- kept",
+        "new_string": "# TODO\n- new\n- kept",
+    }
+    out = tmp_path / "day-000.jsonl"
+    out.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    events, skipped = claude_events(out, {}, lambda _cwd: "tool")
+    assert skipped == 0
+    shapes = [(e["role"], e["type"], e["text"].split("\n")[0][:18]) for e in events]
+    assert shapes == [
+        ("user", "message", "/hi"),  # the slash command, as the hook stores one
+        ("assistant", "message", "word word word wor"),
+        ("assistant", "tool_call", "$ git status"),
+        ("tool", "tool_result", "$ git status"),
+        ("assistant", "tool_call", "Edit /Users/palimo"),
+        ("tool", "tool_result", "Edit /Users/palimo"),
+        ("assistant", "tool_call", "Write /Users/palim"),
+        ("tool", "tool_result", "Write /Users/palim"),
+    ]
+    assert events[3]["text"].endswith("exit 0\nOn branch main\nnothing to commit")
+    assert events[5]["text"].endswith(": applied")
+    assert "failed: File has not been read yet" in events[7]["text"]
+
+
+def test_the_bookminder_transcript_is_its_console_log_written_back() -> None:
+    (path,) = [p for project, p in SOURCES if project == "bookminder"]
+    lines = console.transcript_lines(path.with_suffix(".md"))
+    assert path.read_text() == "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines)
 
 
 def test_every_question_points_at_moments_of_its_project() -> None:

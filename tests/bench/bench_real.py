@@ -4,19 +4,24 @@ Run by ``make bench-real``. ``make bench-coding`` measures our own generated ses
 to hold every kind of moment; this one measures public Claude Code sessions as they were
 (``tests/bench/real/``, their licenses and attribution in ``SOURCES.md``): cctrace (a user and
 Claude building a session exporter over two days: typos, interrupted tool calls, a plan mode,
-web searches, replies that restate command output) and two sessions of sungather-k8s-operator
+web searches, replies that restate command output), two sessions of sungather-k8s-operator
 (a mock inverter for integration tests, then a rock built and pushed in CI through four
-failures). They are few and their questions were written by one engineer reading them, so the
-figures move in steps of 1/39; read them with the generated benchmark, not instead of it.
+failures) and one of BookMinder (a CLI over the Apple Books database: a design review, a TDD
+rename of ``--flag`` to ``--filter``, a fixture committed by ``git add -A`` and taken back,
+conventions written into CLAUDE.md). They are few and their questions were written by one
+engineer reading them, so the figures move in steps of 1/60; read them with the generated
+benchmark, not instead of it.
 
 1. The transcripts (cctrace's written back from its published export by
-   ``tests.bench.real.convert``) are read by ``agent-memory import claude-code``'s own reader
+   ``tests.bench.real.convert``, BookMinder's from its published console log by
+   ``tests.bench.real.console``) are read by ``agent-memory import claude-code``'s own reader
    (``agent_memory_cli.importer.claude_events``): the events a user importing them would store.
 2. The stack of ``bench-coding`` (``tests/bench/stack.py``), every event posted, drained,
    segments closed, summarized and indexed.
 3. ``tests/bench/real/questions.py``: each question through ``POST /v1/search`` (``limit``
    10, its project, its ``now``); found@1/5/10 by kind as in ``bench-coding``, people's words
-   among the events returned, ``no_match`` on questions the sessions cannot answer.
+   among the events returned, ``no_match`` on questions the sessions cannot answer (each asked
+   in the project it was written for).
 4. The table of contents, printed whole (titles and bullets, each bullet marked by what its
    grips point at: ``said`` for prompts and replies only, ``tool`` otherwise), with the noisy
    title and prose-bullet shares of ``bench-coding`` and the segment titles that only list key
@@ -65,6 +70,7 @@ SOURCES = (
     ("cctrace", HERE / "transcripts" / "cctrace" / "f33cdb42.jsonl"),
     ("sungather", HERE / "transcripts" / "sungather" / "d318c4ce.jsonl"),
     ("sungather", HERE / "transcripts" / "sungather" / "525d58e9.jsonl"),
+    ("bookminder", HERE / "transcripts" / "bookminder" / "day-017.jsonl"),
 )
 KINDS: tuple[str, ...] = ("fact", "preference", "constraint", "how", "fix", "paraphrase")
 KINDS += ("artifact", "temporal", "resume")
@@ -175,8 +181,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         start_filled(product, events, reuse)
         said = {e["event_id"]: is_prose(e) for e in events}
         answers = ask(product.query_url, questions, args.limit, said)
-        projects = sorted({p for p, _ in SOURCES})
-        negatives = ask_negatives(product.query_url, UNANSWERABLE, projects)
+        negatives = [
+            ask_negatives(
+                product.query_url, [q for p, q in UNANSWERABLE if p == project], [project]
+            )
+            for project in sorted({p for p, _ in UNANSWERABLE})
+        ]
         toc = measure_toc(product.pg_dsn)
         print("\n=== Table of contents (day and segment nodes) ===")
         print_toc(product.pg_dsn)
@@ -195,7 +205,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f" ({prose / max(bullets, 1):.1%}); noisy titles: {noisy} of {nodes}; segment titles"
         f" that list key phrases: {toc.listed[0]} of {toc.listed[1]}"
     )
-    report(answers, negatives.no_match, negatives.asked)
+    report(answers, sum(n.no_match for n in negatives), sum(n.asked for n in negatives))
     return 0
 
 

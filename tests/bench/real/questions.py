@@ -1,9 +1,10 @@
 """Questions about the real sessions, with what answers them, written by reading the sessions.
 
 ``refs``: a transcript line's ``uuid`` (the prompt or reply on that line) or a ``toolu_`` id
-(the tool's call and its result); ``day``: every prompt and reply of that UTC day
-("what did we do on ..."); ``since``: every prompt and reply from then on ("where did we leave
-off?"). An agent asks these the next week, in its own words; the gold is what a person
+(the tool's call and its result; BookMinder's name a line of its console log, ``day-017:L2208``
+and ``toolu_day017_L2109``, see ``console.py``); ``day``: every prompt and reply of that UTC
+day ("what did we do on ..."); ``since``: every prompt and reply from then on ("where did we
+leave off?"). An agent asks these the next week, in its own words; the gold is what a person
 reading the session would point at. ``PARAPHRASE`` questions share at most one content word
 with the moment they ask about (checked by a test), as an agent that forgot the session's
 words would ask.
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 
 CCTRACE = "cctrace"
 SUNGATHER = "sungather"
+BOOKMINDER = "bookminder"
 
 
 @dataclass(frozen=True)
@@ -326,13 +328,151 @@ QUESTIONS += (
     ),
 )
 
-# Questions the session cannot answer, for ``no_match``: coding questions on what it never
-# touched.
-UNANSWERABLE = (
-    "What did we decide about the Postgres schema?",
-    "How did we fix the flaky CI job?",
-    "Which GraphQL library do we use?",
-    "What is our policy on feature flags?",
-    "How do we deploy to Kubernetes?",
-    "Which CSS framework does the frontend use?",
+
+# BookMinder (a CLI over the Apple Books database): one session written back from its console
+# log (``console.py``), ids ``day-017:L<line>`` and ``toolu_day017_L<line>`` name the log's lines.
+# Reviewing what Gemini did, renaming ``--flag`` to ``--filter``, a fixture committed by
+# ``git add -A``, naming and docstring conventions put into CLAUDE.md.
+def _bm(*lines: str) -> tuple[str, ...]:
+    """Refs by log line: "2208" the prompt or reply starting there, "t2109" the tool call."""
+    return tuple(f"day-017:L{n}" if n.isdigit() else f"toolu_day017_L{n[1:]}" for n in lines)
+
+
+SWIFT_COMMITTED = _bm("2208", "2234", "t2109")  # the fixture swept in by `git add -A`
+DASH_PREFIX = _bm("777", "795")  # --filter, and "!" because Click reads "-cloud" as an option
+ZSTATE = _bm("99")  # the ZSTATE values: local, cloud, series, cloud samples
+QUESTIONS += (
+    RealQ(
+        "fact", "What do the ZSTATE values in the Apple Books database mean?", BOOKMINDER, ZSTATE
+    ),
+    RealQ(
+        "paraphrase",
+        "Which numeric codes tell whether a title is downloaded or only in iCloud?",
+        BOOKMINDER,
+        ZSTATE,
+    ),
+    RealQ(
+        "fact",
+        "Who introduced the stories folder, you or Gemini?",
+        BOOKMINDER,
+        _bm("470"),
+    ),
+    RealQ(
+        "preference",
+        "What did I want the --flag option renamed to, and why?",
+        BOOKMINDER,
+        DASH_PREFIX,
+    ),
+    RealQ(
+        "paraphrase",
+        "Why can't a leading minus mark what to leave out in that CLI argument?",
+        BOOKMINDER,
+        DASH_PREFIX,
+    ),
+    RealQ(
+        "preference",
+        "When should the cloud filter start handling cloud samples (ZSTATE 6)?",
+        BOOKMINDER,
+        _bm("1875", "1897", "2118"),
+    ),
+    RealQ(
+        "constraint",
+        "What did I say about reading the files in claude-dev-log-diary?",
+        BOOKMINDER,
+        _bm("284", "299"),
+    ),
+    RealQ(
+        "constraint",
+        "What did I say about implementing the !cloud negation during the rename?",
+        BOOKMINDER,
+        _bm("1608", "1611"),
+    ),
+    RealQ(
+        "fix",
+        "Why did the first edits of the story YAML files fail?",
+        BOOKMINDER,
+        _bm("t1391", "t1428"),
+    ),
+    RealQ(
+        "fix",
+        "Why did the cloud filter spec still fail after the CLI option was renamed?",
+        BOOKMINDER,
+        _bm("t1670", "1683"),
+    ),
+    RealQ(
+        "fix",
+        "How did All_Books_20250627.swift get committed by accident?",
+        BOOKMINDER,
+        SWIFT_COMMITTED,
+    ),
+    RealQ(
+        "paraphrase",
+        "A huge generated source file slipped into version control unintentionally; what caused"
+        " that?",
+        BOOKMINDER,
+        SWIFT_COMMITTED,
+    ),
+    RealQ(
+        "artifact",
+        "Which command undid the commit that swept in the Swift fixture?",
+        BOOKMINDER,
+        _bm("t2213"),
+    ),
+    RealQ(
+        "artifact",
+        "Which command took All_Books.swift out of git but left it on disk?",
+        BOOKMINDER,
+        _bm("t2261"),
+    ),
+    RealQ(
+        "artifact",
+        "Show the edit that replaced --flag with --filter in cli.py.",
+        BOOKMINDER,
+        _bm("t1578"),
+    ),
+    RealQ(
+        "preference",
+        "What did I say about docstrings in specs that are already implemented?",
+        BOOKMINDER,
+        _bm("2126", "2152", "t2357"),
+    ),
+    RealQ(
+        "preference",
+        "How should the describe and it functions of a spec be named?",
+        BOOKMINDER,
+        _bm("2453", "2456", "t2458"),
+    ),
+    RealQ(
+        "constraint",
+        "Why shouldn't All_Books*.swift go into .gitignore?",
+        BOOKMINDER,
+        _bm("2304", "2308"),
+    ),
+    RealQ(
+        "how",
+        "How do we plan to stop git add -A from staging everything?",
+        BOOKMINDER,
+        _bm("2304", "2308", "t2573", "2596"),
+    ),
+    RealQ("temporal", "What did we do on 2025-07-04?", BOOKMINDER, day="2025-07-04"),
+    RealQ(
+        "resume",
+        "Where did we leave off?",
+        BOOKMINDER,
+        since="2025-07-04T21:09:30Z",
+        now="2025-07-07T09:00:00Z",
+    ),
+)
+
+# Questions the sessions cannot answer, for ``no_match``: coding questions on what they never
+# touched, each asked in one project.
+UNANSWERABLE: tuple[tuple[str, str], ...] = (
+    (CCTRACE, "What did we decide about the Postgres schema?"),
+    (SUNGATHER, "How did we fix the flaky CI job?"),
+    (CCTRACE, "Which GraphQL library do we use?"),
+    (SUNGATHER, "What is our policy on feature flags?"),
+    (CCTRACE, "How do we deploy to Kubernetes?"),
+    (SUNGATHER, "Which CSS framework does the frontend use?"),
+    (BOOKMINDER, "Which logging library did we pick for the CLI?"),
+    (BOOKMINDER, "How do we publish the package to PyPI?"),
 )
