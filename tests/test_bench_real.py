@@ -11,8 +11,10 @@ import pytest
 
 from agent_memory_cli.importer import claude_events
 from agent_memory_summarizer.text import tokens
+from tests.bench.bench_coding import load_real_kinds
 from tests.bench.bench_real import SOURCES, load_events, questions_of
 from tests.bench.coding.generate import is_prose
+from tests.bench.coding.kinds import GOLD_KINDS
 from tests.bench.real import console
 from tests.bench.real.convert import transcript_lines
 from tests.bench.real.questions import QUESTIONS
@@ -205,3 +207,16 @@ def test_paraphrases_avoid_the_words_of_what_they_ask_about() -> None:
         said = {w for i in q["event_ids"] if is_prose(by_id[i]) for w in tokens(by_id[i]["text"])}
         shared = [w for w in tokens(q["question"]) if w in said]
         assert len(shared) <= 1, (q["question"], shared)
+
+
+def test_the_labelled_kinds_are_sentences_the_real_sessions_hold() -> None:
+    """``kinds_real.jsonl`` measures the classifier on what people and agents really said:
+    every sentence is in a prompt or reply of the transcripts, with a kind the product knows."""
+    rows = load_real_kinds()
+    said = "\n".join(e["text"] for e in load_events() if is_prose(e))
+    assert len(rows) >= 300
+    assert {r["kind"] for r in rows} <= set(GOLD_KINDS)
+    assert {r["source"] for r in rows} == {"cctrace", "sungather", "bookminder"}
+    missing = [r["text"][:60] for r in rows if r["text"] not in said]
+    assert not missing, missing
+    assert sum(r["kind"] != "observation" for r in rows) >= 30  # enough memories to mean something

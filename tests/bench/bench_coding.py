@@ -46,6 +46,7 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -97,6 +98,8 @@ REPEATS = 100
 TARGET_REPEATED_LOSS = 0.05  # found@5 asked again may be at most this much below asked once
 HERE_KINDS = "kinds_labelled.jsonl"
 HELDOUT = "kinds_heldout.jsonl"  # written before the classifier was tuned; reported, no target
+# Sentences of the public sessions of ``make bench-real``, labelled by hand (see its README).
+REAL_KINDS = Path(__file__).parent / "real" / "kinds_real.jsonl"
 
 
 def event_time(event: dict[str, Any]) -> tuple[float, str]:
@@ -145,6 +148,24 @@ def measure_kinds(rows: Sequence[dict[str, Any]]) -> KindReport:
         tool_lines,
         tool_as_rule,
         examples,
+    )
+
+
+def load_real_kinds() -> list[dict[str, Any]]:
+    return [json.loads(line) for line in REAL_KINDS.read_text().splitlines() if line.strip()]
+
+
+def memories_line(rows: Sequence[dict[str, Any]]) -> str:
+    """Memories (every kind but observation) taken together: of the sentences called one, how
+    many are one; of those that are, how many were called one (any kind)."""
+    gold = [r["kind"] != "observation" for r in rows]
+    called = [classify(r["text"]) != "observation" for r in rows]
+    hits = sum(1 for g, c in zip(gold, called, strict=True) if g and c)
+    precision = hits / max(sum(called), 1)
+    recall = hits / max(sum(gold), 1)
+    return (
+        f"stated memories (any kind but observation): {sum(gold)} labelled, {sum(called)} "
+        f"called one; precision {precision:.3f}, recall {recall:.3f}"
     )
 
 
@@ -547,13 +568,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"questions, {len(kinds_rows)} labelled sentences"
     )
 
+    real_rows = load_real_kinds()
     kreport = measure_kinds(kinds_rows)
     hreport = measure_kinds(heldout_rows)
+    rreport = measure_kinds(real_rows)
     rule_total = sum(kreport.tool_as_rule.values())
     kinds_lines = [
         "=== Memory-kind classifier (agent_memory_summarizer.salience.classify) ===",
         *kinds_lines_of(kreport, f"{HERE_KINDS} ({len(kinds_rows)} sentences)"),
         *kinds_lines_of(hreport, f"held-out {HELDOUT} ({len(heldout_rows)} sentences)"),
+        *kinds_lines_of(rreport, f"real sessions real/{REAL_KINDS.name} ({len(real_rows)})")[:2],
+        "  " + memories_line(real_rows),
     ]
     print("\n".join(kinds_lines), flush=True)
     macro = kreport.scores["macro"].f1

@@ -112,6 +112,43 @@ def test_cheap_cases(text: str, kind: str) -> None:
     assert classify(text) == kind
 
 
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        # what an agent says while it works (``make bench-real``): its next step, a to-do, a
+        # cause, a feature, a consequence, a question to the user
+        ("Now I need to update the CLI call:", "observation"),
+        ("I also need to remove the flag parameter from the helper function.", "observation"),
+        ("First, let me check if we need to build the charm, then run the tests.", "observation"),
+        ("- Need to implement the ! prefix for exclusions", "observation"),
+        ("Rockcraft is failing because it requires LXD permissions in the CI.", "observation"),
+        (
+            "- **No Hardware Required**: Test charm behavior without physical inverter",
+            "observation",
+        ),
+        ("This avoids the LXD daemon issues and builds directly on the host.", "observation"),
+        ("I'm not sure what you'd like me to export.", "observation"),
+        ("Research it if you need to, but keep it a script.", "observation"),
+        # and the rules, caveats and choices said in the same sessions
+        (
+            "In destructive-mode, you must build on the same Ubuntu version as the base.",
+            "constraint",
+        ),
+        ("The mock server needs to be accessible from inside the Kubernetes pod.", "constraint"),
+        (
+            "Keep in mind that I often have several sessions running in the same folder.",
+            "constraint",
+        ),
+        ("Yes, option a, but we also want the http config option.", "decision"),
+        ("OK, let's go with option 2.", "decision"),
+        ("I'd like structured logs with key-value fields.", "preference"),
+        ("We would rather keep the API small.", "preference"),
+    ],
+)
+def test_what_real_coding_sessions_say(text: str, kind: str) -> None:
+    assert classify(text) == kind
+
+
 def test_baseline_really_is_fooled_by_the_traps() -> None:
     # guards the comparison above: if the baseline were as good, beating it would prove nothing
     assert classify_baseline("It looks like rain.") == "preference"

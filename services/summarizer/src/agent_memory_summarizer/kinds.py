@@ -19,9 +19,9 @@ avoid..."), but nobody stated them: they are observations. So:
 Decisions ("what did we decide?" is the first question developers ask) are recognised by how
 people announce a choice: "we go with X", "let's use X", "we'll use X", "we decided",
 "Decision: ...", "we're switching to X", "we replace X with Y", "from now on", "going forward",
-"we picked / chose / opted for / settled on X", "X it is". A question ("should we use X?"), an
-open choice ("we haven't decided", "not decided yet") or a report of someone else's choice in
-the past tense with "before"/"used to" is not a decision.
+"we picked / chose / opted for / settled on X", "X it is", "yes, option A". A question
+("should we use X?"), an open choice ("we haven't decided", "not decided yet") or a report of
+someone else's choice in the past tense with "before"/"used to" is not a decision.
 
 All of it is regular expressions: deterministic, offline, microseconds per sentence.
 """
@@ -92,8 +92,8 @@ def in_tool_line(text: str, offset: int) -> bool:
 
 _WE = r"(?:we|i|the team|everyone)"
 _LETS_VERB = (
-    r"(?:use|go with|stick with|keep|switch to|adopt|pick|choose|drop|replace|standardi[sz]e on|"
-    r"settle on|move to|migrate to|rely on)"
+    r"(?:use|go with|stick with|stick to|keep|switch to|adopt|pick|choose|drop|replace|"
+    r"standardi[sz]e on|settle on|move to|migrate to|rely on)"
 )
 _WILL_VERB = (
     r"(?:use|go with|stick with|switch|adopt|pick|choose|drop|replace|standardi[sz]e on|"
@@ -111,6 +111,8 @@ _NOT_A_CHOICE_TEXT = """
 """
 _NOT_A_CHOICE = frozenset(_NOT_A_CHOICE_TEXT.split())
 # "let's keep going", "let's keep it up", "let's keep each other motivated": encouragement
+# "Now let's move to Phase 3": the next step of a plan, not a technology moved to
+_NEXT_PHASE = _rx(r"\bmove (?:on )?to (?:phase|step|stage|part|the next)\b")
 _LETS_KEEP_ON = _rx(
     r"\blet'?s\s+keep\s+(?:\w+(?:ing\b|in')|it\b|on\b|at\b|up\b|each\b|us\b|that\b|this\b|"
     r"in touch\b|an eye\b|things\b|the (?:\w+ )?(?:going|vibes?|spirit)\b)"
@@ -138,6 +140,11 @@ _DECISION = [
     ),
     _rx(r"\b(?:the team|everyone|we all)\s+agreed\b"),
     _rx(r"\bfrom now on\b|\bgoing forward\b|\bfrom here on\b|\bhenceforth\b"),
+    # an option picked from the ones offered: "yes, option a, but ...", "go with option 2"
+    _rx(r"^\s*(?:yes|yeah|yep|ok(?:ay)?|sure|agreed)\b[,.!]?\s+(?:let's\s+)?option\s+\w\b"),
+    _rx(r"\b(?:go|going|we'll go|let's go) with option\s+\w+\b"),
+    # a deferral is a choice too: "let's leave hooks for another session"
+    _rx(r"\blet'?s\s+leave\s+[^.?!]*\bfor\s+(?:later|another|the next|next)\b"),
     _rx(r"^\s*for now,?\s+" + _WE + r"\b"),
     _rx(
         r"^\s*we (?:use|draw|build|ship|write|keep|store|run) \S+[^.?!]*(?:\bfor\b|,\s*no\b|"
@@ -166,6 +173,9 @@ def is_decision(sentence: str) -> bool:
         found = _IT_IS.match(sentence)
         words = {w.strip(",.!'\"").lower() for w in found.group(1).split()} if found else set()
         cued = found is not None and not words & _NOT_A_CHOICE
+    if cued and _NEXT_PHASE.search(sentence):
+        rest = _NEXT_PHASE.sub(" ", sentence)
+        cued = any(p.search(rest) for p in _DECISION)
     return cued and not any(p.search(sentence) for p in _DECISION_CANCEL)
 
 

@@ -16,6 +16,13 @@ the prose only and:
 - tells a cue word from its other uses: "looks like" (comparison), "the following" (list),
   "this means that" (consequence), "must have crashed" (inference), "never seen" / "was never
   sent" (a past event), "is called from" (a call), "to avoid" (purpose);
+- calls what an agent says while it works neither a rule nor a taste: its next step ("Let me
+  check if we need to build the charm, then run the tests.", "Now I need to update the CLI
+  call:"), a to-do ("- Need to add PDF support"), a cause ("failing because it requires
+  LXD"), a feature ("No hardware required"), a consequence ("This avoids the daemon issues"),
+  a question to the user ("what you'd like me to export"): on real sessions (``make
+  bench-real``'s transcripts, labelled in ``tests/bench/real/kinds_real.jsonl``) these made
+  most of the constraints it found;
 - calls a line in a tool's format (lint codes, ``file:line:col``, ``error[E0502]:``,
   ``warning:``, ``fatal:``, tracebacks; ``kinds.is_tool_line``) and a report ("Cause: ...",
   "Fixed: ...") an observation. The summarizer also calls everything a tool event holds an
@@ -60,9 +67,25 @@ _QUESTION_START = _rx(
 # --- constraint -----------------------------------------------------------------------------
 _CONSTRAINT = _rx(
     r"\b(?:must|never|always|required|requires|mandatory|forbidden|need(?:s)? to|have to|has to|"
-    r"(?:is|are) not allowed)\b"
+    r"(?:is|are) not allowed|keep in mind|bear in mind|should only|"
+    r"(?:you|we|i) (?:should(?: not|n't)|shall not))\b"
 )
 _CONSTRAINT_CANCEL = [
+    # the agent's own next step ("Now I need to update the CLI call:", "let me check if we
+    # need to build the charm"), a to-do ("- Need to add support for PDFs"), a condition
+    # ("research if you need to"): work to do, not a rule (``make bench-real``)
+    _rx(r"\bi\s+(?:also\s+|still\s+|first\s+|now\s+|just\s+|then\s+)?need to\b"),
+    _rx(r"\b(?:check|see|find out|verify)\s+(?:if|whether|what)\s+[^.?!]*?\bneeds? to\b"),
+    _rx(r"^\s*(?:[-*\u2022]\s*)?needs? to\b"),
+    _rx(r"\bif (?:you|we|i) (?:really )?need to\b"),
+    _rx(r"\bneeds? to be (?:updat|chang|implement|fix|done|add|remov|mov|renam)\w*"),
+    _rx(r"\bshould(?:n't| not) need to\b"),
+    _rx(r"\bneeds? to change\b|\bjust needs? to\b|\b(?:we|you|i)(?:'d| would) need to\b"),
+    _rx(r"\bthe required\b|\bcan always\b"),  # "the required Git operations", "you can always"
+    # a cause ("Rockcraft is failing because it requires LXD") or a feature ("No hardware
+    # required"), not a rule
+    _rx(r"\bbecause\s+(?:it|they|this|that)\s+requires?\b"),
+    _rx(r"\bno\s+(?:\w+\s+){0,2}required\b"),
     _rx(r"\b(?:not|n't|no longer|never)\s+(?:strictly\s+|really\s+)?(?:required|mandatory)\b"),
     _rx(r"\b(?:do|does|did)(?: not|n't)\s+(?:really\s+)?(?:need|have) to\b"),
     _rx(r"\bno need to\b|\bneedn't\b|\bnot necessar"),
@@ -134,11 +157,23 @@ _PREFERENCE = [
         r"\b(?:i|we|they|team|user|users|he|she|(?:my|our) \w+)"
         r"(?:'d| would| really| also| all| do)?\s+(?:like|love|likes|loves|liked)\b"
     ),
-    _rx(r"(?:\bwould|'d) (?:rather|like)\b|\bnot a fan of\b|\bfavou?r(?:s|ed)?\b(?! of)"),
-    _rx(r"\b(?:don't|do not|dont|please don't|please do not) use\b"),
+    # "would rather" by anyone; "would like" only said of oneself (above): "I'm not sure what
+    # you'd like me to export" asks, it states no taste
+    _rx(r"(?:\bwould|'d) rather\b|\bnot a fan of\b|\bfavou?r(?:s|ed)?\b(?! of)"),
+    _rx(r"\b(?:don't|do not|dont|please don't|please do not) (?:use|add)\b"),
+    # dislikes and leanings: "I disliked the local flag", "I'm not fully on board with the
+    # verb-attribute rule", "the ! works for me", "a better name would be ..."
+    _rx(r"\b(?:i|we)\s+(?:really\s+)?(?:dislike[sd]?|hate[sd]?)\b|\bworks for me\b"),
+    _rx(r"\bnot (?:fully |really |entirely )?(?:on board with|married to|sold on)\b"),
+    _rx(r"\ba better (?:name|way|approach|option)\b[^.?!]*\bwould be\b"),
+    _rx(r"\b(?:probably |much )?better (?:renamed|named|called)\b"),
 ]
 _AVOID = _rx(r"\bavoid(?:s|ed|ing)?\b")
-_TO_AVOID = _rx(r"\b(?:in order |so as )?to avoid\b")  # purpose, not taste
+# purpose or consequence, not taste: "to avoid ...", "This avoids the LXD daemon issues"
+_TO_AVOID = _rx(
+    r"\b(?:in order |so as )?to avoid\b|\b(?:this|that|it|which)\s+(?:also\s+)?avoids\b|"
+    r"^\s*(?:[-*\u2022]\s*)?avoids\b"  # a listed benefit: "- Avoids awkward naming"
+)
 
 
 def _any(patterns: list[re.Pattern[str]], text: str) -> bool:
@@ -195,11 +230,19 @@ def is_question(sentence: str) -> bool:
     return s.endswith("?") or bool(_QUESTION_START.match(s) and not s.endswith("."))
 
 
+# An agent announcing its next step: "First, let me check if we need to build the charm, then
+# run the tests." is neither a rule nor a procedure anyone stated (``make bench-real``).
+_AGENT_STEP = _rx(
+    r"^(?:(?:now|next|first|then|so|ok(?:ay)?|good|great|perfect|alright|right)\b[,!.]?\s+)*"
+    r"let me\b|^[^.!?]{0,80},\s*let me\b"
+)
+
+
 def classify_sentence(sentence: str) -> MemoryKind:
     if is_tool_line(sentence) or _REPORT.match(sentence):
         return "observation"
     prose = strip_code(sentence).strip()
-    if not prose or is_question(prose):
+    if not prose or is_question(prose) or _AGENT_STEP.match(prose):
         return "observation"
     for kind in PRIORITY:
         if _CHECKS[kind](prose):
