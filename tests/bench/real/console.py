@@ -32,9 +32,7 @@ content).
 
 from __future__ import annotations
 
-import argparse
 import itertools
-import json
 import re
 import sys
 from collections.abc import Sequence
@@ -42,6 +40,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+
+from tests.bench.real import convert
 
 # The moments a log can be dated by: (text first found on a line, its UTC time).
 ANCHORS: dict[str, tuple[tuple[str, str], ...]] = {
@@ -304,15 +304,7 @@ def transcript_lines(log: Path) -> list[dict[str, Any]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("log", type=Path, help="a Claude Code console log (.md)")
-    parser.add_argument("out", type=Path, help="the transcript to write (.jsonl)")
-    args = parser.parse_args(argv)
-    lines = transcript_lines(args.log)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines))
-    print(f"{args.out}: {len(lines)} lines")
-    return 0
+    return convert.run(argv, __doc__, "a Claude Code console log (.md)", transcript_lines)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ import argparse
 import json
 import sys
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -84,16 +84,27 @@ def transcript_lines(export: Path) -> list[dict[str, Any]]:
     return lines
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("export", type=Path, help="a cctrace XML export")
+def run(
+    argv: Sequence[str] | None,
+    doc: str | None,
+    source_help: str,
+    read: Callable[[Path], list[dict[str, Any]]],
+) -> int:
+    """A converter's command line: read the source, write the transcript, one JSON per line
+    (shared by this module and ``console``)."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0] if doc else None)
+    parser.add_argument("source", type=Path, help=source_help)
     parser.add_argument("out", type=Path, help="the transcript to write (.jsonl)")
     args = parser.parse_args(argv)
-    lines = transcript_lines(args.export)
+    lines = read(args.source)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines))
     print(f"{args.out}: {len(lines)} lines")
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run(argv, __doc__, "a cctrace XML export", transcript_lines)
 
 
 if __name__ == "__main__":
