@@ -110,9 +110,9 @@ _NOT_A_CHOICE_TEXT = """
     think sure is was yes no well now here there look who
 """
 _NOT_A_CHOICE = frozenset(_NOT_A_CHOICE_TEXT.split())
-# "let's keep going", "let's keep it up", "let's keep each other motivated": encouragement
 # "Now let's move to Phase 3": the next step of a plan, not a technology moved to
 _NEXT_PHASE = _rx(r"\bmove (?:on )?to (?:phase|step|stage|part|the next)\b")
+# "let's keep going", "let's keep it up", "let's keep each other motivated": encouragement
 _LETS_KEEP_ON = _rx(
     r"\blet'?s\s+keep\s+(?:\w+(?:ing\b|in')|it\b|on\b|at\b|up\b|each\b|us\b|that\b|this\b|"
     r"in touch\b|an eye\b|things\b|the (?:\w+ )?(?:going|vibes?|spirit)\b)"
