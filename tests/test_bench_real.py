@@ -11,8 +11,8 @@ import pytest
 
 from agent_memory_cli.importer import claude_events
 from agent_memory_summarizer.text import tokens
-from tests.bench.bench_coding import load_real_kinds
-from tests.bench.bench_real import SOURCES, load_events, questions_of
+from tests.bench.bench_coding import REAL_HELDOUT, load_real_kinds
+from tests.bench.bench_real import HELDOUT_SOURCES, SOURCES, load_events, questions_of
 from tests.bench.coding.generate import is_prose
 from tests.bench.coding.kinds import GOLD_KINDS
 from tests.bench.real import console
@@ -220,3 +220,8 @@ def test_the_labelled_kinds_are_sentences_the_real_sessions_hold() -> None:
     missing = [r["text"][:60] for r in rows if r["text"] not in said]
     assert not missing, missing
     assert sum(r["kind"] != "observation" for r in rows) >= 30  # enough memories to mean something
+    heldout = load_real_kinds(REAL_HELDOUT)
+    said = "\n".join(e["text"] for e in load_events(HELDOUT_SOURCES) if is_prose(e))
+    assert len(heldout) >= 100
+    assert {r["source"] for r in heldout} == {p for p, _ in HELDOUT_SOURCES}
+    assert [r["text"][:60] for r in heldout if r["text"] not in said] == []

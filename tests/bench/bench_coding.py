@@ -100,6 +100,8 @@ HERE_KINDS = "kinds_labelled.jsonl"
 HELDOUT = "kinds_heldout.jsonl"  # written before the classifier was tuned; reported, no target
 # Sentences of the public sessions of ``make bench-real``, labelled by hand (see its README).
 REAL_KINDS = Path(__file__).parent / "real" / "kinds_real.jsonl"
+# Sentences of two more public sessions, labelled before any rule was written after them.
+REAL_HELDOUT = Path(__file__).parent / "real" / "kinds_heldout_real.jsonl"
 
 
 def event_time(event: dict[str, Any]) -> tuple[float, str]:
@@ -151,8 +153,8 @@ def measure_kinds(rows: Sequence[dict[str, Any]]) -> KindReport:
     )
 
 
-def load_real_kinds() -> list[dict[str, Any]]:
-    return [json.loads(line) for line in REAL_KINDS.read_text().splitlines() if line.strip()]
+def load_real_kinds(path: Path = REAL_KINDS) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def memories_line(rows: Sequence[dict[str, Any]]) -> str:
@@ -572,6 +574,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     kreport = measure_kinds(kinds_rows)
     hreport = measure_kinds(heldout_rows)
     rreport = measure_kinds(real_rows)
+    real_heldout = load_real_kinds(REAL_HELDOUT)
+    rhreport = measure_kinds(real_heldout)
     rule_total = sum(kreport.tool_as_rule.values())
     kinds_lines = [
         "=== Memory-kind classifier (agent_memory_summarizer.salience.classify) ===",
@@ -579,6 +583,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         *kinds_lines_of(hreport, f"held-out {HELDOUT} ({len(heldout_rows)} sentences)"),
         *kinds_lines_of(rreport, f"real sessions real/{REAL_KINDS.name} ({len(real_rows)})")[:2],
         "  " + memories_line(real_rows),
+        *kinds_lines_of(rhreport, f"held-out real/{REAL_HELDOUT.name} ({len(real_heldout)})")[:2],
+        "  " + memories_line(real_heldout),
     ]
     print("\n".join(kinds_lines), flush=True)
     macro = kreport.scores["macro"].f1

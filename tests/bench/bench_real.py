@@ -72,6 +72,15 @@ SOURCES = (
     ("sungather", HERE / "transcripts" / "sungather" / "525d58e9.jsonl"),
     ("bookminder", HERE / "transcripts" / "bookminder" / "day-017.jsonl"),
 )
+# Sessions only the held-out memory-kind set reads (``kinds_heldout_real.jsonl``): labelled
+# before any rule was changed after them; no questions yet, so not in the store.
+HELDOUT_SOURCES = (
+    ("sungather", HERE / "transcripts" / "heldout" / "sungather-51bf92be.jsonl"),
+    (
+        "mcp-server-operator",
+        HERE / "transcripts" / "heldout" / "mcp-server-operator-21893a05.jsonl",
+    ),
+)
 KINDS: tuple[str, ...] = ("fact", "preference", "constraint", "how", "fix", "paraphrase")
 KINDS += ("artifact", "temporal", "resume")
 
@@ -80,10 +89,10 @@ def _project(project: str, _cwd: str | None) -> str:
     return project
 
 
-def load_events() -> list[dict[str, Any]]:
+def load_events(sources: Sequence[tuple[str, Path]] = SOURCES) -> list[dict[str, Any]]:
     """Every source's events, as ``agent-memory import claude-code`` reads them, each once."""
     events: list[dict[str, Any]] = []
-    for project, path in SOURCES:
+    for project, path in sources:
         read, skipped = claude_events(path, {}, functools.partial(_project, project))
         if skipped:
             raise RuntimeError(f"{path}: {skipped} lines could not be read")
