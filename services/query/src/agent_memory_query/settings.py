@@ -76,6 +76,11 @@ class SearchOptions(BaseModel):
         ge=1,
         description="A question about a command run or an edit made: weight of a command or edit.",
     )
+    own_words_factor: float = Field(
+        default=1.5,
+        ge=1,
+        description="A question about what the user said: weight of the user's own prompts.",
+    )
     fix_vector_weight: float | None = Field(
         default=None, ge=0, description="A fix question: the vector tier's RRF weight (None: 0.3)."
     )

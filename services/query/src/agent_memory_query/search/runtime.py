@@ -50,6 +50,7 @@ def engine_options(opts: SearchOptions) -> EngineOptions:
         resolution_factor=opts.resolution_factor,
         attempt_factor=opts.attempt_factor,
         artifact_factor=opts.artifact_factor,
+        own_words_factor=opts.own_words_factor,
         fix_vector_weight=opts.fix_vector_weight,
         arc_sources=opts.arc_sources,
         arc_window=opts.arc_window,
@@ -132,6 +133,10 @@ async def open_search(settings: Settings, pool: AsyncConnectionPool) -> SearchRu
         async with reading(pool) as conn:
             return await search_store.access_counts(conn, tenant, ids)
 
+    async def roles(tenant: str, event_ids: Sequence[str]) -> dict[str, str]:
+        async with reading(pool) as conn:
+            return await search_store.roles_of(conn, tenant, event_ids)
+
     async def links(tenant: str, event_ids: Sequence[str]) -> Links:
         async with reading(pool) as conn:
             return await supersession_store.links_of(conn, tenant, event_ids)
@@ -173,6 +178,7 @@ async def open_search(settings: Settings, pool: AsyncConnectionPool) -> SearchRu
         period_browse=browse,
         follow_lookup=follow,
         edit_lookup=edits,
+        role_lookup=roles,
         last_worked_day=last_day,
         options=engine_options(opts),
         embedder_missing_reason=(

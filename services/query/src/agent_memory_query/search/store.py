@@ -240,6 +240,15 @@ async def access_counts(conn: AsyncConnection, tenant: str, ids: Sequence[str]) 
     return {str(item): int(count) for item, count in await cur.fetchall()}
 
 
+async def roles_of(conn: AsyncConnection, tenant: str, ids: Sequence[str]) -> dict[str, str]:
+    """Each stored event's role (``user``, ``assistant``, ``tool`` ...); an unknown id: none."""
+    if not ids:
+        return {}
+    params = {"tenant": tenant, "ids": list(dict.fromkeys(ids))}
+    cur = await conn.execute(QUERIES["roles_of"], params)
+    return {str(event_id): str(role) for event_id, role in await cur.fetchall()}
+
+
 class AccessRecorder:
     """Counts returned items in memory and adds them to ``search_access`` in the background.
 

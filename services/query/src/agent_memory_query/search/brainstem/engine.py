@@ -34,6 +34,11 @@ from agent_memory_query.search.brainstem.intent import (
     resumes,
 )
 from agent_memory_query.search.brainstem.lexical import coverage, vectors_lead
+from agent_memory_query.search.brainstem.own_words import (
+    asks_own_words,
+    event_ids_of,
+    prefer_own_words,
+)
 from agent_memory_query.search.brainstem.planner import (
     MAX_CANDIDATES,
     TIERS,
@@ -95,6 +100,8 @@ LastWorkedDay = Callable[[str, str | None, datetime], Awaitable[tuple[datetime, 
 FollowLookup = Callable[[SearchFilter, Sequence[str], int], Awaitable[dict[str, list[Hit]]]]
 # (scope, event ids, window) -> the edit made last before each (``arc_store.edits_before``)
 EditLookup = Callable[[SearchFilter, Sequence[str], int], Awaitable[dict[str, Hit]]]
+# (tenant, event ids) -> role per stored event
+RoleLookup = Callable[[str, Sequence[str]], Awaitable[dict[str, str]]]
 
 
 @dataclass(frozen=True)
@@ -134,6 +141,8 @@ class EngineOptions:
     resolution_factor: float = 1.3
     # A question about a command run or an edit made: the commands and edits (``artifacts``).
     artifact_factor: float = 1.5
+    # A question about what the user said: the user's own prompts (``own_words``).
+    own_words_factor: float = 1.5
     attempt_factor: float = 0.75
     # ...and the vector tier's RRF weight for it: a fix asked in other words than the
     # session's ("what leaked?") shares few words with it; None: the intent's weight.
@@ -232,6 +241,10 @@ class _Execution:
         return run.hits if run is not None and run.error is None else []
 
 
+async def _nothing() -> dict[str, str]:
+    return {}
+
+
 def _ms(start: float) -> float:
     return round((time.perf_counter() - start) * 1000, 2)
 
@@ -273,6 +286,7 @@ class Brainstem:
         period_browse: PeriodBrowse | None = None,
         follow_lookup: FollowLookup | None = None,
         edit_lookup: EditLookup | None = None,
+        role_lookup: RoleLookup | None = None,
         last_worked_day: LastWorkedDay | None = None,
     ) -> None:
         self.text_index = text_index
@@ -291,6 +305,7 @@ class Brainstem:
         self.period_browse = period_browse
         self.follow_lookup = follow_lookup
         self.edit_lookup = edit_lookup
+        self.role_lookup = role_lookup
         self.last_worked_day = last_worked_day
         self._health: dict[str, tuple[float, TierState]] = {}
 
@@ -579,9 +594,11 @@ class Brainstem:
             extra = [c for c in beyond.fused if c.id not in inside][:depth]
         # usage counts and supersession links are both read for the same candidates: one
         # round trip's time for two (each is a refinement: a failure is a note, not an error)
-        counts, found = await asyncio.gather(
+        own_words = asks_own_words(understood.rest)
+        counts, found, roles = await asyncio.gather(
             self._access_counts(q.tenant, head + extra, notes),
             self._links(q.tenant, head + extra, notes),
+            self._roles(q.tenant, head + extra, notes) if own_words else _nothing(),
         )
         timings["access"] = _ms(t0)
         t0 = time.perf_counter()
@@ -620,6 +637,12 @@ class Brainstem:
             factor = self.options.artifact_factor
             ranked_head, ranked_extra = (
                 prefer_artifacts(part, kinds=artifacts, factor=factor)
+                for part in (ranked_head, ranked_extra)
+            )
+        if roles:
+            factor = self.options.own_words_factor
+            ranked_head, ranked_extra = (
+                prefer_own_words(part, roles=roles, factor=factor)
                 for part in (ranked_head, ranked_extra)
             )
         if found is not None:
@@ -674,6 +697,19 @@ class Brainstem:
             return await self.access_lookup(tenant, [c.id for c in cands])
         except Exception as exc:  # usage history is a refinement, not a requirement
             notes.append(f"access counts unavailable ({type(exc).__name__}): no usage penalty")
+            return {}
+
+    async def _roles(
+        self, tenant: str, cands: Sequence[Candidate], notes: list[str]
+    ) -> dict[str, str]:
+        """Who said the candidates' events (empty: no lookup, or it failed)."""
+        ids = event_ids_of(cands)
+        if self.role_lookup is None or not ids:
+            return {}
+        try:
+            return await self.role_lookup(tenant, ids)
+        except Exception as exc:  # a refinement: the answer stands without it
+            notes.append(f"roles unavailable ({type(exc).__name__}): the user's words not weighed")
             return {}
 
     async def _links(

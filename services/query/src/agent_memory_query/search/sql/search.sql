@@ -6,6 +6,12 @@ SELECT item_id, access_count
 FROM search_access
 WHERE tenant = %(tenant)s AND item_id = ANY(%(ids)s::text[])
 
+-- name: roles_of
+-- Who said each event: a question about what the user said weighs the user's prompts.
+SELECT event_id, role
+FROM events
+WHERE tenant = %(tenant)s AND event_id = ANY(%(ids)s::text[])
+
 -- name: add_access
 -- Keys arrive sorted, so concurrent flushes from several replicas lock rows in one order.
 INSERT INTO search_access AS a (tenant, item_id, access_count, first_access, last_access)
