@@ -592,8 +592,9 @@ class Brainstem:
         if beyond is not None:
             inside = {c.id for c in outcome.fused} | {c.id for c in head}
             extra = [c for c in beyond.fused if c.id not in inside][:depth]
-        # usage counts and supersession links are both read for the same candidates: one
-        # round trip's time for two (each is a refinement: a failure is a note, not an error)
+        # usage counts, supersession links and (asked what I said) the events' roles are read
+        # for the same candidates: one round trip's time for all (each is a refinement: a
+        # failure is a note, not an error)
         own_words = asks_own_words(understood.rest)
         counts, found, roles = await asyncio.gather(
             self._access_counts(q.tenant, head + extra, notes),
