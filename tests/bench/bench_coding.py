@@ -171,6 +171,14 @@ def memories_line(rows: Sequence[dict[str, Any]]) -> str:
     )
 
 
+def real_kinds_lines(path: Path, label: str) -> list[str]:
+    """A labelled set of real sentences: its table, then the memories taken together (no
+    tool lines in it, so no tool-output count)."""
+    rows = load_real_kinds(path)
+    table_lines = kinds_lines_of(measure_kinds(rows), f"{label} real/{path.name} ({len(rows)})")
+    return [*table_lines[:2], "  " + memories_line(rows)]
+
+
 def kinds_lines_of(report: KindReport, label: str) -> list[str]:
     rule_total = sum(report.tool_as_rule.values())
     return [
@@ -570,21 +578,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"questions, {len(kinds_rows)} labelled sentences"
     )
 
-    real_rows = load_real_kinds()
     kreport = measure_kinds(kinds_rows)
     hreport = measure_kinds(heldout_rows)
-    rreport = measure_kinds(real_rows)
-    real_heldout = load_real_kinds(REAL_HELDOUT)
-    rhreport = measure_kinds(real_heldout)
     rule_total = sum(kreport.tool_as_rule.values())
     kinds_lines = [
         "=== Memory-kind classifier (agent_memory_summarizer.salience.classify) ===",
         *kinds_lines_of(kreport, f"{HERE_KINDS} ({len(kinds_rows)} sentences)"),
         *kinds_lines_of(hreport, f"held-out {HELDOUT} ({len(heldout_rows)} sentences)"),
-        *kinds_lines_of(rreport, f"real sessions real/{REAL_KINDS.name} ({len(real_rows)})")[:2],
-        "  " + memories_line(real_rows),
-        *kinds_lines_of(rhreport, f"held-out real/{REAL_HELDOUT.name} ({len(real_heldout)})")[:2],
-        "  " + memories_line(real_heldout),
+        *real_kinds_lines(REAL_KINDS, "real sessions"),
+        *real_kinds_lines(REAL_HELDOUT, "held-out"),
     ]
     print("\n".join(kinds_lines), flush=True)
     macro = kreport.scores["macro"].f1

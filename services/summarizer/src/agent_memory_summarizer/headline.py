@@ -352,16 +352,9 @@ def restated(turns: Sequence[Turn]) -> str:
     """What the agent's first reply to the first request says it will make ("Can you
     organise that?" -> "I'll help you set up CI to build and push the rock."), as a short
     phrase; empty when that reply announces no such step."""
-    first_user = next((t.event_index for t in turns if t.role == "user"), None)
-    reply = next(
-        (
-            t.event_index
-            for t in turns
-            if t.role == "assistant" and first_user is not None and t.event_index > first_user
-        ),
-        None,
-    )
-    said = [t for t in turns if t.event_index == reply]
+    first_user = next((t.event_index for t in turns if t.role == "user"), -1)
+    replies = [t.event_index for t in turns if t.role == "assistant" and t.event_index > first_user]
+    said = [t for t in turns if replies and t.event_index == replies[0]]
     making = [s for s in _agent_says(said, _ANNOUNCED, "step") if not _LOOKING.match(s)]
     return _capital(clip(making[0], GOAL_CHARS)) if making else ""
 

@@ -36,7 +36,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from agent_memory_query.search.brainstem.fusion import Candidate
-from agent_memory_query.search.brainstem.ranking import reweigh
+from agent_memory_query.search.brainstem.ranking import reweigh_all
 from agent_memory_retrieval.docs import Hit
 
 FIX_QUESTION = re.compile(
@@ -120,18 +120,16 @@ def prefer_resolution(
 ) -> list[Candidate]:
     """Weigh each moment by where it sits in its arc (``explain.ranking``: ``arc``), a cause
     or a fix no longer demoted for its age (its ``staleness`` factor back to 1); sorted."""
-    out = list(candidates)
-    for cand in out:
+
+    def weigh(cand: Candidate) -> tuple[float, bool] | None:
         if getattr(cand.doc, "type", "event") not in ("event", "grip"):
-            continue
+            return None
         text = getattr(cand.doc, "text", "") or ""
         factor = arc_factor(text, resolution=resolution, attempt=attempt)
-        if factor is None:
-            continue
         # how it was solved stays true
-        reweigh(cand, "arc", factor, keeps_true=states_resolution(text))
-    out.sort(key=lambda c: -c.score)
-    return out
+        return None if factor is None else (factor, states_resolution(text))
+
+    return reweigh_all(candidates, "arc", weigh)
 
 
 def reports_problem(text: str) -> bool:

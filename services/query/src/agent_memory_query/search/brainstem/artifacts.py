@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from typing import Literal
 
 from agent_memory_query.search.brainstem.fusion import Candidate
-from agent_memory_query.search.brainstem.ranking import reweigh
+from agent_memory_query.search.brainstem.ranking import reweigh_all
 
 Kind = Literal["command", "edit"]
 KINDS: frozenset[Kind] = frozenset(("command", "edit"))
@@ -84,12 +84,11 @@ def prefer_artifacts(
 ) -> list[Candidate]:
     """Weigh each command or edit of the ``kinds`` asked for by ``factor`` (``explain.ranking``:
     ``artifact``), no longer demoted for its age (its ``staleness`` factor back to 1); sorted."""
-    out = list(candidates)
-    for cand in out:
+
+    def weigh(cand: Candidate) -> tuple[float, bool] | None:
         if getattr(cand.doc, "type", "event") != "event":
-            continue
-        if artifact_kind(getattr(cand.doc, "text", "") or "") not in kinds:
-            continue
-        reweigh(cand, "artifact", factor, keeps_true=True)
-    out.sort(key=lambda c: -c.score)
-    return out
+            return None
+        asked = artifact_kind(getattr(cand.doc, "text", "") or "") in kinds
+        return (factor, True) if asked else None
+
+    return reweigh_all(candidates, "artifact", weigh)

@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Mapping
 
 from agent_memory_query.search.brainstem.fusion import Candidate
-from agent_memory_query.search.brainstem.ranking import reweigh
+from agent_memory_query.search.brainstem.ranking import reweigh_all
 
 _SAID = (
     r"(?:say|said|ask|asked|want|wanted|tell|told|mention|mentioned|request|requested|"
@@ -50,12 +50,11 @@ def prefer_own_words(
     candidates: Iterable[Candidate], *, roles: Mapping[str, str], factor: float
 ) -> list[Candidate]:
     """Weigh each event the user said (``roles[event_id] == "user"``) by ``factor``; sorted."""
-    out = list(candidates)
-    for cand in out:
+
+    def weigh(cand: Candidate) -> tuple[float, bool] | None:
         ids = cand.doc.event_ids or ()
         if getattr(cand.doc, "type", "event") != "event" or not ids:
-            continue
-        if all(roles.get(e) == USER for e in ids):
-            reweigh(cand, "own_words", factor, keeps_true=True)
-    out.sort(key=lambda c: -c.score)
-    return out
+            return None
+        return (factor, True) if all(roles.get(e) == USER for e in ids) else None
+
+    return reweigh_all(candidates, "own_words", weigh)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -116,6 +116,23 @@ def reweigh(cand: Candidate, name: str, factor: float, *, keeps_true: bool) -> N
     if keeps_true and 0.0 < stale < 1.0:
         cand.factors["staleness"] = 1.0
         cand.score /= stale
+
+
+def reweigh_all(
+    candidates: Iterable[Candidate],
+    name: str,
+    weigh: Callable[[Candidate], tuple[float, bool] | None],
+) -> list[Candidate]:
+    """``reweigh`` each candidate ``weigh`` gives a ``(factor, keeps_true)`` for (None: left
+    as it is), under ``name``; best first. The question-specific preferences (``arcs``,
+    ``artifacts``, ``own_words``) differ only in ``weigh``."""
+    out = list(candidates)
+    for cand in out:
+        weight = weigh(cand)
+        if weight is not None:
+            reweigh(cand, name, weight[0], keeps_true=weight[1])
+    out.sort(key=lambda c: -c.score)
+    return out
 
 
 def words_of(text: str) -> frozenset[str]:
