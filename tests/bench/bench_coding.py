@@ -102,6 +102,9 @@ HELDOUT = "kinds_heldout.jsonl"  # written before the classifier was tuned; repo
 REAL_KINDS = Path(__file__).parent / "real" / "kinds_real.jsonl"
 # Sentences of two more public sessions, labelled before any rule was written after them.
 REAL_HELDOUT = Path(__file__).parent / "real" / "kinds_heldout_real.jsonl"
+# A second held-out set, of a third project's sessions, labelled by another hand before the
+# rules of the second change of 2026-11-29 (the first held-out set had been read by then).
+REAL_HELDOUT2 = Path(__file__).parent / "real" / "kinds_heldout2_real.jsonl"
 
 
 def event_time(event: dict[str, Any]) -> tuple[float, str]:
@@ -587,6 +590,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         *kinds_lines_of(hreport, f"held-out {HELDOUT} ({len(heldout_rows)} sentences)"),
         *real_kinds_lines(REAL_KINDS, "real sessions"),
         *real_kinds_lines(REAL_HELDOUT, "held-out"),
+        *real_kinds_lines(REAL_HELDOUT2, "held-out"),
     ]
     print("\n".join(kinds_lines), flush=True)
     macro = kreport.scores["macro"].f1

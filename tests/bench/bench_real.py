@@ -72,13 +72,22 @@ SOURCES = (
     ("sungather", HERE / "transcripts" / "sungather" / "525d58e9.jsonl"),
     ("bookminder", HERE / "transcripts" / "bookminder" / "day-017.jsonl"),
 )
-# Sessions only the held-out memory-kind set reads (``kinds_heldout_real.jsonl``): labelled
-# before any rule was changed after them; no questions yet, so not in the store.
+# Sessions only the held-out memory-kind sets read (``kinds_heldout_real.jsonl``: sungather and
+# mcp-server-operator; ``kinds_heldout2_real.jsonl``: charming-with-claude): labelled before any
+# rule was changed after them; no questions yet, so not in the store.
 HELDOUT_SOURCES = (
     ("sungather", HERE / "transcripts" / "heldout" / "sungather-51bf92be.jsonl"),
     (
         "mcp-server-operator",
         HERE / "transcripts" / "heldout" / "mcp-server-operator-21893a05.jsonl",
+    ),
+    (
+        "charming-with-claude",
+        HERE / "transcripts" / "heldout" / "charming-with-claude-0a0eb7b7.jsonl",
+    ),
+    (
+        "charming-with-claude",
+        HERE / "transcripts" / "heldout" / "charming-with-claude-58b4f056.jsonl",
     ),
 )
 KINDS: tuple[str, ...] = ("fact", "preference", "constraint", "how", "fix", "paraphrase")
