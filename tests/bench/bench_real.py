@@ -90,8 +90,8 @@ HELDOUT_SOURCES = (
         HERE / "transcripts" / "heldout" / "charming-with-claude-58b4f056.jsonl",
     ),
 )
-KINDS: tuple[str, ...] = ("fact", "preference", "constraint", "how", "fix", "paraphrase")
-KINDS += ("artifact", "temporal", "resume")
+KINDS: tuple[str, ...] = ("fact", "decision", "preference", "constraint", "how", "fix")
+KINDS += ("paraphrase", "artifact", "temporal", "resume")
 
 
 def _project(project: str, _cwd: str | None) -> str:

@@ -464,6 +464,49 @@ QUESTIONS += (
     ),
 )
 
+# "What did we decide ...?": the guide's first question. A decision in a real session is rarely
+# announced as one: "yes, option a", "It seems like we should ...", "let's leave X for another
+# session", "except ... -- I don't want to do that!"; the gold is the turn that settled it (and
+# the options it chose among, where a turn laid them out).
+QUESTIONS += (
+    RealQ(
+        "decision",
+        "Which library did we choose for the mock inverter, pymodbus or a plain TCP server?",
+        SUNGATHER,
+        ("15d026cd-cb2f-44ae-afcb-0b0f1f70940f", "ef33028b-5f4a-49fb-bb7e-81bb76c4486d"),
+    ),
+    RealQ(
+        "decision",
+        "What did we decide about building the rock in CI?",
+        SUNGATHER,
+        ("50b65926-aebe-4003-abce-a4eca69f5111",),
+    ),
+    RealQ(
+        "decision",
+        "Which default output format did we settle on for the export script?",
+        CCTRACE,
+        ("d6014b40-3155-4081-b89b-7203fa1e166c", "d06945e9-a594-473c-8d12-5736de69c4a3"),
+    ),
+    RealQ(
+        "decision",
+        "What did we decide about implementing --flag local?",
+        BOOKMINDER,
+        _bm("284"),
+    ),
+    RealQ(
+        "decision",
+        "Which plan did we settle on for the --flag rename?",
+        BOOKMINDER,
+        _bm("1212", "1288"),
+    ),
+    RealQ(
+        "decision",
+        "What did we decide to do about the git hooks?",
+        BOOKMINDER,
+        _bm("2345", "2570"),
+    ),
+)
+
 # Questions the sessions cannot answer, for ``no_match``: coding questions on what they never
 # touched, each asked in one project.
 UNANSWERABLE: tuple[tuple[str, str], ...] = (
