@@ -25,6 +25,7 @@ from agent_memory_query.search.brainstem.arcs import (
     prefer_resolution,
 )
 from agent_memory_query.search.brainstem.artifacts import asked_artifacts, prefer_artifacts
+from agent_memory_query.search.brainstem.frame import without_frame
 from agent_memory_query.search.brainstem.fusion import Candidate, lift, rrf
 from agent_memory_query.search.brainstem.intent import (
     GENERIC_WORDS,
@@ -191,7 +192,8 @@ class Understanding:
 
     now: datetime
     rest: str  # the query without the words that named a period
-    text: str  # what the tiers match: ``rest``, or nothing when only generic words are left
+    text: str  # what the tiers match: ``rest`` less its asking frame (``frame``), or nothing
+    # when only generic words are left
     intent: Intent
     explicit: TimeRange | None  # the request's since/until
     query_range: TimeRange | None  # the period the words named
@@ -475,7 +477,7 @@ class Brainstem:
         return Understanding(
             now=now,
             rest=parsed.rest,
-            text="" if generic or resume else parsed.rest,
+            text="" if generic or resume else without_frame(parsed.rest),
             intent=intent,
             explicit=explicit,
             query_range=query_range,
