@@ -134,7 +134,8 @@ class KindReport:
 
 def measure_kinds(rows: Sequence[dict[str, Any]]) -> KindReport:
     gold = [r["kind"] for r in rows]
-    predicted = [str(classify(r["text"])) for r in rows]
+    # who said it where a set knows (the real sessions' rows): the summarizer knows it too
+    predicted = [str(classify(r["text"], r.get("role", ""))) for r in rows]
     baseline = [str(classify_baseline(r["text"])) for r in rows]
     tool_as_rule: Counter[str] = Counter()
     examples: list[tuple[str, str]] = []
@@ -164,7 +165,7 @@ def memories_line(rows: Sequence[dict[str, Any]]) -> str:
     """Memories (every kind but observation) taken together: of the sentences called one, how
     many are one; of those that are, how many were called one (any kind)."""
     gold = [r["kind"] != "observation" for r in rows]
-    called = [classify(r["text"]) != "observation" for r in rows]
+    called = [classify(r["text"], r.get("role", "")) != "observation" for r in rows]
     hits = sum(1 for g, c in zip(gold, called, strict=True) if g and c)
     precision = hits / max(sum(called), 1)
     recall = hits / max(sum(gold), 1)

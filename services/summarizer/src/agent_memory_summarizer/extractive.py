@@ -257,12 +257,12 @@ def _candidates(events: list[SourceEvent]) -> list[_Candidate]:
                     found.from_tool = False
                     found.role = event.role
                 if found.kind == "observation" and not (tool or sent.is_code):
-                    found.kind = _kind(text, sent)  # a person said what a tool printed
+                    found.kind = _kind(text, sent, event.role)  # said what a tool printed
                 continue
             by_text[key] = _Candidate(
                 text=sent.text,
                 toks=toks,
-                kind="observation" if tool else _kind(text, sent),
+                kind="observation" if tool else _kind(text, sent, event.role),
                 position=position,
                 refs=[(index, sent.start, sent.end)],
                 is_code=sent.is_code,
@@ -280,14 +280,14 @@ def _marker(event: SourceEvent) -> bool:
     return event.role == "system" or event.type in SESSION_MARKERS
 
 
-def _kind(text: str, sent: Sentence) -> str:
-    """A sentence's kind; code, and the words of a tool's line, state nothing; a line that
-    announces the numbered steps after it is a procedure."""
+def _kind(text: str, sent: Sentence, role: str) -> str:
+    """A sentence's kind, read with who said it (``said_by``); code, and the words of a tool's
+    line, state nothing; a line that announces the numbered steps after it is a procedure."""
     if sent.is_code or in_tool_line(text, sent.start):
         return "observation"
     if introduces_steps(sent.text, text, sent.end):
         return "procedure"
-    return classify(sent.text)
+    return classify(sent.text, role)
 
 
 def _bullet_text(cand: _Candidate) -> str:

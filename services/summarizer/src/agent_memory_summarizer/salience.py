@@ -42,6 +42,7 @@ from collections.abc import Callable
 
 from agent_memory_common.memory import MEMORY_KINDS, MemoryKind
 from agent_memory_summarizer.kinds import is_decision, is_tool_line, without_tool_lines
+from agent_memory_summarizer.said_by import AGENT, USER, agent_aside, users_kind
 from agent_memory_summarizer.text import split_sentences, strip_code
 
 KINDS: tuple[MemoryKind, ...] = MEMORY_KINDS
@@ -238,28 +239,32 @@ _AGENT_STEP = _rx(
 )
 
 
-def classify_sentence(sentence: str) -> MemoryKind:
+def classify_sentence(sentence: str, role: str = "") -> MemoryKind:
+    """``role``: who said it (``said_by``), "" when unknown."""
     if is_tool_line(sentence) or _REPORT.match(sentence):
         return "observation"
     prose = strip_code(sentence).strip()
     if not prose or is_question(prose) or _AGENT_STEP.match(prose):
         return "observation"
+    if role == AGENT and agent_aside(prose):
+        return "observation"
     for kind in PRIORITY:
         if _CHECKS[kind](prose):
             return kind
-    return "observation"
+    return (users_kind(prose) if role == USER else None) or "observation"
 
 
 @functools.lru_cache(maxsize=8192)  # sessions repeat themselves; the rules are pure
-def classify(text: str) -> MemoryKind:
-    """The strongest kind stated by any non-question sentence of ``text``."""
+def classify(text: str, role: str = "") -> MemoryKind:
+    """The strongest kind stated by any non-question sentence of ``text``; ``role`` is who said
+    it (``said_by``: "user", "assistant"), "" when unknown."""
     found: list[MemoryKind] = []
     prose = without_tool_lines(strip_code(text))
     if _procedure_list(prose):
         found.append("procedure")
     for sentence in split_sentences(prose):
         if not sentence.is_code:
-            found.append(classify_sentence(sentence.text))
+            found.append(classify_sentence(sentence.text, role))
     for kind in PRIORITY:
         if kind in found:
             return kind

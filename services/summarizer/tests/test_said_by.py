@@ -1,0 +1,102 @@
+"""Who said a sentence changes what it states (``said_by``): the user's words set the course,
+the agent's sentences with a cue word are often its work, not a memory."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from agent_memory_summarizer.extractive import summarize_segment
+from agent_memory_summarizer.model import SourceEvent
+from agent_memory_summarizer.salience import classify
+
+T0 = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        # the user's prohibitions and rules of things: constraints
+        ("Focus on TDD and (don't try to implement the negation just yet.", "constraint"),
+        ("I authenticated gh for you. **Do nit use it with other repositories**", "constraint"),
+        ("So please, orient yourself first: NO work on implementation yet!", "constraint"),
+        ("Once the test is written, it shoudl be self-describing.", "constraint"),
+        ("The story names should match the feature names.", "constraint"),
+        # the user's "we should" and refusals: decisions
+        ("It seems like we should build the rock and push it to a registry in CI.", "decision"),
+        ("A demo with the principal charm is great and we should do that.", "decision"),
+        ("Then continue, except the --flag local one -- I don't want to do that!", "decision"),
+        # the shared rules come first: a taste stays a taste
+        ("Please use the previous style, don't add emojis and numbered lists!", "preference"),
+        # not a rule, not a choice
+        ("I don't know why the rock build fails.", "observation"),
+        ("You also mentioned that we should think about negative search.", "observation"),
+        ("We don't have a story for that yet, we should create it maybe.", "observation"),
+        ("Should we add that story to TODO.md?", "observation"),
+        ("This should fix the CI failure.", "observation"),
+        ("It should be fun!", "observation"),
+        ("Don't give up, buddy!", "observation"),  # cheering, in a chat
+        ("Hey Cal, take care and don't overwork yourself!", "observation"),
+        ("No details yet, I hope everything works out.", "observation"),
+    ],
+)  # fmt: skip
+def test_what_the_user_says(text: str, kind: str) -> None:
+    assert classify(text, "user") == kind
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We need to push the rock we built.",  # its next step
+        "You'll need to log in to Docker Hub.",  # an instruction for this once
+        "- Power users love it",  # a selling point
+        "One concern: it's always imported, even when OAuth isn't used.",  # the code, described
+        "Here are the actual use cases we need to support:",  # a list's intro
+        '"From an operations perspective, this filtering system needs to be predictable.',
+        "- Tutorial: a step-by-step guide to adding MCP to your charm",
+        "Recommended next step: Write a single failing test for --filter cloud.",
+    ],
+)
+def test_what_the_agent_says_while_it_works_is_no_memory(text: str) -> None:
+    assert classify(text, "assistant") == "observation"
+
+
+def test_a_rule_the_agent_restates_stays_one() -> None:
+    assert classify("Never commit generated files; they must stay out of git.", "assistant") == (
+        "constraint"
+    )
+    assert classify("We'll use Alembic for migrations.", "assistant") == "decision"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We need to push the rock we built.",
+        "- Power users love it",
+        "Never commit the generated files.",
+    ],
+)
+def test_an_unknown_speaker_gets_the_shared_rules_alone(text: str) -> None:
+    """The written labelled sets have no speaker: their figures do not move."""
+    assert classify(text) == classify(text, "")
+    assert classify(text) != "observation"
+
+
+def event(i: int, role: str, text: str) -> SourceEvent:
+    return SourceEvent(
+        event_id=f"e{i}", ts=T0 + timedelta(minutes=i), role=role, type="message", text=text
+    )
+
+
+def test_the_summarizer_reads_each_sentence_with_its_speaker() -> None:
+    """The same words: a rule from the user, the agent's next step from the agent."""
+    said = "We need to push the rock we built to GHCR."
+    summary = summarize_segment(
+        [event(0, "user", said), event(1, "assistant", "Pushing it now.")], "s"
+    )
+    assert {b.text: b.kind for b in summary.bullets}[said] == "constraint"
+    summary = summarize_segment(
+        [event(0, "user", "Pushing it now."), event(1, "assistant", said)], "s"
+    )
+    assert {b.text: b.kind for b in summary.bullets}.get(said, "observation") == "observation"
