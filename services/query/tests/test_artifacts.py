@@ -36,6 +36,7 @@ def cand(event_id: str, score: float, text: str, type_: str = "event") -> Candid
         ("Show the code change in the webhook handler that fixed the signatures.", {"edit"}),
         ("What change fixed the connection pool leak?", {"edit"}),
         ("Which edit fixed the 100% CPU when idle?", {"edit"}),
+        ("Show the edit that replaced --flag with --filter in cli.py.", {"edit"}),
         ("Which files did we touch to fix the build?", KINDS),
         ("Which file did you just edit?", KINDS),
         ("Which lines were changed in the parser?", KINDS),
@@ -48,6 +49,7 @@ def cand(event_id: str, score: float, text: str, type_: str = "event") -> Candid
         ("What changed in the API last week?", set()),
         ("Which file holds the retry settings?", set()),  # what is where, not what was done
         ("Which files does one export create?", set()),
+        ("How do I edit the settings file?", set()),  # the verb: how, not what was changed
     ],
 )
 def test_a_question_says_whether_it_asks_for_a_command_or_an_edit(

@@ -40,7 +40,8 @@ COMMAND_QUESTION = re.compile(
 )
 EDIT_QUESTION = re.compile(
     r"\b(diffs?|patch(es)?|code\s+changes?|(change|changed|edit|edited)\s+in\s+[\w./-]+\.\w+|"
-    r"(which|what)\s+(edits?|changes?))\b",
+    # "show the edit that replaced --flag with --filter": the noun, not "edit the file"
+    r"(which|what)\s+(edits?|changes?)|(the|that|this|an?)\s+edits?)\b",
     re.IGNORECASE,
 )
 # "Which file did we touch?" asks what was changed; "which files does an export create?" and
