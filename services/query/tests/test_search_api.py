@@ -268,6 +268,21 @@ ITEMS = [
         " de-duplication by message id.",
         kind="decision",
     ),
+    # one day of two pieces of work, for "where did we leave off?"
+    Item(
+        "acme",
+        "day-morning",
+        "importer",
+        at("2026-03-10T09:00"),
+        "Morning: the importer reads the old export format and skips the attachments.",
+    ),
+    Item(
+        "acme",
+        "day-evening",
+        "importer",
+        at("2026-03-10T18:00"),
+        "Evening: attachments are imported too, as files beside the notes.",
+    ),
 ]
 BY_ID = {i.doc_id: i for i in ITEMS}
 
@@ -298,6 +313,8 @@ TOC_SEGMENTS = {
     "sg_globex": ("globex", ["leak-g"]),
     "sg_broker_old": ("acme", ["broker-old"]),
     "sg_broker_new": ("acme", ["broker-new"]),
+    "sg_importer_morning": ("acme", ["day-morning"]),
+    "sg_importer_evening": ("acme", ["day-evening"]),
 }
 
 
@@ -659,6 +676,27 @@ def test_where_did_we_leave_off_answers_with_the_last_day_of_work(search_stack: 
     )
     assert before["results"][0]["event_ids"] == ["broker-old"]
     assert "last_day" in before["explain"]["timings_ms"]
+
+
+def test_where_did_we_leave_off_tells_the_day_from_its_end(search_stack: Stack) -> None:
+    """The day's node, then its segments newest first: in time order a long day's last pieces
+    of work, where it stopped, fell past the limit."""
+    answer = search(
+        search_stack.query_url, query="Where did we leave off?", project_id="importer", limit=3
+    )
+    nodes = [(r["level"], r["event_ids"]) for r in answer["results"] if r["type"] == "toc_node"]
+    assert [level for level, _ in nodes] == ["day", "segment", "segment"]
+    assert [ids for _, ids in nodes[1:]] == [["day-evening"], ["day-morning"]]
+    two = search(
+        search_stack.query_url, query="Where did we leave off?", project_id="importer", limit=2
+    )
+    assert [r["event_ids"] for r in two["results"]][1:] == [["day-evening"]]
+    # a day named is told in time order
+    told = search(
+        search_stack.query_url, query="what did we do on 2026-03-10?", project_id="importer"
+    )
+    told_nodes = [(r["level"], r["event_ids"]) for r in told["results"][:3]]
+    assert [ids for _, ids in told_nodes[1:]] == [["day-morning"], ["day-evening"]]
 
 
 def test_a_question_about_a_day_finds_what_was_told_of_it_the_next_day(

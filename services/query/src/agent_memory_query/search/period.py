@@ -8,7 +8,11 @@ for a week, its days, ...), then the segments inside it, each a summary of one p
 in time order. ``levels_for`` picks the levels from the period's length.
 
 "Where did we leave off?" names no period, but means one: the last day of work in scope
-(``last_worked_day``), answered the same way.
+(``last_worked_day``), answered the same way but from the end: the day's node, then its
+segments newest first. In time order the day's last segments, where the work stopped, came
+after all of the day's earlier work (``make bench-real``: BookMinder's last prompts were the
+375th event id of the answer, behind seven earlier segments), and on a day of more segments
+than the answer's limit they were not in it at all.
 """
 
 from __future__ import annotations
@@ -65,8 +69,10 @@ async def period_nodes(
     since: datetime,
     until: datetime,
     limit: int,
+    newest_first: bool = False,
 ) -> list[Hit]:
-    """The period's nodes, coarsest level first, each level in time order."""
+    """The period's nodes, coarsest level first, each level in time order (``newest_first``:
+    the newest node of a level first)."""
     params = {
         "tenant": tenant,
         "project_id": project_id,
@@ -74,6 +80,7 @@ async def period_nodes(
         "since": since,
         "until": until,
         "limit": limit,
+        "newest_first": newest_first,
     }
     async with conn.cursor(row_factory=dict_row) as cur:
         await cur.execute(QUERIES["period_nodes"], params)

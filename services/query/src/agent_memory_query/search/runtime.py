@@ -142,10 +142,17 @@ async def open_search(settings: Settings, pool: AsyncConnectionPool) -> SearchRu
             return await supersession_store.links_of(conn, tenant, event_ids)
 
     async def browse(
-        tenant: str, project_id: str | None, since: datetime, until: datetime, limit: int
+        tenant: str,
+        project_id: str | None,
+        since: datetime,
+        until: datetime,
+        limit: int,
+        newest_first: bool,
     ) -> list[Hit]:
         async with reading(pool) as conn:
-            return await period.period_nodes(conn, tenant, project_id, since, until, limit)
+            return await period.period_nodes(
+                conn, tenant, project_id, since, until, limit, newest_first
+            )
 
     async def last_day(
         tenant: str, project_id: str | None, now: datetime

@@ -94,7 +94,8 @@ TierSearch = Callable[[str, SearchFilter, int], Awaitable[list[Hit]]]
 AccessLookup = Callable[[str, Sequence[str]], Awaitable[dict[str, int]]]
 AccessRecord = Callable[[str, Sequence[str]], None]
 # (tenant, project, since, until, limit) -> the period's TOC nodes, coarsest first
-PeriodBrowse = Callable[[str, str | None, datetime, datetime, int], Awaitable[list[Hit]]]
+# (tenant, project, since, until, limit, newest first) -> the period's TOC nodes (``period``)
+PeriodBrowse = Callable[[str, str | None, datetime, datetime, int, bool], Awaitable[list[Hit]]]
 # (tenant, project, now) -> [since, until) of the last day of work in scope before now
 LastWorkedDay = Callable[[str, str | None, datetime], Awaitable[tuple[datetime, datetime] | None]]
 # (scope, event ids, window) -> per event id, the messages after it that may state a fix
@@ -656,7 +657,7 @@ class Brainstem:
             ranked_extra = attach(ranked_extra, found, demote=demote, head=0)
         ranked = ranked_head + ranked_extra  # the window's moments first, then the rest of time
         if intent == "time-boxed" and not text.strip() and not relaxed:
-            ranked = await self._period_first(q, time_range, ranked, notes)
+            ranked = await self._period_first(q, time_range, ranked, notes, understood.resume)
         moved = 0
         if self._spreads(plan, q):
             views = [outcome] if beyond is None else [outcome, beyond]
@@ -792,9 +793,11 @@ class Brainstem:
         period: TimeRange | None,
         ranked: list[Candidate],
         notes: list[str],
+        resume: bool = False,
     ) -> list[Candidate]:
         """ "What did we do <period>": the period's TOC nodes (its own calendar node, then its
-        days and segments; ``search.period``) before anything the tiers found."""
+        days and segments; ``search.period``) before anything the tiers found. ``resume``
+        ("where did we leave off?"): each level newest first."""
         if (
             self.period_browse is None
             or period is None
@@ -806,7 +809,7 @@ class Brainstem:
             return ranked
         try:
             hits = await self.period_browse(
-                q.tenant, q.project_id, period.since, period.until, q.limit
+                q.tenant, q.project_id, period.since, period.until, q.limit, resume
             )
         except Exception as exc:  # the tiers' answer stands
             notes.append(f"period overview unavailable ({type(exc).__name__})")

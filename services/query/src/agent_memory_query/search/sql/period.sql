@@ -26,7 +26,11 @@ WHERE n.tenant = %(tenant)s
   AND n.level = ANY(%(levels)s::text[])
   AND n.start_ts >= %(since)s AND n.start_ts < %(until)s
   AND (n.level = 'segment' OR n.end_ts <= %(until)s)
-ORDER BY array_position(%(levels)s::text[], n.level), n.start_ts, n.node_id
+-- each level in time order; newest first for "where did we leave off?" (the limit then keeps
+-- the segments the day ended with)
+ORDER BY array_position(%(levels)s::text[], n.level),
+         CASE WHEN %(newest_first)s THEN n.start_ts END DESC,
+         n.start_ts, n.node_id
 LIMIT %(limit)s
 
 -- name: last_worked_day
