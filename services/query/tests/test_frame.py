@@ -5,15 +5,11 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import psycopg
 import pytest
-from psycopg.types.json import Jsonb
 
-from agent_memory_common.db import make_pool
 from agent_memory_query.search.brainstem.engine import SearchQuery
 from agent_memory_query.search.brainstem.frame import without_frame
-from agent_memory_query.search.runtime import open_search
-from agent_memory_query.settings import QueryOptions, SearchOptions, Settings
+from tests.raw_search import insert_messages, raw_search
 
 TS = datetime(2026, 9, 1, tzinfo=UTC)
 
@@ -55,23 +51,8 @@ async def test_asked_what_we_decided_the_search_finds_the_turn_that_settled_it(
         ("other", "assistant", "You can decide later which rock base to use; I decided on 22.04."),
         ("chatter", "assistant", "The tests passed."),
     ]
-    with psycopg.connect(pg_dsn, autocommit=True) as conn:
-        for minute, (event_id, role, text) in enumerate(rows):
-            conn.execute(
-                "INSERT INTO events (tenant, event_id, ts, project_id, agent_id, session_id,"
-                " role, type, text, metadata, received_at) VALUES ('t', %s, %s, 'p', 'a', 's',"
-                " %s, 'message', %s, %s, now())",
-                (event_id, TS + timedelta(minutes=minute), role, text, Jsonb({})),
-            )
-    settings = Settings(
-        pg_dsn=pg_dsn,
-        home=tmp_path,
-        query=QueryOptions(search=SearchOptions(load_embedder=False)),
-    )
-    pool = make_pool(pg_dsn, min_size=1, max_size=2)
-    await pool.open(wait=True)
-    runtime = await open_search(settings, pool)
-    try:
+    insert_messages(pg_dsn, TS, rows)
+    async with raw_search(pg_dsn, tmp_path) as runtime:
         found = await runtime.brainstem.search(
             SearchQuery(
                 "What did we decide about building the rock in CI?",
@@ -79,7 +60,4 @@ async def test_asked_what_we_decided_the_search_finds_the_turn_that_settled_it(
                 now=TS + timedelta(days=2),
             )
         )
-        assert found.results[0].doc.event_ids == ("settled",)
-    finally:
-        await runtime.close()
-        await pool.close()
+    assert found.results[0].doc.event_ids == ("settled",)

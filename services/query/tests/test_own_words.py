@@ -5,17 +5,13 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import psycopg
 import pytest
-from psycopg.types.json import Jsonb
 
-from agent_memory_common.db import make_pool
 from agent_memory_query.search.brainstem.engine import SearchQuery
 from agent_memory_query.search.brainstem.fusion import Candidate
 from agent_memory_query.search.brainstem.own_words import asks_own_words, prefer_own_words
-from agent_memory_query.search.runtime import open_search
-from agent_memory_query.settings import QueryOptions, SearchOptions, Settings
 from agent_memory_retrieval.docs import IndexDoc
+from tests.raw_search import insert_messages, raw_search
 
 TS = datetime(2026, 9, 1, tzinfo=UTC)
 
@@ -77,24 +73,9 @@ async def test_asked_what_i_said_the_search_puts_my_prompt_first(
             "I moved the session exports: the repository holds no session exports any more.",
         ),
     ]
-    with psycopg.connect(pg_dsn, autocommit=True) as conn:
-        for minute, (event_id, role, text) in enumerate(rows):
-            conn.execute(
-                "INSERT INTO events (tenant, event_id, ts, project_id, agent_id, session_id,"
-                " role, type, text, metadata, received_at) VALUES ('t', %s, %s, 'p', 'a', 's',"
-                " %s, 'message', %s, %s, now())",
-                (event_id, TS + timedelta(minutes=minute), role, text, Jsonb({})),
-            )
-    settings = Settings(
-        pg_dsn=pg_dsn,
-        home=tmp_path,
-        query=QueryOptions(search=SearchOptions(load_embedder=False)),
-    )
-    pool = make_pool(pg_dsn, min_size=1, max_size=2)
-    await pool.open(wait=True)
-    runtime = await open_search(settings, pool)
+    insert_messages(pg_dsn, TS, rows)
     now = TS + timedelta(days=2)
-    try:
+    async with raw_search(pg_dsn, tmp_path) as runtime:
         plain = await runtime.brainstem.search(
             SearchQuery("session exports repository", tenant="t", now=now)
         )
@@ -111,6 +92,3 @@ async def test_asked_what_i_said_the_search_puts_my_prompt_first(
             "reply1": "assistant",
         }
         assert await lookup("other", ["prompt"]) == {}
-    finally:
-        await runtime.close()
-        await pool.close()
