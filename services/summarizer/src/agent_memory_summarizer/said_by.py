@@ -14,7 +14,7 @@ So, with the speaker known (``salience.classify(text, role)``; the summarizer kn
 sentence's event), two sets of rules apply on top of the shared ones, and an unknown speaker
 (``role=""``, as in the written labelled sets) gets the shared rules alone:
 
-- the user's (``users_kind``): a prohibition in the imperative ("don't add", "do not use",
+- the user's (``users_kind``): a prohibition in the imperative ("don't change the type yet",
   "don't ever force-push", "do nit use it", "NO work on implementation yet") and a "should" said
   of a thing ("it should be self-describing") are constraints; "we should <do>", "we should
   do that" and "I don't want to do that" are decisions. Not: "I don't know", "maybe we
@@ -48,7 +48,7 @@ _CHEER = (
     r"(?:give\s+up|quit|worry|forget|let|stop|be|feel|miss|hesitate|lose|sweat|panic|rush|"
     r"overthink|beat|push\s+yourself|stress|doubt)"
 )
-# "don't add emojis", "(don't try to implement ...", "**Do nit use it with ...**"; at a clause's
+# "don't change the type", "(don't try to implement ...", "**Do nit use it ...**"; at a clause's
 # start, so "I don't know" and "it doesn't" are not read ("never" is a shared cue already)
 _PROHIBITION = _rx(
     r"(?:^|[,;:.!(\u2014-]|\b(?:and|but|please|just|so|also|then|again))[\s(*\"'_]*"
@@ -75,14 +75,9 @@ _PREDICTION = _rx(
 # "It seems like we should build the rock ...", "we should do that", "I don't want to do that"
 _WE_SHOULD = _rx(rf"\bwe\s+{_SHOULD}\s+(?:really\s+|definitely\s+|also\s+)?(?!not\b)\w+")
 _HEDGED = _rx(
-    r"\b(?:maybe|perhaps|mentioned|said|suggested|wonder|whether|if)\b[^.?!]*\bwe\s+"
-    + _SHOULD
-    + r"|\bwe\s+"
-    + _SHOULD
-    + r"\s+(?:maybe|perhaps|probably|think|consider|discuss|talk)\b"
-    + r"|\bwe\s+"
-    + _SHOULD
-    + r"\b[^.?!]{0,40}\b(?:maybe|perhaps|probably)\b"
+    rf"\b(?:maybe|perhaps|mentioned|said|suggested|wonder|whether|if)\b[^.?!]*\bwe\s+{_SHOULD}"
+    rf"|\bwe\s+{_SHOULD}\s+(?:think|consider|discuss|talk)\b"
+    rf"|\bwe\s+{_SHOULD}\b[^.?!]{{0,40}}\b(?:maybe|perhaps|probably)\b"
 )
 _REFUSAL = _rx(
     r"\bi\s+(?:really\s+)?(?:don'?t|do not)\s+want\s+(?:you\s+)?to\s+do\s+(?:that|this)\b"
