@@ -93,8 +93,8 @@ class QueryVector:
 TierSearch = Callable[[str, SearchFilter, int], Awaitable[list[Hit]]]
 AccessLookup = Callable[[str, Sequence[str]], Awaitable[dict[str, int]]]
 AccessRecord = Callable[[str, Sequence[str]], None]
-# (tenant, project, since, until, limit) -> the period's TOC nodes, coarsest first
-# (tenant, project, since, until, limit, newest first) -> the period's TOC nodes (``period``)
+# (tenant, project, since, until, limit, newest first) -> the period's TOC nodes, coarsest
+# level first, each level in time order or newest first (``search.period``)
 PeriodBrowse = Callable[[str, str | None, datetime, datetime, int, bool], Awaitable[list[Hit]]]
 # (tenant, project, now) -> [since, until) of the last day of work in scope before now
 LastWorkedDay = Callable[[str, str | None, datetime], Awaitable[tuple[datetime, datetime] | None]]
