@@ -50,7 +50,14 @@ from tests.bench.bench_scale import (
     up_args,
     write_plot,
 )
-from tests.bench.scale_state import STANDSTILL_S, ModelCounters, RunClock, Sample, standstill
+from tests.bench.scale_state import (
+    STANDSTILL_S,
+    ModelCounters,
+    RunClock,
+    Sample,
+    SampleLog,
+    standstill,
+)
 from tests.bench.stack import Product
 
 POOLS = load_pools(locomo=None)  # the repository's own texts only: the same on every machine
@@ -147,6 +154,50 @@ def test_a_standstill_of_the_machine_is_not_counted_as_draining(tmp_path: Path) 
     assert watcher.clock.at(3_605.0) == pytest.approx(104.5)  # the post's times too
 
 
+def test_a_run_resumed_with_more_embedders_is_measured_per_process() -> None:
+    """A million events take one embedder longer than a working session; resumed with
+    ``--replicas 2`` the rest drains on both cores. Held against the model on one thread, the
+    rate is per process: a second of a start with two counts twice."""
+
+    def at(t: float, backlog: int, floor: int, epoch: int, processes: int) -> Sample:
+        model = ModelCounters(float(floor), 100.0 * floor, 0.9 * t)
+        return Sample(
+            t=t,
+            stored=0,
+            backlog={"embedder": backlog},
+            floor={"embedder": floor},
+            model=model,
+            epoch=epoch,
+            processes=processes,
+        )
+
+    samples = [
+        at(0, 100, 0, 0, 1),
+        at(10, 90, 10, 0, 1),  # one process: 1 event/s
+        at(20, 90, 10, 1, 2),  # a new start: the interval across it is not counted
+        at(30, 70, 30, 1, 2),  # two processes: 2 events/s, 1 each
+        at(40, 50, 50, 1, 2),
+    ]
+    assert busy_rate(samples, "embedder") == pytest.approx(50 / 30)
+    assert busy_rate(samples, "embedder", per_process=True) == pytest.approx(1.0)
+    use = model_use(samples, "embedder")
+    assert use is not None
+    assert use["pieces_per_process_s"] == pytest.approx(100.0)
+    # counters of both processes summed: 9 s of model time per 10 s... over 50 process-s
+    assert use["model_share"] == pytest.approx((9.0 + 9.0 + 9.0) / 50)
+    assert busy_rate(samples[:2], "embedder", per_process=True) == pytest.approx(1.0)
+
+
+def test_a_sample_keeps_its_process_count_and_older_lines_read_as_one(tmp_path: Path) -> None:
+    log = SampleLog(tmp_path / "samples.jsonl")
+    two = Sample(t=1.0, stored=5, backlog={"embedder": 1}, floor={"embedder": 4}, processes=2)
+    log.append([two])
+    with log.path.open("ab") as f:  # a line written before the field existed
+        f.write(b'{"t": 2.0, "stored": 5, "backlog": {}, "floor": {}, "epoch": 0}\n')
+    assert [s.processes for s in log.read()] == [2, 1]
+    assert log.read()[0] == two
+
+
 EXPOSITION = """\
 # HELP agent_memory_embedding_texts_total Texts through the embedding model.
 # TYPE agent_memory_embedding_texts_total counter
@@ -185,7 +236,13 @@ def test_model_use_is_measured_while_the_embedder_is_behind() -> None:
     ]
     use = model_use(samples, "embedder")
     assert use == pytest.approx(
-        {"texts_per_s": 4.0, "pieces_per_s": 800.0, "model_share": 0.9, "pieces_per_text": 200.0}
+        {
+            "texts_per_s": 4.0,
+            "pieces_per_s": 800.0,
+            "pieces_per_process_s": 800.0,
+            "model_share": 0.9,
+            "pieces_per_text": 200.0,
+        }
     )
     no_metrics = [Sample(t=t, stored=0, backlog={"embedder": 1}, floor={}) for t in (0, 1)]
     assert model_use(no_metrics, "embedder") is None
@@ -239,7 +296,10 @@ def test_replicas_of_the_embedder_are_read_together(
     one, two = exposition_servers
     (logs / "embedder-1.log").write_text(_listening(1) + _listening(one))  # restarted: last
     (logs / "embedder-toc.log").write_text(_listening(9))  # not a replica's log
-    assert metrics_urls(tmp_path, "embedder") == [f"http://127.0.0.1:{one}/metrics"]
+    # an earlier start's single process (a run resumed with --replicas 2): nobody listens
+    (logs / "embedder.log").write_text(_listening(7))
+    assert metrics_urls(tmp_path, "embedder", 2) == [f"http://127.0.0.1:{one}/metrics"]
+    assert metrics_urls(tmp_path, "embedder") == ["http://127.0.0.1:7/metrics"]
     watcher = Watcher("http://127.0.0.1:1", tmp_path, RunClock(), embedders=2)
     with httpx.Client(timeout=5) as client:
         assert watcher._model(client) is None
@@ -253,6 +313,7 @@ def test_replicas_reach_agent_memory_up() -> None:
     assert up_args(parse_args([])) == ()
     with pytest.raises(SystemExit):
         parse_args(["--replicas", "0"])
+    assert parse_args([]).replicas is None  # 1, unless given: --resume keeps the run's own
 
 
 def test_the_model_alone_runs_with_the_stacks_settings_not_this_process(

@@ -76,7 +76,17 @@ def test_a_run_killed_while_it_drains_is_resumed_and_finishes(tmp_path: Path) ->
     assert [cp["size"] for cp in measured] == [150]
 
     resumed = subprocess.run(
-        [sys.executable, "-m", "tests.bench.bench_scale", "--resume", str(out), "--keep"],
+        # with a second embedder from now on, as the 1M run was when one took too long
+        [
+            sys.executable,
+            "-m",
+            "tests.bench.bench_scale",
+            "--resume",
+            str(out),
+            "--keep",
+            "--replicas",
+            "2",
+        ],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -89,13 +99,15 @@ def test_a_run_killed_while_it_drains_is_resumed_and_finishes(tmp_path: Path) ->
     assert (small["size"], large["size"]) == (150, 400)
     assert small == measured[0]  # measured once, kept as it was
     assert large["stack_starts"] == 2
+    assert large["embedder"]["processes_by_start"] == [1, 2]
     # every event stored once: the drain ends only when the table holds exactly 400
     last = json.loads((out / "samples-400.jsonl").read_bytes().splitlines()[-1])
-    assert last["stored"] == 400 and last["epoch"] == 1
+    assert last["stored"] == 400 and last["epoch"] == 1 and last["processes"] == 2
     assert large["consumers"]["embedder"]["drain_s"] > 0
     assert large["search"]["full"]["n"] == 4
     final = state(out)
     assert final["done"] is True and final["starts"] == 2
+    assert final["args"]["replicas"] == 2  # type: ignore[index]
     assert main(["--resume", str(out)]) == 2  # nothing left to continue
 
     # the kept store searched again, as an A/B of a query-side change would

@@ -26,6 +26,12 @@ replies), 50 to 2,000 characters, many projects and sessions over a year, all de
 ``--seed``. Results go to ``--out``: ``scale.json`` and ``scale.png`` (latency against store
 size), rewritten after every size, so a long run that stops leaves what it measured.
 
+A stopped run (killed, the session or the machine gone) goes on from where it stopped with
+``--resume RESULTS``, on the same stack and with its own arguments. ``--replicas N`` given with
+it drains the rest with N embedder processes (at a million, one process on one core takes
+longer than a working session); the embedder's figures against the model stay per process,
+each sample recording its start's count.
+
 A measurement, not a test: a missed target prints MISS and the exit code stays 0; it is
 non-zero only when the benchmark cannot run (130 after Ctrl-C or SIGTERM).
 """
@@ -417,11 +423,15 @@ def metrics_url(home: Path, service: str) -> str | None:
     return _listening(home / "logs" / f"{service}.log")
 
 
-def metrics_urls(home: Path, service: str) -> list[str]:
-    """Every process of ``service``: one, or its replicas (``embedder-1.log``, ...: the logs
-    ``agent-memory up --replicas`` gives them), each the last port its log names."""
-    logs = [home / "logs" / f"{service}.log", *(home / "logs").glob(f"{service}-[0-9]*.log")]
-    return [url for log in sorted(logs) if (url := _listening(log)) is not None]
+def metrics_urls(home: Path, service: str, processes: int = 1) -> list[str]:
+    """Every process of ``service``: one (``embedder.log``), or its ``processes`` replicas
+    (``embedder-1.log``, ...: the logs ``agent-memory up --replicas`` gives them), each the
+    last port its log names. Only the logs of that many: a run resumed with another number of
+    replicas leaves the others behind, naming ports nobody listens on any more."""
+    logs = [home / "logs" / f"{service}.log"]
+    if processes > 1:
+        logs = [home / "logs" / f"{service}-{i}.log" for i in range(1, processes + 1)]
+    return [url for log in logs if (url := _listening(log)) is not None]
 
 
 def _listening(log: Path) -> str | None:
@@ -501,6 +511,7 @@ class Watcher(threading.Thread):
             floor={n: int(c["ack_floor"]) for n, c in consumers.items()},
             model=self._model(client),
             epoch=self.epoch,
+            processes=self.embedders,
         )
 
     def _model(self, client: httpx.Client) -> ModelCounters | None:
@@ -509,7 +520,7 @@ class Watcher(threading.Thread):
         process missing would read as a drop."""
         for _ in range(2):
             if not self._model_urls:
-                self._model_urls = metrics_urls(self.home, "embedder")
+                self._model_urls = metrics_urls(self.home, "embedder", self.embedders)
                 if len(self._model_urls) < self.embedders:
                     self._model_urls = []
                     return None
@@ -571,15 +582,17 @@ def caught_up_at(samples: Sequence[Sample], name: str) -> float | None:
     return samples[after].t if after < len(samples) else samples[-1].t
 
 
-def busy_rate(samples: Sequence[Sample], *names: str) -> float | None:
+def busy_rate(samples: Sequence[Sample], *names: str, per_process: bool = False) -> float | None:
     """Messages/s of the consumers ``names`` together over the intervals that began with a
     backlog for any of them: their own speed, not the speed of whatever feeds them. An
-    interval across a restart of the stack (two epochs) is not counted."""
+    interval across a restart of the stack (two epochs) is not counted. ``per_process``: per
+    second of each embedder process (an interval of a start with two counts twice), the
+    figure to hold against the model on one thread when a resumed run changed ``--replicas``."""
     done, seconds = 0, 0.0
     for a, b in itertools.pairwise(samples):
         if a.epoch == b.epoch and any(a.backlog.get(n, 0) > 0 for n in names):
             done += sum(b.floor[n] - a.floor[n] for n in names if n in a.floor and n in b.floor)
-            seconds += b.t - a.t
+            seconds += (b.t - a.t) * (a.processes if per_process else 1)
     return done / seconds if seconds > 0 and done > 0 else None
 
 
@@ -587,8 +600,10 @@ def model_use(samples: Sequence[Sample], *names: str) -> dict[str, float] | None
     """Over the same intervals as ``busy_rate`` (a backlog for any of ``names``): the texts and
     word pieces the embedder's model took per second of wall time, and the share of that time
     the model was running. The share is the embedder's own overhead measured directly: what is
-    not model time is fetching, reading Postgres, locks, writing vectors, or waiting."""
-    texts = pieces = model_s = seconds = 0.0
+    not model time is fetching, reading Postgres, locks, writing vectors, or waiting. The
+    share and ``pieces_per_process_s`` are per embedder process (the model seconds of every
+    process added up, over the wall time of each)."""
+    texts = pieces = model_s = seconds = process_s = 0.0
     for a, b in itertools.pairwise(samples):
         if a.model is None or b.model is None or a.epoch != b.epoch:
             continue
@@ -597,12 +612,14 @@ def model_use(samples: Sequence[Sample], *names: str) -> dict[str, float] | None
             pieces += b.model.pieces - a.model.pieces
             model_s += b.model.seconds - a.model.seconds
             seconds += b.t - a.t
+            process_s += (b.t - a.t) * a.processes
     if seconds <= 0 or texts <= 0:
         return None
     return {
         "texts_per_s": texts / seconds,
         "pieces_per_s": pieces / seconds,
-        "model_share": model_s / seconds,
+        "pieces_per_process_s": pieces / process_s,
+        "model_share": model_s / process_s,
         "pieces_per_text": pieces / texts,
     }
 
@@ -974,7 +991,8 @@ def ingest_and_drain(run: Run, size: int, state: State) -> dict[str, Any]:
         else:
             del events
             print(f"  the {len(texts):,} events were posted; waiting for every consumer "
-                  f"(stack start {epoch + 1} of this size)", flush=True)  # fmt: skip
+                  f"(stack start {epoch + 1} of this size, {embedders} embedder process(es))",
+                  flush=True)  # fmt: skip
         wait_drained(run.product, watcher, size, a.stall)
     finally:
         watcher.halt.set()
@@ -996,7 +1014,9 @@ def ingest_and_drain(run: Run, size: int, state: State) -> dict[str, Any]:
     print(f"    drained; measuring the model alone on {len(sample):,} texts", flush=True)
     model, model_pieces = run.model.rates(sample)
     embedder = consumers["embedder"]["busy_msgs_per_s"]
+    each = busy_rate(samples, "embedder", per_process=True)
     use = model_use(samples, "embedder", "embedder-toc")
+    by_start = {s.epoch: s.processes for s in samples}
     return {
         "size": size,
         "increment": len(texts),
@@ -1013,18 +1033,18 @@ def ingest_and_drain(run: Run, size: int, state: State) -> dict[str, Any]:
             "with_toc_per_s": _round(busy_rate(samples, "embedder", "embedder-toc")),
             "model_texts_per_s": round(model, 1),
             "processes": embedders,
+            # each start's count, in order: more than one when a resumed run changed it
+            "processes_by_start": [by_start[e] for e in sorted(by_start)],
             # per process: the model sample is one process on one thread
-            "ratio": round(embedder / model / embedders, 3) if embedder else None,
+            "ratio": round(each / model, 3) if each else None,
             "model_pieces_per_s": round(model_pieces, 1),
             # from the embedder's own /metrics: every text it embedded (events, TOC nodes and
             # their grips), while it was behind
             "texts_per_s": _round(use["texts_per_s"]) if use else None,
             "pieces_per_s": _round(use["pieces_per_s"]) if use else None,
             "pieces_per_text": _round(use["pieces_per_text"]) if use else None,
-            "model_share": round(use["model_share"] / embedders, 3) if use else None,
-            "pieces_ratio": (
-                round(use["pieces_per_s"] / model_pieces / embedders, 3) if use else None
-            ),
+            "model_share": round(use["model_share"], 3) if use else None,
+            "pieces_ratio": (round(use["pieces_per_process_s"] / model_pieces, 3) if use else None),
             "model_sample": len(sample),
             "fetch_batch": run.model.fetch_batch,
             "encode_batch": run.model.encode_batch,
@@ -1035,6 +1055,14 @@ def ingest_and_drain(run: Run, size: int, state: State) -> dict[str, Any]:
             "nice": run.model.nice,
         },
     }
+
+
+def _per_process(e: dict[str, Any]) -> str:
+    """The label's tail for the per-process figures: nothing for one process."""
+    counts = e.get("processes_by_start") or [e.get("processes", 1)]
+    if len(set(counts)) > 1:
+        return f", per process ({' then '.join(str(n) for n in dict.fromkeys(counts))} processes)"
+    return f", per process of {counts[0]}" if counts[0] > 1 else ""
 
 
 def _round(value: float | None) -> float | None:
@@ -1078,7 +1106,7 @@ def model_bench(env: dict[str, str]) -> ModelBench:
 
 def replicas(args: argparse.Namespace) -> int:
     """Embedder processes of the run (a run begun before the option had one)."""
-    return int(getattr(args, "replicas", 1))
+    return int(getattr(args, "replicas", None) or 1)
 
 
 def up_args(args: argparse.Namespace) -> tuple[str, ...]:
@@ -1179,7 +1207,7 @@ def result_rows(cp: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     )
     ratio, pieces = e["ratio"], e.get("pieces_ratio")
     shown = "n/a" if ratio is None else f"{ratio:.2f}"
-    each = f", per process of {e['processes']}" if e.get("processes", 1) > 1 else ""
+    each = _per_process(e)
     rows.append((f"embedder events/s / model texts/s{each}", shown, "-", "-"))
     if pieces is not None:
         per_text = e["model_pieces_per_s"] / e["model_texts_per_s"]
@@ -1447,8 +1475,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument(
         "--replicas",
         type=int,
-        default=1,
-        help="embedder processes (agent-memory up --replicas embedder=N): one per core",
+        help="embedder processes (agent-memory up --replicas embedder=N): one per core; "
+        "1 unless given. With --resume: the processes from this start on",
     )
     p.add_argument("--no-locomo", action="store_true", help="conversations without LoCoMo")
     p.add_argument("--keep", action="store_true", help="keep the stack's work folder")
@@ -1484,7 +1512,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--resume",
         type=Path,
         metavar="RESULTS",
-        help="continue the stopped run whose results folder this is, with its own arguments",
+        help="continue the stopped run whose results folder this is, with its own arguments "
+        "(but --replicas, when given)",
     )
     args = p.parse_args(argv)
     for option, values in (("--env", args.env), ("--ab", args.ab)):
@@ -1499,7 +1528,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         p.error("--sizes: ascending, distinct, each at least 100")
     if args.batch < 1 or args.batch > 1000:
         p.error("--batch: 1 to 1000 (the gateway's limit)")
-    if not 1 <= args.replicas <= 16:
+    if args.replicas is not None and not 1 <= args.replicas <= 16:
         p.error("--replicas: 1 to 16 embedder processes")
     args.sizes = sizes
     return args
@@ -1518,6 +1547,10 @@ def open_state(args: argparse.Namespace) -> tuple[State, argparse.Namespace]:
         state.save()
         return state, args
     state = State.load(args.resume)
+    if args.replicas is not None and args.replicas != state.args.get("replicas"):
+        # the figures stay per process: each sample records its start's count
+        state.args["replicas"] = args.replicas
+        state.save()
     resumed = argparse.Namespace(**{**state.args, "out": args.resume, "resume": args.resume})
     resumed.keep = bool(resumed.keep or args.keep)
     return state, resumed

@@ -69,6 +69,8 @@ class Sample:
     floor: dict[str, int]  # ack floor (stream sequence) per consumer
     model: ModelCounters | None = None  # the embedder's /metrics, when it could be read
     epoch: int = 0  # which start of the stack took it
+    # embedder processes of that start (a run resumed with another --replicas changes it)
+    processes: int = 1
 
     def to_json(self) -> bytes:
         return orjson.dumps(asdict(self))
@@ -84,6 +86,7 @@ class Sample:
             floor={k: int(v) for k, v in d["floor"].items()},
             model=ModelCounters(**model) if model else None,
             epoch=int(d.get("epoch", 0)),
+            processes=int(d.get("processes", 1)),
         )
 
 
