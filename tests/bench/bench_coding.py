@@ -103,8 +103,12 @@ REAL_KINDS = Path(__file__).parent / "real" / "kinds_real.jsonl"
 # Sentences of two more public sessions, labelled before any rule was written after them.
 REAL_HELDOUT = Path(__file__).parent / "real" / "kinds_heldout_real.jsonl"
 # A second held-out set, of a third project's sessions, labelled by another hand before the
-# rules of the second change of 2026-11-29 (the first held-out set had been read by then).
+# rules of the second change of 2026-11-29 (the first held-out set had been read by then); read,
+# and rules fitted to it, once the third set below was labelled.
 REAL_HELDOUT2 = Path(__file__).parent / "real" / "kinds_heldout2_real.jsonl"
+# A third held-out set, of a fourth project's sessions (concierge-py), labelled by another hand
+# before any rule was fitted to the second held-out set.
+REAL_HELDOUT3 = Path(__file__).parent / "real" / "kinds_heldout3_real.jsonl"
 
 
 def event_time(event: dict[str, Any]) -> tuple[float, str]:
@@ -590,8 +594,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         *kinds_lines_of(kreport, f"{HERE_KINDS} ({len(kinds_rows)} sentences)"),
         *kinds_lines_of(hreport, f"held-out {HELDOUT} ({len(heldout_rows)} sentences)"),
         *real_kinds_lines(REAL_KINDS, "real sessions"),
-        *real_kinds_lines(REAL_HELDOUT, "held-out"),
-        *real_kinds_lines(REAL_HELDOUT2, "held-out"),
+        *real_kinds_lines(REAL_HELDOUT, "held out, since read"),
+        *real_kinds_lines(REAL_HELDOUT2, "held out, since read"),
+        *real_kinds_lines(REAL_HELDOUT3, "held-out"),
     ]
     print("\n".join(kinds_lines), flush=True)
     macro = kreport.scores["macro"].f1

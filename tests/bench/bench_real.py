@@ -73,8 +73,9 @@ SOURCES = (
     ("bookminder", HERE / "transcripts" / "bookminder" / "day-017.jsonl"),
 )
 # Sessions only the held-out memory-kind sets read (``kinds_heldout_real.jsonl``: sungather and
-# mcp-server-operator; ``kinds_heldout2_real.jsonl``: charming-with-claude): labelled before any
-# rule was changed after them; no questions yet, so not in the store.
+# mcp-server-operator; ``kinds_heldout2_real.jsonl``: charming-with-claude;
+# ``kinds_heldout3_real.jsonl``: concierge-py): labelled before any rule was changed after them;
+# no questions yet, so not in the store.
 HELDOUT_SOURCES = (
     ("sungather", HERE / "transcripts" / "heldout" / "sungather-51bf92be.jsonl"),
     (
@@ -89,6 +90,9 @@ HELDOUT_SOURCES = (
         "charming-with-claude",
         HERE / "transcripts" / "heldout" / "charming-with-claude-58b4f056.jsonl",
     ),
+    ("concierge-py", HERE / "transcripts" / "heldout" / "concierge-py-daadb6cf.jsonl"),
+    ("concierge-py", HERE / "transcripts" / "heldout" / "concierge-py-5956086a.jsonl"),
+    ("concierge-py", HERE / "transcripts" / "heldout" / "concierge-py-1bad730b.jsonl"),
 )
 KINDS: tuple[str, ...] = ("fact", "decision", "preference", "constraint", "how", "fix")
 KINDS += ("paraphrase", "artifact", "temporal", "resume")
