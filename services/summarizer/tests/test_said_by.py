@@ -23,10 +23,18 @@ T0 = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
         ("So please, orient yourself first: NO work on implementation yet!", "constraint"),
         ("Once the test is written, it shoudl be self-describing.", "constraint"),
         ("The story names should match the feature names.", "constraint"),
+        # what the user does not want done, a warning, the way it has to be done
+        ("I don't want you to touch the migrations.", "constraint"),
+        ("Please be careful not to drop the staging database.", "constraint"),
+        ("Make sure you don't push to main.", "constraint"),
+        ("The right fix is to pass the values as arguments.", "constraint"),
         # the user's "we should" and refusals: decisions
         ("It seems like we should build the rock and push it to a registry in CI.", "decision"),
         ("A demo with the principal charm is great and we should do that.", "decision"),
         ("Then continue, except the --flag local one -- I don't want to do that!", "decision"),
+        # settled: left as it is, or the mind changed
+        ("No, keep it as is.", "decision"),
+        ("I've changed my mind, the simple ones go first.", "decision"),
         # the shared rules come first: a taste stays a taste
         ("Please use the previous style, don't add emojis and numbered lists!", "preference"),
         # not a rule, not a choice
@@ -39,6 +47,10 @@ T0 = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
         ("Don't give up, buddy!", "observation"),  # cheering, in a chat
         ("Hey Cal, take care and don't overwork yourself!", "observation"),
         ("No details yet, I hope everything works out.", "observation"),
+        ("I don't want to bother you with this.", "observation"),  # a feeling
+        ("I don't want to let them down.", "observation"),
+        ("Just make sure you don't give up!", "observation"),
+        ("Have you changed your mind about the trip?", "observation"),
     ],
 )  # fmt: skip
 def test_what_the_user_says(text: str, kind: str) -> None:

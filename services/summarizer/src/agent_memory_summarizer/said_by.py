@@ -15,10 +15,13 @@ sentence's event), two sets of rules apply on top of the shared ones, and an unk
 (``role=""``, as in the written labelled sets) gets the shared rules alone:
 
 - the user's (``users_kind``): a prohibition in the imperative ("don't change the type yet",
-  "don't ever force-push", "do nit use it", "NO work on implementation yet") and a "should" said
-  of a thing ("it should be self-describing") are constraints; "we should <do>", "we should
-  do that" and "I don't want to do that" are decisions. Not: "I don't know", "maybe we
-  should", "you mentioned that we should", a question;
+  "don't ever force-push", "do nit use it", "NO work on implementation yet"), a "should" said
+  of a thing ("it should be self-describing"), what they do not want done ("I don't want you
+  to open PRs"), a warning ("be careful not to lose my progress", "make sure you don't push
+  to main") and the way it has to be done ("the right fix is to ...") are constraints; "we
+  should <do>", "we should do that", "I don't want to do that", "keep it as is" and a changed
+  mind are decisions. Not: "I don't know", "maybe we should", "you mentioned that we should",
+  a feeling ("I don't want to bother you", "make sure you don't give up"), a question;
 - the agent's (``agent_aside``): a sentence that holds a cue word but states no memory: its
   next step with "we need to" / "you'll need to" and a verb of doing, what others like
   ("users love it"), a description with "always" ("it's always imported"), a heading or list
@@ -82,16 +85,44 @@ _HEDGED = _rx(
 _REFUSAL = _rx(
     r"\bi\s+(?:really\s+)?(?:don'?t|do not)\s+want\s+(?:you\s+)?to\s+do\s+(?:that|this)\b"
 )
+# "keep it as is", "no, leave the docs as they are", "I've changed my mind": settled
+_AS_IS = _rx(
+    r"\b(?:keep|leave)\s+(?:it|this|that|them|these|those|the\s+\w+(?:\s+\w+)?\s+)?\s*as\s+"
+    r"(?:is|it\s+is|they\s+are)\b"
+)
+_CHANGED_MIND = _rx(r"\b(?:i|we)(?:'ve|\s+have)?\s+changed\s+(?:my|our)\s+minds?\b")
+# what the user does not want done, in the first person: "I don't want you to touch the
+# migrations", "i don't want to open PRs directly"; not a feeling ("I don't want to bother
+# you", "... to miss it", "... to be late")
+_UNWANTED = _rx(
+    r"\bi\s+(?:really\s+|still\s+)?(?:don'?t|do not|dont)\s+want\s+(?:you\s+|anyone\s+)?to\s+"
+    r"(?!be\b|bother|miss|lose|hurt|sound|seem|feel|get\b|go\b|leave|think|worry|rush|wait|"
+    r"hear|know|see|say|jinx|spoil|overdo|intrude|impose|keep\s+you|let\b|give\s+up)\w+"
+)
+# a warning to keep: "please be careful not to lose my progress in the database", "be careful
+# with the production config", "make sure you don't push to main"
+_CAREFUL = _rx(
+    r"\bbe\s+(?:very\s+|extra\s+|really\s+)?careful\s+(?:not\s+to|to\s+not|to|with|about|when|"
+    r"that)\b|\bmake\s+sure\s+(?:not\s+to|to\s+not|(?:you|we)\s+(?:don'?t|do\s+not|never))\s+"
+    rf"(?!{_CHEER}\b)"
+)
+# "the right fix is to pass the values in": how it has to be done
+_RIGHT_WAY = _rx(
+    r"\bthe\s+(?:right|correct|proper)\s+(?:fix|way|approach|thing\s+to\s+do)\s+"
+    r"(?:here\s+)?(?:is|would\s+be)\s+to\b"
+)
 
 
 def users_kind(sentence: str) -> MemoryKind | None:
     """The kind the user's sentence states beyond the shared rules, or None (module
     docstring). The caller has already called a question an observation."""
-    if _REFUSAL.search(sentence):
+    if _REFUSAL.search(sentence) or _AS_IS.search(sentence) or _CHANGED_MIND.search(sentence):
         return "decision"
     if _WE_SHOULD.search(sentence) and not _HEDGED.search(sentence):
         return "decision"
     if _PROHIBITION.search(sentence) or _NOT_YET.search(sentence):
+        return "constraint"
+    if _UNWANTED.search(sentence) or _CAREFUL.search(sentence) or _RIGHT_WAY.search(sentence):
         return "constraint"
     if _THING_SHOULD.search(sentence) and not _PREDICTION.search(sentence):
         return "constraint"
