@@ -61,6 +61,7 @@ def test_what_the_user_says(text: str, kind: str) -> None:
     "text",
     [
         "We need to push the rock we built.",  # its next step
+        "I'll also need to update the fixtures.",
         "You'll need to log in to Docker Hub.",  # an instruction for this once
         "- Power users love it",  # a selling point
         "One concern: it's always imported, even when OAuth isn't used.",  # the code, described

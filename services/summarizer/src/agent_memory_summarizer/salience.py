@@ -75,7 +75,7 @@ _CONSTRAINT_CANCEL = [
     # the agent's own next step ("Now I need to update the CLI call:", "let me check if we
     # need to build the charm"), a to-do ("- Need to add support for PDFs"), a condition
     # ("research if you need to"): work to do, not a rule (``make bench-real``)
-    _rx(r"\bi\s+(?:also\s+|still\s+|first\s+|now\s+|just\s+|then\s+)?need to\b"),
+    _rx(r"\bi(?:'ll|\s+will)?\s+(?:also\s+|still\s+|first\s+|now\s+|just\s+|then\s+)?need to\b"),
     _rx(r"\b(?:check|see|find out|verify)\s+(?:if|whether|what)\s+[^.?!]*?\bneeds? to\b"),
     _rx(r"^\s*(?:[-*\u2022]\s*)?needs? to\b"),
     _rx(r"\bif (?:you|we|i) (?:really )?need to\b"),
