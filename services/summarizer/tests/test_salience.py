@@ -129,12 +129,20 @@ def test_cheap_cases(text: str, kind: str) -> None:
         ("This avoids the LXD daemon issues and builds directly on the host.", "observation"),
         ("I'm not sure what you'd like me to export.", "observation"),
         ("Research it if you need to, but keep it a script.", "observation"),
+        # what a thing does or did, and an instruction for this once
+        ("That handler never runs on a panic.", "observation"),
+        ("The old client always retried on 500, which hid the bug.", "observation"),
+        ("Walking the dogs always reminds me to slow down.", "observation"),
+        ("You'll need to log in to the registry first.", "observation"),
         # and the rules, caveats and choices said in the same sessions
         (
             "In destructive-mode, you must build on the same Ubuntu version as the base.",
             "constraint",
         ),
         ("The mock server needs to be accessible from inside the Kubernetes pod.", "constraint"),
+        ("Config changes always need a restart of the worker pool.", "constraint"),
+        ("A refund never exceeds the captured amount.", "constraint"),
+        ("The deploy job always runs as root.", "constraint"),
         (
             "Keep in mind that I often have several sessions running in the same folder.",
             "constraint",

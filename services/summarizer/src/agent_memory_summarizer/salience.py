@@ -15,7 +15,9 @@ the prose only and:
   "not always";
 - tells a cue word from its other uses: "looks like" (comparison), "the following" (list),
   "this means that" (consequence), "must have crashed" (inference), "never seen" / "was never
-  sent" (a past event), "is called from" (a call), "to avoid" (purpose);
+  sent" (a past event), "never runs on a panic" / "always retried on 500" (what a thing does
+  or did), "you'll need to log in" (an instruction for this once), "is called from" (a
+  call), "to avoid" (purpose);
 - calls what an agent says while it works neither a rule nor a taste: its next step ("Let me
   check if we need to build the charm, then run the tests.", "Now I need to update the CLI
   call:"), a to-do ("- Need to add PDF support"), a cause ("failing because it requires
@@ -100,6 +102,16 @@ _CONSTRAINT_CANCEL = [
         r"\bnever\s+(?:\w+(?<!e)ed|saw|sent|ran|went|got|came|did|knew|found|made|took|gave|told|"
         r"thought|said|wrote|built|caught|left|lost|met|paid|heard|seen|been|had)\b"
     ),
+    # what a thing does, not what must be done: "That line never runs on a panic", "modern ops
+    # always sets relation.app", "the old client always retried on 500" (a verb in -s or -ed
+    # after it; "always need a restart", "always require auth", "never exceeds"... the rule
+    # words stay cues)
+    _rx(
+        r"\b(?:always|never)\s+(?!(?:needs|requires|has|is|does|exceeds|goes|gets|stays|"
+        r"remains|takes|uses|makes|runs\s+as)\b)(?:\w+[^s\W]s|\w+(?<!e)ed)\b"
+    ),
+    # an instruction for this once, by either party: "You'll need to log in to Docker Hub"
+    _rx(r"\byou(?:'ll|\s+will)\s+(?:also\s+|still\s+|first\s+|just\s+|then\s+)?need to\b"),
 ]
 
 # --- definition -----------------------------------------------------------------------------
