@@ -188,6 +188,27 @@ def test_a_run_resumed_with_more_embedders_is_measured_per_process() -> None:
     assert busy_rate(samples[:2], "embedder", per_process=True) == pytest.approx(1.0)
 
 
+def test_a_call_that_spanned_a_standstill_does_not_make_the_model_busier_than_the_clock() -> None:
+    """The machine stood still for an hour (the run clock leaves it out) while the model was
+    encoding: the call ends reporting the hour too. Counted, the embedder would seem to have
+    spent 3,600 % of its time in the model."""
+
+    def at(t: float, seconds: float) -> Sample:
+        return Sample(
+            t=t,
+            stored=0,
+            backlog={"embedder": 10},
+            floor={"embedder": int(t)},
+            model=ModelCounters(t, 100.0 * t, seconds),
+        )
+
+    # a batch's 30 s reported in one poll is the model's time; the hour is not
+    samples = [at(0, 0.0), at(1, 0.9), at(2, 30.9), at(32, 31.8), at(33, 3_632.8), at(34, 3_633.7)]
+    use = model_use(samples, "embedder")
+    assert use is not None
+    assert use["model_share"] == pytest.approx((0.9 + 30.0 + 0.9 + 1.0 + 0.9) / 34)
+
+
 def test_a_sample_keeps_its_process_count_and_older_lines_read_as_one(tmp_path: Path) -> None:
     log = SampleLog(tmp_path / "samples.jsonl")
     two = Sample(t=1.0, stored=5, backlog={"embedder": 1}, floor={"embedder": 4}, processes=2)

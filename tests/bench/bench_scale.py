@@ -71,6 +71,7 @@ from agent_memory_retrieval.sources import context_of, speaker_of
 from tests.bench.bench_ingest import CODE, PROSE
 from tests.bench.report import percentile, stop_on_sigterm, table, timed_search
 from tests.bench.scale_state import (
+    STANDSTILL_S,
     ModelCounters,
     RunClock,
     Sample,
@@ -596,6 +597,19 @@ def busy_rate(samples: Sequence[Sample], *names: str, per_process: bool = False)
     return done / seconds if seconds > 0 and done > 0 else None
 
 
+def _model_seconds(a: Sample, b: Sample) -> float:
+    """The model's seconds between two samples (both with counters). The counters are lumpy
+    (a batch's time is reported when it ends, several seconds in one poll), but an encoding
+    call that was running while the machine stood still (a paused VM, the SIGSTOP a long run
+    gets while tests run) reports the standstill too, which the run clock leaves out: more
+    than a standstill's worth beyond the interval's own process-seconds, and the interval
+    counts as busy throughout, no more."""
+    assert a.model is not None and b.model is not None
+    seconds = b.model.seconds - a.model.seconds
+    own = (b.t - a.t) * a.processes
+    return own if seconds > own + STANDSTILL_S * a.processes else seconds
+
+
 def model_use(samples: Sequence[Sample], *names: str) -> dict[str, float] | None:
     """Over the same intervals as ``busy_rate`` (a backlog for any of ``names``): the texts and
     word pieces the embedder's model took per second of wall time, and the share of that time
@@ -610,7 +624,7 @@ def model_use(samples: Sequence[Sample], *names: str) -> dict[str, float] | None
         if any(a.backlog.get(n, 0) > 0 for n in names):
             texts += b.model.texts - a.model.texts
             pieces += b.model.pieces - a.model.pieces
-            model_s += b.model.seconds - a.model.seconds
+            model_s += _model_seconds(a, b)
             seconds += b.t - a.t
             process_s += (b.t - a.t) * a.processes
     if seconds <= 0 or texts <= 0:
