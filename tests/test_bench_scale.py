@@ -46,6 +46,7 @@ from tests.bench.bench_scale import (
     stack_env,
     stage_line,
     stage_series,
+    start_rates,
     time_searches_ab,
     up_args,
     write_plot,
@@ -207,6 +208,31 @@ def test_a_call_that_spanned_a_standstill_does_not_make_the_model_busier_than_th
     use = model_use(samples, "embedder")
     assert use is not None
     assert use["model_share"] == pytest.approx((0.9 + 30.0 + 0.9 + 1.0 + 0.9) / 34)
+
+
+def test_each_start_is_reported_apart() -> None:
+    """A run paused for tests in one start and resumed with two embedders in the next is
+    read start by start, not only as the blend."""
+
+    def at(t: float, backlog: int, floor: int, epoch: int, processes: int) -> Sample:
+        return Sample(
+            t=t,
+            stored=0,
+            backlog={"embedder": backlog},
+            floor={"embedder": floor},
+            model=ModelCounters(float(floor), 100.0 * floor, 0.9 * t),
+            epoch=epoch,
+            processes=processes,
+        )
+
+    samples = [at(0, 90, 0, 0, 1), at(10, 80, 10, 0, 1), at(20, 80, 10, 1, 2)]
+    samples += [at(30, 40, 50, 1, 2), at(40, 0, 90, 1, 2), at(50, 0, 90, 1, 2)]
+    one, two = start_rates(samples)
+    assert (one["epoch"], one["processes"], one["behind_s"]) == (0, 1, 10.0)
+    assert (one["events_per_s"], one["events_per_process_s"]) == (1.0, 1.0)
+    assert (two["epoch"], two["processes"], two["behind_s"]) == (1, 2, 20.0)
+    assert (two["events_per_s"], two["events_per_process_s"]) == (4.0, 2.0)
+    assert two["pieces_per_process_s"] == 200.0
 
 
 def test_a_sample_keeps_its_process_count_and_older_lines_read_as_one(tmp_path: Path) -> None:

@@ -100,6 +100,10 @@ def test_a_run_killed_while_it_drains_is_resumed_and_finishes(tmp_path: Path) ->
     assert small == measured[0]  # measured once, kept as it was
     assert large["stack_starts"] == 2
     assert large["embedder"]["processes_by_start"] == [1, 2]
+    # the model alone measured as the drain's last start ran: two processes at once
+    assert large["embedder"]["model_processes"] == 2
+    assert large["embedder"]["model_texts_per_s"] > 0
+    assert [s["processes"] for s in large["embedder"]["starts"]] == [1, 2]
     # every event stored once: the drain ends only when the table holds exactly 400
     last = json.loads((out / "samples-400.jsonl").read_bytes().splitlines()[-1])
     assert last["stored"] == 400 and last["epoch"] == 1 and last["processes"] == 2

@@ -48,6 +48,7 @@ import os
 import platform
 import random
 import re
+import statistics
 import sys
 import tempfile
 import threading
@@ -891,25 +892,40 @@ class ModelBench:
     precision: str = str(RetrievalSettings.model_fields["embedding_precision"].default)
     max_tokens: int = int(RetrievalSettings.model_fields["embedding_max_tokens"].default)
 
-    def rates(self, texts: Sequence[str]) -> tuple[float, float]:
-        """Texts/s and word pieces/s. In a child process, so that this one (the HTTP client
-        timing the searches) keeps its priority and does not hold torch's memory."""
+    def rates(self, texts: Sequence[str], processes: int = 1) -> tuple[float, float]:
+        """Texts/s and word pieces/s of one process. In child processes, so that this one
+        (the HTTP client timing the searches) keeps its priority and does not hold torch's
+        memory. ``processes`` > 1: that many at once, timed together after each has loaded
+        the model (the cores shared as the embedder's replicas share them), their mean."""
         ctx = mp.get_context("spawn")
         queue: mp.Queue[tuple[float, float]] = ctx.Queue()
-        child = ctx.Process(target=_embed_alone, args=(self, list(texts), queue))
-        child.start()
+        start = ctx.Barrier(processes)
+        children = [
+            ctx.Process(target=_embed_alone, args=(self, list(texts), queue, start))
+            for _ in range(processes)
+        ]
+        for child in children:
+            child.start()
         try:
-            return queue.get(timeout=7200)
+            got = [queue.get(timeout=7200) for _ in children]
+            return statistics.fmean(t for t, _ in got), statistics.fmean(p for _, p in got)
         finally:
-            child.join(timeout=30)
-            if child.is_alive():
-                child.kill()
+            for child in children:
+                child.join(timeout=30)
+                if child.is_alive():
+                    child.kill()
 
 
-def _embed_alone(setup: ModelBench, texts: list[str], queue: mp.Queue[tuple[float, float]]) -> None:
+def _embed_alone(
+    setup: ModelBench,
+    texts: list[str],
+    queue: mp.Queue[tuple[float, float]],
+    start: threading.Barrier | None = None,
+) -> None:
     """Texts/s and word pieces/s over ``texts`` in the embedder's fetch batches, after one
-    untimed batch. Pieces, because the embedder embeds TOC nodes and grips too, shorter or
-    longer than events: pieces are what the model's time grows with."""
+    untimed batch (and, with ``start``, once every process of the measurement is ready).
+    Pieces, because the embedder embeds TOC nodes and grips too, shorter or longer than
+    events: pieces are what the model's time grows with."""
     from agent_memory_retrieval.factory import load_embedder
     from agent_memory_retrieval.minilm import MiniLMEmbedder
 
@@ -926,6 +942,8 @@ def _embed_alone(setup: ModelBench, texts: list[str], queue: mp.Queue[tuple[floa
     assert isinstance(embedder, MiniLMEmbedder)  # what the embedder service loads
     pieces = embedder.pieces(texts)
     embedder.embed(texts[: setup.fetch_batch])
+    if start is not None:
+        start.wait(timeout=600)
     t0 = time.perf_counter()
     for i in range(0, len(texts), setup.fetch_batch):
         embedder.embed(texts[i : i + setup.fetch_batch])
@@ -1025,8 +1043,14 @@ def ingest_and_drain(run: Run, size: int, state: State) -> dict[str, Any]:
     # the first poll that found every event in the table; with polls a second apart, a lower
     # bound of the rate when the increment is recorded within a few seconds
     recorded_at = next((s.t for s in samples if s.stored >= size), samples[-1].t)
-    print(f"    drained; measuring the model alone on {len(sample):,} texts", flush=True)
-    model, model_pieces = run.model.rates(sample)
+    # the model alone, as many processes at once as the embedder has now (the drain's last
+    # start): each process's rate with the cores shared the same way
+    print(
+        f"    drained; measuring the model alone on {len(sample):,} texts"
+        + (f", {embedders} processes at once" if embedders > 1 else ""),
+        flush=True,
+    )
+    model, model_pieces = run.model.rates(sample, embedders)
     embedder = consumers["embedder"]["busy_msgs_per_s"]
     each = busy_rate(samples, "embedder", per_process=True)
     use = model_use(samples, "embedder", "embedder-toc")
@@ -1046,7 +1070,10 @@ def ingest_and_drain(run: Run, size: int, state: State) -> dict[str, Any]:
             # the same process embeds TOC node versions too, under the same model lock
             "with_toc_per_s": _round(busy_rate(samples, "embedder", "embedder-toc")),
             "model_texts_per_s": round(model, 1),
+            "model_processes": embedders,
             "processes": embedders,
+            # each start of the stack apart: its process count and rates
+            "starts": start_rates(samples),
             # each start's count, in order: more than one when a resumed run changed it
             "processes_by_start": [by_start[e] for e in sorted(by_start)],
             # per process: the model sample is one process on one thread
@@ -1069,6 +1096,31 @@ def ingest_and_drain(run: Run, size: int, state: State) -> dict[str, Any]:
             "nice": run.model.nice,
         },
     }
+
+
+def start_rates(samples: Sequence[Sample]) -> list[dict[str, float | int | None]]:
+    """Each start of the stack (epoch) apart, in order: its embedder processes, how long the
+    embedder was behind, events/s (all processes, and per process) and word pieces/s per
+    process: a run resumed with another ``--replicas``, or disturbed in one start, is read
+    start by start."""
+    out: list[dict[str, float | int | None]] = []
+    for epoch in sorted({s.epoch for s in samples}):
+        part = [s for s in samples if s.epoch == epoch]
+        busy = sum(
+            b.t - a.t for a, b in itertools.pairwise(part) if a.backlog.get("embedder", 0) > 0
+        )
+        use = model_use(part, "embedder", "embedder-toc")
+        out.append(
+            {
+                "epoch": epoch,
+                "processes": part[0].processes,
+                "behind_s": round(busy, 1),
+                "events_per_s": _round(busy_rate(part, "embedder")),
+                "events_per_process_s": _round(busy_rate(part, "embedder", per_process=True)),
+                "pieces_per_process_s": _round(use["pieces_per_process_s"]) if use else None,
+            }
+        )
+    return out
 
 
 def _per_process(e: dict[str, Any]) -> str:
@@ -1213,7 +1265,9 @@ def result_rows(cp: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     rows.append(
         (
             f"model alone texts/s ({'onnx' if e.get('onnx') else 'torch'}, batch "
-            f"{e['fetch_batch']}/{e['encode_batch']}, {e['torch_threads']} thread)",
+            f"{e['fetch_batch']}/{e['encode_batch']}, {e['torch_threads']} thread"
+            + (f", {n} processes at once" if (n := e.get("model_processes", 1)) > 1 else "")
+            + ")",
             _num(e["model_texts_per_s"]),
             "-",
             "-",
