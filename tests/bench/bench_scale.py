@@ -1054,7 +1054,7 @@ def ingest_and_drain(run: Run, size: int, state: State) -> dict[str, Any]:
     embedder = consumers["embedder"]["busy_msgs_per_s"]
     each = busy_rate(samples, "embedder", per_process=True)
     use = model_use(samples, "embedder", "embedder-toc")
-    by_start = {s.epoch: s.processes for s in samples}
+    starts = start_rates(samples)
     return {
         "size": size,
         "increment": len(texts),
@@ -1073,10 +1073,11 @@ def ingest_and_drain(run: Run, size: int, state: State) -> dict[str, Any]:
             "model_processes": embedders,
             "processes": embedders,
             # each start of the stack apart: its process count and rates
-            "starts": start_rates(samples),
+            "starts": starts,
             # each start's count, in order: more than one when a resumed run changed it
-            "processes_by_start": [by_start[e] for e in sorted(by_start)],
-            # per process: the model sample is one process on one thread
+            "processes_by_start": [s["processes"] for s in starts],
+            # per process: the model alone ran as model_processes processes at once, one
+            # thread each, as the embedder's processes share the cores
             "ratio": round(each / model, 3) if each else None,
             "model_pieces_per_s": round(model_pieces, 1),
             # from the embedder's own /metrics: every text it embedded (events, TOC nodes and
