@@ -18,9 +18,9 @@ T0 = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
     ("text", "kind"),
     [
         # the user's prohibitions and rules of things: constraints
-        ("Focus on TDD and (don't try to implement the negation just yet.", "constraint"),
+        ("Focus on TDD and (don't try to implement the negation with regexes.", "constraint"),
         ("I authenticated gh for you. **Do nit use it with other repositories**", "constraint"),
-        ("So please, orient yourself first: NO work on implementation yet!", "constraint"),
+        ("So please, orient yourself first: NO commits until the tests pass!", "constraint"),
         ("Once the test is written, it shoudl be self-describing.", "constraint"),
         ("The story names should match the feature names.", "constraint"),
         # what the user does not want done, a warning, the way it has to be done
@@ -32,9 +32,8 @@ T0 = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
         ("It seems like we should build the rock and push it to a registry in CI.", "decision"),
         ("A demo with the principal charm is great and we should do that.", "decision"),
         ("Then continue, except the --flag local one -- I don't want to do that!", "decision"),
-        # settled: left as it is, or the mind changed
+        # settled: left as it is
         ("No, keep it as is.", "decision"),
-        ("I've changed my mind, the simple ones go first.", "decision"),
         # the shared rules come first: a taste stays a taste
         ("Please use the previous style, don't add emojis and numbered lists!", "preference"),
         # not a rule, not a choice
@@ -51,6 +50,14 @@ T0 = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
         ("I don't want to let them down.", "observation"),
         ("Just make sure you don't give up!", "observation"),
         ("Have you changed your mind about the trip?", "observation"),
+        # an order for the moment (LABELLING.md: "don't commit yet" is an observation)
+        ("Focus on TDD and (don't try to implement the negation just yet.", "observation"),
+        ("So please, orient yourself first: NO work on implementation yet!", "observation"),
+        ("Don't push anything for now.", "observation"),
+        # a changed mind about the order of the work (LABELLING.md, "Order of work")
+        ("I've changed my mind, the simple ones go first.", "observation"),
+        # a thing's need stays a rule in the user's mouth
+        ("The config needs to be TOML, not YAML.", "constraint"),
     ],
 )  # fmt: skip
 def test_what_the_user_says(text: str, kind: str) -> None:
@@ -65,6 +72,9 @@ def test_what_the_user_says(text: str, kind: str) -> None:
         "You'll need to log in to Docker Hub.",  # an instruction for this once
         "- Power users love it",  # a selling point
         "One concern: it's always imported, even when OAuth isn't used.",  # the code, described
+        "The mock server needs to be accessible from inside the pod.",  # how things work
+        "It returns an AwaitRemove that needs to be awaited before the DOM updates.",
+        "The generated files need to be regenerated after the schema change.",
         "Here are the actual use cases we need to support:",  # a list's intro
         '"From an operations perspective, this filtering system needs to be predictable.',
         "- Tutorial: a step-by-step guide to adding MCP to your charm",
@@ -80,6 +90,10 @@ def test_a_rule_the_agent_restates_stays_one() -> None:
         "constraint"
     )
     assert classify("We'll use Alembic for migrations.", "assistant") == "decision"
+    # a person's need is not read as a thing's: the shared "need to" still decides
+    assert classify("We really need to be careful with the production keys.", "assistant") == (
+        "constraint"
+    )
 
 
 @pytest.mark.parametrize(
