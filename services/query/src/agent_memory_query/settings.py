@@ -101,7 +101,7 @@ class SearchOptions(BaseModel):
         description="...a cause or fix found so ranks with its report's fused score times this.",
     )
     weak_words_below: float = Field(
-        default=0.2,
+        default=0.35,
         ge=0,
         le=1,
         description="Vectors lead when the best BM25 hits hold less than this share of the"
