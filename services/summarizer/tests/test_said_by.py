@@ -58,6 +58,24 @@ T0 = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
         ("I've changed my mind, the simple ones go first.", "observation"),
         # a thing's need stays a rule in the user's mouth
         ("The config needs to be TOML, not YAML.", "constraint"),
+        # the shape of what the project produces, asked for or approved: decisions
+        ("Let's remove the reviewed-areas line from the template.", "decision"),
+        ("Let's design a write-up we can send to each team.", "decision"),
+        ("Yes, two things: a folder for each team, with its write-ups in it.", "decision"),
+        ("Yes, link format sounds good.", "decision"),
+        ("I'd like a branch for each issue, with the fix made but not committed.", "decision"),
+        ("I'd like to commit the script but not the generated files.", "decision"),
+        ("Also a better name for the third story would be filter-by-criteria.", "decision"),
+        ("I like this design better.", "decision"),  # picked among the ones shown
+        ("We'll want to describe the bug, then give a snippet and a suggested fix.", "decision"),
+        # ... but not a trial, one item, a wish to know, an order for now
+        ("Please draft a template and we can iterate on it.", "observation"),
+        ("Let's agree on vocabulary before the layout code grows.", "observation"),
+        ("Let's also remove bug 5 from the nginx write-up.", "observation"),
+        ("Do you know the team for each of the repos?", "observation"),
+        ("We'll want to know why it fails on CI.", "observation"),
+        ("Let's commit the script but not yet the docs.", "observation"),
+        ("I like small commits.", "preference"),  # a taste, no choice among options
     ],
 )  # fmt: skip
 def test_what_the_user_says(text: str, kind: str) -> None:
@@ -82,6 +100,29 @@ def test_what_the_user_says(text: str, kind: str) -> None:
     ],
 )
 def test_what_the_agent_says_while_it_works_is_no_memory(text: str) -> None:
+    assert classify(text, "assistant") == "observation"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Since we're in a container, we don't actually need a virtualenv - let me use the"
+        " system Python:",
+        "We don't need to fork the whole operator \u2014 we just need a wrapper charm.",
+    ],
+)
+def test_a_way_the_agent_drops_for_another_is_a_decision(text: str) -> None:
+    assert classify(text, "assistant") == "decision"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We don't need to restart the server.",  # nothing chosen instead
+        "We don't need a migration here; the column already exists.",
+    ],
+)
+def test_what_the_agent_does_not_need_is_no_choice(text: str) -> None:
     assert classify(text, "assistant") == "observation"
 
 

@@ -23,6 +23,16 @@ sentence's event), two sets of rules apply on top of the shared ones, and an unk
   should <do>", "we should do that", "I don't want to do that" and "keep it as is" are
   decisions. Not: "I don't know", "maybe we should", "you mentioned that we should",
   a feeling ("I don't want to bother you", "make sure you don't give up"), a question;
+- a choice in words no shared cue reads (``users_choice``, the user's; ``agents_choice``, the
+  agent's; both checked before the shared rules, whose "I'd like" is a taste's word): the shape
+  of what the project produces, asked for or approved ("let's remove the reviewed line from
+  the template", "a folder for each team", "yes, link format sounds good"; not a trial,
+  "please draft a template and we can iterate", nor one item, "let's remove bug 5 from the
+  write-up"), a name picked ("a better name would be ..."), one of the ways shown liked more
+  ("I like this design better"), what the work is to hold ("we'll want to describe the
+  issue, then ..."), in and out of scope at once ("commit the script but not the generated
+  files"), and a way dropped for another ("we don't need a virtualenv - let me use the system
+  Python", in either mouth): decisions;
 - the agent's (``agent_aside``): a sentence that holds a cue word but states no memory: its
   next step with "we need to" / "you'll need to" and a verb of doing, what others like
   ("users love it"), a description with "always" ("it's always imported"), what a thing
@@ -118,6 +128,77 @@ _RIGHT_WAY = _rx(
     r"\bthe\s+(?:right|correct|proper)\s+(?:fix|way|approach|thing\s+to\s+do)\s+"
     r"(?:here\s+)?(?:is|would\s+be)\s+to\b"
 )
+
+
+# --- choices, in either mouth, that the shared decision cues do not read --------------------------
+
+# What a lasting shape of the project's output looks like in words: something done for every
+# item ("a folder for each team", "take the background out of each individual file", "a
+# write-up we can provide to each team"), a template, a naming scheme, a layout, a format.
+# (``tests/bench/real/LABELLING.md``, "Edits to what the project produces": a decision; one
+# item removed from one file is not.) Not "each of the repos", "each one", "each time".
+_SCHEME = (
+    r"(?:\b(?:for|in|to|from|into|out\s+of)\s+(?:each|every)\s+(?:individual\s+|single\s+)?"
+    r"(?!one\b|of\b|time\b|step\b|other\b)\w+|\btemplates?\b|\bnaming\s+(?:scheme|convention)\b|"
+    r"\b(?:layout|format|structure)\b)"
+)
+# ... asked for as the way it is to be ("let's", "please", "I'd like") or approved ("yes, link
+# format sounds good"); not an order to look or to try first ("please draft a template and we
+# can iterate on it": an observation)
+_TRIAL = (
+    r"(?:draft|sketch|propose|suggest|show|try|review|check|look|see|think|consider|explore|agree|"
+    r"discuss|find|test|run|figure|investigate|circle|update\s+based)"
+)
+_SHAPED = _rx(
+    r"\b(?:let'?s|please|i(?:'d|\s+would)\s+(?:like|love|want))\s+(?:also\s+|just\s+|to\s+)?"
+    rf"(?!{_TRIAL}\b)\w+\b[^.?!]*" + _SCHEME
+)
+_APPROVED = _rx(r"^\s*(?:yes|yeah|yep|ok(?:ay)?|sure|great|perfect)\b[^.?!]*" + _SCHEME)
+# a name picked: "a better name for the third story would be filter-by-multiple-criteria"
+_BETTER_NAME = _rx(r"\b(?:a|the)\s+better\s+name\s+(?:for\s+[^.?!]+?\s+)?(?:would\s+be|is)\b")
+# one of the ways offered picked by liking it more: "I like this design better" (a taste of
+# these people's is "I like small commits"; LABELLING.md: a choice comes before a taste)
+_LIKED_MORE = _rx(
+    r"\bi\s+(?:like|prefer)\s+(?:this|that|your|the\s+(?:new|old|first|second|other|last))"
+    r"\s+(?:\w+\s+)?(?:one\s+)?(?:better|more)\b"
+)
+# what the work is to contain: "we'll want to describe the issue and then provide a snippet";
+# not wanting to know or to find out
+_WE_WANT = _rx(
+    r"^\s*(?:so,?\s+|and\s+|also,?\s+|then,?\s+)?we(?:'ll|\s+will)?\s+want\s+to\s+"
+    rf"(?!{_TRIAL}\b|know\b|see\b|make\s+sure\b|be\b|understand\b|wait\b)\w+"
+)
+# in and out of scope in one breath: "I'd like to commit the script but not the generated
+# files" (not "but not yet", an order for now)
+_BUT_NOT = _rx(
+    r"\b(?:let'?s|i(?:'d|\s+would)\s+like\s+to|we(?:'ll|\s+will))\s+\w+\b[^.?!]*\bbut\s+not\s+"
+    r"(?!yet\b|now\b|right\s+now\b)"
+)
+# one way dropped for another: "we don't actually need a virtualenv - let me use the system
+# Python", "we don't need to fork the whole operator: we just need a wrapper charm"
+_NOT_NEEDED = _rx(
+    r"\bwe\s+(?:don'?t|do\s+not)\s+(?:actually\s+|really\s+)?need\s+(?:a|an|to|the|any)\b"
+    r"[^.?!]*?(?:\u2014|\u2013|\s-\s|;|:)\s*(?:we\s+(?:can\s+)?(?:just|only)|just|let\s+me|"
+    r"instead)\b"
+)
+
+
+def users_choice(sentence: str) -> bool:
+    """True when the user's sentence settles how the work is to be, in words the shared
+    decision cues do not read (module docstring); checked before the shared rules, since "I'd
+    like" and "I like" are a taste's words there."""
+    if _FOR_NOW.search(sentence):
+        return False
+    return any(
+        p.search(sentence)
+        for p in (_SHAPED, _APPROVED, _BETTER_NAME, _LIKED_MORE, _WE_WANT, _BUT_NOT, _NOT_NEEDED)
+    )
+
+
+def agents_choice(sentence: str) -> bool:
+    """True when the agent announces a way of doing it chosen over another (module
+    docstring)."""
+    return bool(_NOT_NEEDED.search(sentence))
 
 
 def users_kind(sentence: str) -> MemoryKind | None:

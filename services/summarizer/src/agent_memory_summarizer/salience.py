@@ -44,7 +44,14 @@ from collections.abc import Callable
 
 from agent_memory_common.memory import MEMORY_KINDS, MemoryKind
 from agent_memory_summarizer.kinds import is_decision, is_tool_line, without_tool_lines
-from agent_memory_summarizer.said_by import AGENT, USER, agent_aside, users_kind
+from agent_memory_summarizer.said_by import (
+    AGENT,
+    USER,
+    agent_aside,
+    agents_choice,
+    users_choice,
+    users_kind,
+)
 from agent_memory_summarizer.text import split_sentences, strip_code
 
 KINDS: tuple[MemoryKind, ...] = MEMORY_KINDS
@@ -258,6 +265,10 @@ def classify_sentence(sentence: str, role: str = "") -> MemoryKind:
     prose = strip_code(sentence).strip()
     if not prose or is_question(prose) or _AGENT_STEP.match(prose):
         return "observation"
+    # a choice first: the agent's may open a list or a step ("we don't need a virtualenv -
+    # let me use the system Python:"), the user's may use a taste's words ("I'd like")
+    if (role == USER and users_choice(prose)) or (role == AGENT and agents_choice(prose)):
+        return "decision"
     if role == AGENT and agent_aside(prose):
         return "observation"
     for kind in PRIORITY:
