@@ -11,7 +11,13 @@ import pytest
 
 from agent_memory_cli.importer import claude_events
 from agent_memory_summarizer.text import tokens
-from tests.bench.bench_coding import REAL_HELDOUT, REAL_HELDOUT2, REAL_HELDOUT3, load_real_kinds
+from tests.bench.bench_coding import (
+    REAL_HELDOUT,
+    REAL_HELDOUT2,
+    REAL_HELDOUT3,
+    REAL_HELDOUT4,
+    load_real_kinds,
+)
 from tests.bench.bench_real import HELDOUT_SOURCES, SOURCES, load_events, questions_of
 from tests.bench.coding.generate import is_prose
 from tests.bench.coding.kinds import GOLD_KINDS
@@ -213,7 +219,7 @@ def test_the_labelled_kinds_are_sentences_the_real_sessions_hold() -> None:
     """``kinds_real.jsonl`` measures the classifier on what people and agents really said:
     every sentence is in a prompt or reply of the transcripts, with a kind the product knows;
     the same for the held-out sets (``kinds_heldout_real.jsonl``, ``kinds_heldout2_real.jsonl``,
-    ``kinds_heldout3_real.jsonl``) and their own sessions."""
+    ``kinds_heldout3_real.jsonl``, ``kinds_heldout4_real.jsonl``) and their own sessions."""
     rows = load_real_kinds()
     said = "\n".join(e["text"] for e in load_events() if is_prose(e))
     assert len(rows) >= 300
@@ -225,7 +231,8 @@ def test_the_labelled_kinds_are_sentences_the_real_sessions_hold() -> None:
     # the held-out sets: each one's sentences are in its own sessions (by project), and every
     # held-out session is read by one of them
     read: set[str] = set()
-    for path, least in ((REAL_HELDOUT, 100), (REAL_HELDOUT2, 120), (REAL_HELDOUT3, 140)):
+    sets = ((REAL_HELDOUT, 100), (REAL_HELDOUT2, 120), (REAL_HELDOUT3, 140), (REAL_HELDOUT4, 250))
+    for path, least in sets:
         heldout = load_real_kinds(path)
         projects = {r["source"] for r in heldout}
         sources = [(p, t) for p, t in HELDOUT_SOURCES if p in projects]

@@ -107,8 +107,12 @@ REAL_HELDOUT = Path(__file__).parent / "real" / "kinds_heldout_real.jsonl"
 # and rules fitted to it, once the third set below was labelled.
 REAL_HELDOUT2 = Path(__file__).parent / "real" / "kinds_heldout2_real.jsonl"
 # A third held-out set, of a fourth project's sessions (concierge-py), labelled by another hand
-# before any rule was fitted to the second held-out set.
+# before any rule was fitted to the second held-out set; read, and rules fitted to it, once the
+# fourth set below was labelled.
 REAL_HELDOUT3 = Path(__file__).parent / "real" / "kinds_heldout3_real.jsonl"
+# A fourth held-out set, of a fifth project's sessions (entire-cli), labelled by two other hands
+# with the guide (a third settling their disagreements) before the rules fitted to the third.
+REAL_HELDOUT4 = Path(__file__).parent / "real" / "kinds_heldout4_real.jsonl"
 
 
 def event_time(event: dict[str, Any]) -> tuple[float, str]:
@@ -596,7 +600,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         *real_kinds_lines(REAL_KINDS, "real sessions"),
         *real_kinds_lines(REAL_HELDOUT, "held out, since read"),
         *real_kinds_lines(REAL_HELDOUT2, "held out, since read"),
-        *real_kinds_lines(REAL_HELDOUT3, "held-out"),
+        *real_kinds_lines(REAL_HELDOUT3, "held out, since read"),
+        *real_kinds_lines(REAL_HELDOUT4, "held-out"),
     ]
     print("\n".join(kinds_lines), flush=True)
     macro = kreport.scores["macro"].f1

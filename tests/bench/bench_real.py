@@ -74,7 +74,8 @@ SOURCES = (
 )
 # Sessions only the held-out memory-kind sets read (``kinds_heldout_real.jsonl``: sungather and
 # mcp-server-operator; ``kinds_heldout2_real.jsonl``: charming-with-claude;
-# ``kinds_heldout3_real.jsonl``: concierge-py): labelled before any rule was changed after them;
+# ``kinds_heldout3_real.jsonl``: concierge-py; ``kinds_heldout4_real.jsonl``: entire-cli):
+# labelled before any rule was changed after them;
 # no questions yet, so not in the store.
 HELDOUT_SOURCES = (
     ("sungather", HERE / "transcripts" / "heldout" / "sungather-51bf92be.jsonl"),
@@ -93,6 +94,8 @@ HELDOUT_SOURCES = (
     ("concierge-py", HERE / "transcripts" / "heldout" / "concierge-py-daadb6cf.jsonl"),
     ("concierge-py", HERE / "transcripts" / "heldout" / "concierge-py-5956086a.jsonl"),
     ("concierge-py", HERE / "transcripts" / "heldout" / "concierge-py-1bad730b.jsonl"),
+    ("entire-cli", HERE / "transcripts" / "heldout" / "entire-cli-6113e919.jsonl"),
+    ("entire-cli", HERE / "transcripts" / "heldout" / "entire-cli-79e9becd.jsonl"),
 )
 KINDS: tuple[str, ...] = ("fact", "decision", "preference", "constraint", "how", "fix")
 KINDS += ("paraphrase", "artifact", "temporal", "resume")

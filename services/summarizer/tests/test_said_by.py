@@ -76,6 +76,9 @@ T0 = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
         ("We'll want to know why it fails on CI.", "observation"),
         ("Let's commit the script but not yet the docs.", "observation"),
         ("I like small commits.", "preference"),  # a taste, no choice among options
+        ("What we want is for the formatter to run on every edit.", "decision"),
+        ("Let's add that flag back for compatibility with the Go version.", "decision"),
+        ("Coverage of 80%+ would be good.", "preference"),  # a soft target
     ],
 )  # fmt: skip
 def test_what_the_user_says(text: str, kind: str) -> None:
@@ -97,6 +100,8 @@ def test_what_the_user_says(text: str, kind: str) -> None:
         '"From an operations perspective, this filtering system needs to be predictable.',
         "- Tutorial: a step-by-step guide to adding MCP to your charm",
         "Recommended next step: Write a single failing test for --filter cloud.",
+        "We need to split comma-separated values ourselves.",  # its plan, any verb
+        "The user needs to push this commit, then we can watch the CI run.",
     ],
 )
 def test_what_the_agent_says_while_it_works_is_no_memory(text: str) -> None:
@@ -109,6 +114,7 @@ def test_what_the_agent_says_while_it_works_is_no_memory(text: str) -> None:
         "Since we're in a container, we don't actually need a virtualenv - let me use the"
         " system Python:",
         "We don't need to fork the whole operator \u2014 we just need a wrapper charm.",
+        "We need to MERGE them, not choose one or the other!",
     ],
 )
 def test_a_way_the_agent_drops_for_another_is_a_decision(text: str) -> None:
@@ -131,6 +137,7 @@ def test_a_rule_the_agent_restates_stays_one() -> None:
         "constraint"
     )
     assert classify("We'll use Alembic for migrations.", "assistant") == "decision"
+    assert classify("We need to keep the public API stable.", "assistant") == "constraint"
     # a person's need is not read as a thing's: the shared "need to" still decides
     assert classify("We really need to be careful with the production keys.", "assistant") == (
         "constraint"

@@ -134,6 +134,14 @@ def test_cheap_cases(text: str, kind: str) -> None:
         ("The old client always retried on 500, which hid the bug.", "observation"),
         ("Walking the dogs always reminds me to slow down.", "observation"),
         ("You'll need to log in to the registry first.", "observation"),
+        # a program's message quoted, what would have happened, what a thing did, a guess
+        ('The loader then fails with "Configuration file must contain a mapping".', "observation"),
+        ("When a command hung, it would never complete.", "observation"),
+        ("The Go version successfully avoids this by installing a binary.", "observation"),
+        ("So this must be one of the recent changes.", "observation"),
+        # ... where a rule quoted from its source and a stated habit stay
+        ('CLAUDE.md says "Never use git add . - stage files by name".', "constraint"),
+        ("We avoid global state in this codebase.", "preference"),
         # and the rules, caveats and choices said in the same sessions
         (
             "In destructive-mode, you must build on the same Ubuntu version as the base.",

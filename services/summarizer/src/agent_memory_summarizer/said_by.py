@@ -183,6 +183,19 @@ _NOT_NEEDED = _rx(
 )
 
 
+# what they want, said as the aim: "What we want is for ruff format to run on every edit"
+_WHAT_WE_WANT = _rx(r"^\s*(?:so\s+|but\s+)?what\s+(?:we|i)\s+(?:really\s+)?want\s+is\b")
+# a change made for a lasting reason: "let's add that back for compatibility with the Go
+# version", "to keep things compatible, let's add a script in that location"
+_FOR_COMPATIBILITY = _rx(
+    r"\blet'?s\s+\w+\b[^.?!]*\b(?:for\s+(?:compatibility|consistency)|to\s+(?:keep|stay|be)\s+"
+    r"(?:\w+\s+)?(?:compatible|consistent))\b|\b(?:for\s+(?:compatibility|consistency)|to\s+"
+    r"(?:keep|stay|be)\s+(?:\w+\s+)?(?:compatible|consistent))\b[^.?!]*\blet'?s\s+\w+"
+)
+# one way over another in the agent's plan: "We need to MERGE them, not choose one or the other"
+_THIS_NOT_THAT = _rx(r"^\s*we\s+(?:really\s+)?need\s+to\s+\w+[^.?!]*?,\s*not\s+(?:just\s+)?\w+")
+
+
 def users_choice(sentence: str) -> bool:
     """True when the user's sentence settles how the work is to be, in words the shared
     decision cues do not read (module docstring); checked before the shared rules, since "I'd
@@ -191,14 +204,30 @@ def users_choice(sentence: str) -> bool:
         return False
     return any(
         p.search(sentence)
-        for p in (_SHAPED, _APPROVED, _BETTER_NAME, _LIKED_MORE, _WE_WANT, _BUT_NOT, _NOT_NEEDED)
+        for p in (
+            _SHAPED,
+            _APPROVED,
+            _BETTER_NAME,
+            _LIKED_MORE,
+            _WE_WANT,
+            _BUT_NOT,
+            _NOT_NEEDED,
+            _WHAT_WE_WANT,
+            _FOR_COMPATIBILITY,
+        )
     )
 
 
 def agents_choice(sentence: str) -> bool:
     """True when the agent announces a way of doing it chosen over another (module
     docstring)."""
-    return bool(_NOT_NEEDED.search(sentence))
+    return bool(_NOT_NEEDED.search(sentence) or _THIS_NOT_THAT.search(sentence))
+
+
+# a soft target (LABELLING.md): "Coverage of 80%+ would be good"
+_SOFT_TARGET = _rx(
+    r"\b\d+(?:\.\d+)?\s*%\s*\+?[^.?!]*\bwould\s+be\s+(?:good|nice|great|ideal|enough)\b"
+)
 
 
 def users_kind(sentence: str) -> MemoryKind | None:
@@ -216,6 +245,8 @@ def users_kind(sentence: str) -> MemoryKind | None:
         return "constraint"
     if _THING_SHOULD.search(sentence) and not _PREDICTION.search(sentence):
         return "constraint"
+    if _SOFT_TARGET.search(sentence):
+        return "preference"
     return None
 
 
@@ -226,9 +257,16 @@ _DOING = (
     r"change|remove|restart|wait|make|set\s+up|configure|write|move|rename|delete|verify|test|"
     r"look|find|investigate|refresh|deploy|redeploy|re-run|rerun|pass|provide|modify|edit)"
 )
+# its next step: "We need to push the rock we built.", "We need to parse the snap spec from
+# the CLI correctly", "The user needs to push this commit, then we can watch the CI run"; a
+# verb of doing after "you" (an instruction for this once), any verb but one of keeping
+# after "we" (its plan: "we need to keep the API stable" stays a rule)
 _NEXT_STEP = _rx(
-    rf"^\s*(?:[-*\u2022]\s*)?(?:so\s+|now\s+|first,?\s+|then\s+)?(?:we|you)(?:'ll|\s+will)?\s+"
-    rf"(?:also\s+|still\s+|first\s+|just\s+)?need\s+to\s+{_DOING}\b"
+    r"^\s*(?:[-*\u2022]\s*)?(?:so\s+|now\s+|first,?\s+|then\s+)?(?:"
+    rf"(?:you)(?:'ll|\s+will)?\s+(?:also\s+|still\s+|first\s+|just\s+)?need\s+to\s+{_DOING}\b|"
+    r"we(?:'ll|\s+will)?\s+(?:also\s+|still\s+|first\s+|just\s+)?need\s+to\s+"
+    r"(?!be\b|keep\b|ensure\b|make\s+sure\b|avoid\b|stay\b|never\b|always\b|not\b)\w+|"
+    r"the\s+user\s+(?:will\s+)?needs?\s+to\b)"
 )
 _OTHERS_LIKE = _rx(
     r"\b(?:users?|people|developers|teams?|they|he|she|everyone|power\s+users)\s+"

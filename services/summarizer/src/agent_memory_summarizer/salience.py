@@ -101,7 +101,19 @@ _CONSTRAINT_CANCEL = [
     _rx(r"\bno need to\b|\bneedn't\b|\bnot necessar"),
     _rx(r"\b(?:not|almost|nearly|as)\s+always\b"),
     _rx(r"\bmust(?:'ve| have)\s+(?:been|gone|done|seen|run|had|\w+(?<!e)ed|\w+en)\b"),  # inference
-    _rx(r"\bmust be (?:a|an|the|because|why|that|it)\b"),  # inference: "that must be the cache"
+    # inference: "that must be the cache", "so this must be one of the recent changes"
+    _rx(r"\bmust be (?:a|an|the|because|why|that|it|one\s+of|due\s+to|caused|related|coming)\b"),
+    # what would have happened, not a rule: "it would never complete, so the retry could not
+    # kick in"
+    _rx(r"\b(?:would|could)(?:n't| not)?\s+(?:\w+\s+)?(?:never|always)\b"),
+    # a program's message quoted, not a rule stated: 'the loader fails with "Configuration
+    # file must contain a YAML mapping"' (a rule quoted from its source stays one: 'CLAUDE.md
+    # says "Never use git add ."')
+    _rx(
+        r"\b(?:fail\w*|errors?|exception|message|print\w*|output\w*|logs?|logged|rais\w*|"
+        r"warn\w*|complain\w*|reject\w*)\b[^\"\u201c.?!]{0,40}"
+        r'(?:"[^"]{3,}"|\u201c[^\u201d]{3,}\u201d)'
+    ),
     _rx(r"\bnever\s+(?:seen|heard|noticed|had|been|happened|worked|managed|tried|used)\b"),
     _rx(r"\bhave\s+never\b|\bhas\s+never\b|\b(?:was|were|had)\s+never\b|\bnever mind\b"),
     # a past event, not a rule: "we never saw this before", "it was never sent"
@@ -192,6 +204,8 @@ _AVOID = _rx(r"\bavoid(?:s|ed|ing)?\b")
 # purpose or consequence, not taste: "to avoid ...", "This avoids the LXD daemon issues"
 _TO_AVOID = _rx(
     r"\b(?:in order |so as )?to avoid\b|\b(?:this|that|it|which)\s+(?:also\s+)?avoids\b|"
+    # what a thing does or did: "the Go version avoids this by installing a binary"
+    r"\b(?<!we )(?<!i )(?:\w+ly\s+)?avoid(?:s|ed)\b|"
     r"^\s*(?:[-*\u2022]\s*)?avoids\b"  # a listed benefit: "- Avoids awkward naming"
 )
 
