@@ -16,6 +16,7 @@ from tests.bench.bench_coding import (
     REAL_HELDOUT2,
     REAL_HELDOUT3,
     REAL_HELDOUT4,
+    REAL_HELDOUT5,
     load_real_kinds,
 )
 from tests.bench.bench_real import HELDOUT_SOURCES, SOURCES, load_events, questions_of
@@ -219,7 +220,8 @@ def test_the_labelled_kinds_are_sentences_the_real_sessions_hold() -> None:
     """``kinds_real.jsonl`` measures the classifier on what people and agents really said:
     every sentence is in a prompt or reply of the transcripts, with a kind the product knows;
     the same for the held-out sets (``kinds_heldout_real.jsonl``, ``kinds_heldout2_real.jsonl``,
-    ``kinds_heldout3_real.jsonl``, ``kinds_heldout4_real.jsonl``) and their own sessions."""
+    ``kinds_heldout3_real.jsonl``, ``kinds_heldout4_real.jsonl``, ``kinds_heldout5_real.jsonl``)
+    and their own sessions."""
     rows = load_real_kinds()
     said = "\n".join(e["text"] for e in load_events() if is_prose(e))
     assert len(rows) >= 300
@@ -231,7 +233,13 @@ def test_the_labelled_kinds_are_sentences_the_real_sessions_hold() -> None:
     # the held-out sets: each one's sentences are in its own sessions (by project), and every
     # held-out session is read by one of them
     read: set[str] = set()
-    sets = ((REAL_HELDOUT, 100), (REAL_HELDOUT2, 120), (REAL_HELDOUT3, 140), (REAL_HELDOUT4, 250))
+    sets = (
+        (REAL_HELDOUT, 100),
+        (REAL_HELDOUT2, 120),
+        (REAL_HELDOUT3, 140),
+        (REAL_HELDOUT4, 250),
+        (REAL_HELDOUT5, 280),
+    )
     for path, least in sets:
         heldout = load_real_kinds(path)
         projects = {r["source"] for r in heldout}

@@ -113,6 +113,9 @@ REAL_HELDOUT3 = Path(__file__).parent / "real" / "kinds_heldout3_real.jsonl"
 # A fourth held-out set, of a fifth project's sessions (entire-cli), labelled by two other hands
 # with the guide (a third settling their disagreements) before the rules fitted to the third.
 REAL_HELDOUT4 = Path(__file__).parent / "real" / "kinds_heldout4_real.jsonl"
+# A fifth held-out set, of a sixth project's sessions (oh-my-posh), labelled the same way after
+# the fourth set's figures had been seen (only its figures: its sentences stay unread).
+REAL_HELDOUT5 = Path(__file__).parent / "real" / "kinds_heldout5_real.jsonl"
 
 
 def event_time(event: dict[str, Any]) -> tuple[float, str]:
@@ -601,7 +604,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         *real_kinds_lines(REAL_HELDOUT, "held out, since read"),
         *real_kinds_lines(REAL_HELDOUT2, "held out, since read"),
         *real_kinds_lines(REAL_HELDOUT3, "held out, since read"),
-        *real_kinds_lines(REAL_HELDOUT4, "held-out"),
+        *real_kinds_lines(REAL_HELDOUT4, "held out, figures seen"),
+        *real_kinds_lines(REAL_HELDOUT5, "held-out"),
     ]
     print("\n".join(kinds_lines), flush=True)
     macro = kreport.scores["macro"].f1

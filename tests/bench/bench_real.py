@@ -74,7 +74,8 @@ SOURCES = (
 )
 # Sessions only the held-out memory-kind sets read (``kinds_heldout_real.jsonl``: sungather and
 # mcp-server-operator; ``kinds_heldout2_real.jsonl``: charming-with-claude;
-# ``kinds_heldout3_real.jsonl``: concierge-py; ``kinds_heldout4_real.jsonl``: entire-cli):
+# ``kinds_heldout3_real.jsonl``: concierge-py; ``kinds_heldout4_real.jsonl``: entire-cli;
+# ``kinds_heldout5_real.jsonl``: oh-my-posh):
 # labelled before any rule was changed after them;
 # no questions yet, so not in the store.
 HELDOUT_SOURCES = (
@@ -96,6 +97,9 @@ HELDOUT_SOURCES = (
     ("concierge-py", HERE / "transcripts" / "heldout" / "concierge-py-1bad730b.jsonl"),
     ("entire-cli", HERE / "transcripts" / "heldout" / "entire-cli-6113e919.jsonl"),
     ("entire-cli", HERE / "transcripts" / "heldout" / "entire-cli-79e9becd.jsonl"),
+    ("oh-my-posh", HERE / "transcripts" / "heldout" / "oh-my-posh-94fab1a1.jsonl"),
+    ("oh-my-posh", HERE / "transcripts" / "heldout" / "oh-my-posh-d1ffb512.jsonl"),
+    ("oh-my-posh", HERE / "transcripts" / "heldout" / "oh-my-posh-634355e9.jsonl"),
 )
 KINDS: tuple[str, ...] = ("fact", "decision", "preference", "constraint", "how", "fix")
 KINDS += ("paraphrase", "artifact", "temporal", "resume")
