@@ -183,9 +183,13 @@ def test_search_without_any_index(tree: Tree) -> None:
         assert hit["matched_terms"]
         for bullet in hit["bullets"]:
             assert bullet["grip_ids"]
-    # a subtree: only nodes under March 30th
-    under = search(tree, query="lock", node_id="day:2026-03-30@proj").json()["hits"]
-    assert under and {h["node_id"] for h in under} <= {"day:2026-03-30@proj", "segment:sg_mar30"}
+    # a subtree: only nodes under March 30th (a word of a rule its user stated: the agent's
+    # sentences are no memory unless a choice, so not always a bullet)
+    under = search(tree, query="structlog", node_id="day:2026-03-30@proj").json()["hits"]
+    mar30 = {"day:2026-03-30@proj", "segment:sg_mar30"}
+    assert under and {h["node_id"] for h in under} <= mar30
+    everywhere = search(tree, query="structlog", project_id="proj").json()["hits"]
+    assert {h["node_id"] for h in everywhere} - mar30  # the word is said on other days too
     # a time range and levels
     ranged = search(
         tree,
