@@ -35,9 +35,10 @@ sentence's event), two sets of rules apply on top of the shared ones, and an unk
   Python", in either mouth): decisions;
 - the agent's sentence is a memory only as a decision it announces (``salience``): its rules,
   tastes and steps were wrong 30 times in 31 on two projects no rule was written from (a
-  rule it restates is the user's, kept where they said it); before that,
-- the agent's (``agent_aside``): a sentence that holds a cue word but states no memory: its
-  next step with "we need to" / "you'll need to" and a verb of doing, what others like
+  rule it restates is the user's, kept where they said it); and a decision cue in its
+  aside (``agent_aside``) is none either: a sentence that holds a cue word but states no
+  memory: its next step with "we need to" / "you'll need to" and a verb of doing, what
+  others like
   ("users love it"), a description with "always" ("it's always imported"), what a thing
   needs ("the server needs to be reachable from the pod"), a heading or list
   intro ending in a colon, a quotation it opens (a role-played critic), a "step-by-step
@@ -190,10 +191,12 @@ _NOT_NEEDED = _rx(
 _WHAT_WE_WANT = _rx(r"^\s*(?:so\s+|but\s+)?what\s+(?:we|i)\s+(?:really\s+)?want\s+is\b")
 # a change made for a lasting reason: "let's add that back for compatibility with the Go
 # version", "to keep things compatible, let's add a script in that location"
+_COMPATIBLE = (
+    r"(?:for\s+(?:compatibility|consistency)|to\s+(?:keep|stay|be)\s+(?:\w+\s+)?"
+    r"(?:compatible|consistent))\b"
+)
 _FOR_COMPATIBILITY = _rx(
-    r"\blet'?s\s+\w+\b[^.?!]*\b(?:for\s+(?:compatibility|consistency)|to\s+(?:keep|stay|be)\s+"
-    r"(?:\w+\s+)?(?:compatible|consistent))\b|\b(?:for\s+(?:compatibility|consistency)|to\s+"
-    r"(?:keep|stay|be)\s+(?:\w+\s+)?(?:compatible|consistent))\b[^.?!]*\blet'?s\s+\w+"
+    rf"\blet'?s\s+\w+\b[^.?!]*\b{_COMPATIBLE}|\b{_COMPATIBLE}[^.?!]*\blet'?s\s+\w+"
 )
 # one way over another in the agent's plan: "We need to MERGE them, not choose one or the other"
 _THIS_NOT_THAT = _rx(r"^\s*we\s+(?:really\s+)?need\s+to\s+\w+[^.?!]*?,\s*not\s+(?:just\s+)?\w+")
@@ -260,16 +263,9 @@ _DOING = (
     r"change|remove|restart|wait|make|set\s+up|configure|write|move|rename|delete|verify|test|"
     r"look|find|investigate|refresh|deploy|redeploy|re-run|rerun|pass|provide|modify|edit)"
 )
-# its next step: "We need to push the rock we built.", "We need to parse the snap spec from
-# the CLI correctly", "The user needs to push this commit, then we can watch the CI run"; a
-# verb of doing after "you" (an instruction for this once), any verb but one of keeping
-# after "we" (its plan: "we need to keep the API stable" stays a rule)
 _NEXT_STEP = _rx(
-    r"^\s*(?:[-*\u2022]\s*)?(?:so\s+|now\s+|first,?\s+|then\s+)?(?:"
-    rf"(?:you)(?:'ll|\s+will)?\s+(?:also\s+|still\s+|first\s+|just\s+)?need\s+to\s+{_DOING}\b|"
-    r"we(?:'ll|\s+will)?\s+(?:also\s+|still\s+|first\s+|just\s+)?need\s+to\s+"
-    r"(?!be\b|keep\b|ensure\b|make\s+sure\b|avoid\b|stay\b|never\b|always\b|not\b)\w+|"
-    r"the\s+user\s+(?:will\s+)?needs?\s+to\b)"
+    rf"^\s*(?:[-*\u2022]\s*)?(?:so\s+|now\s+|first,?\s+|then\s+)?(?:we|you)(?:'ll|\s+will)?\s+"
+    rf"(?:also\s+|still\s+|first\s+|just\s+)?need\s+to\s+{_DOING}\b"
 )
 _OTHERS_LIKE = _rx(
     r"\b(?:users?|people|developers|teams?|they|he|she|everyone|power\s+users)\s+"
