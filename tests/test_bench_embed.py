@@ -1,6 +1,6 @@
 """``make bench-embed`` on a handful of texts: every configuration runs, and the ONNX vectors
 are torch's up to float rounding (the claim that lets queries and batches leave torch), the
-8-bit ones within a hair."""
+8-bit and bfloat16 ones within a hair."""
 
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ def test_every_runtime_and_run_size_is_timed_on_the_same_texts(tmp_path: Path) -
             ("torch", 4, 256),
             ("onnx", 4, 256),
             ("int8", 4, 256),
+            ("bf16", 4, 256),
             ("onnx", 8, 128),  # the default --cuts, at the services' texts per run
             ("int8", 8, 128),
         ]
@@ -39,6 +40,9 @@ def test_every_runtime_and_run_size_is_timed_on_the_same_texts(tmp_path: Path) -
             continue
         if r["runtime"] == "int8":
             assert 0.95 < r["min_cosine"] < 0.99999, r  # near, and really quantized
+            continue
+        if r["runtime"] == "bf16":
+            assert r["min_cosine"] > 0.999 and r["max_abs_diff"] > 1e-5, r  # a hair, not 0
             continue
         assert r["max_abs_diff"] < 1e-5, r  # one space, whatever the runtime and run size
         assert r["min_cosine"] > 0.99999, r

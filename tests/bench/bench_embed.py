@@ -10,7 +10,8 @@ call), on two kinds of text: bench-scale's realistic events (coding sessions and
 in one process, so the ratios are of one run. It also prints how far the ONNX vectors are from
 torch's (they must be the same space: the corpus was embedded by one, queries by the other),
 and the same for the export with 8-bit weights (``AGENT_MEMORY_EMBEDDING_PRECISION=int8``),
-which trades a hair of the vectors for speed.
+which trades a hair of the vectors for speed, and for torch in bfloat16
+(``AGENT_MEMORY_EMBEDDING_BFLOAT16``, fast where the CPU has AMX tiles).
 """
 
 from __future__ import annotations
@@ -26,15 +27,14 @@ from pathlib import Path
 import numpy as np
 
 from agent_memory_embedder.settings import EmbedderOptions
-from agent_memory_retrieval.minilm import MAX_SEQ_LENGTH, MiniLMEmbedder
-from agent_memory_retrieval.settings import RetrievalSettings
+from agent_memory_retrieval.minilm import MAX_SEQ_LENGTH, RUN_FLOAT32, MiniLMEmbedder
 from tests.bench.bench_scale import embedding_texts, event_stream, load_pools
 from tests.bench.report import stop_on_sigterm, table
 from tests.bench.stack import shared_data
 
 LOCOMO = shared_data("locomo/locomo10.json")
 BEFORE = ("torch", 64)  # the services' setting until 2026-11-26: the ratios' baseline
-SERVICE_BATCH = int(RetrievalSettings.model_fields["embedding_batch_size"].default)
+SERVICE_BATCH = RUN_FLOAT32  # the float32 runtimes' texts per run in the services
 
 
 def event_texts(count: int, seed: int) -> list[str]:
@@ -79,6 +79,7 @@ def measure(
     configs = [("torch", b, MAX_SEQ_LENGTH) for b in sorted({BEFORE[1], *batches}, reverse=True)]
     configs += [("onnx", b, MAX_SEQ_LENGTH) for b in sorted(batches, reverse=True)]
     configs += [("int8", b, MAX_SEQ_LENGTH) for b in sorted(batches, reverse=True)]
+    configs += [("bf16", b, MAX_SEQ_LENGTH) for b in sorted(batches, reverse=True)]
     configs += [(r, SERVICE_BATCH, cut) for cut in cuts for r in ("onnx", "int8")]
     for name, texts in corpora.items():
         base_rate = 0.0
@@ -90,6 +91,7 @@ def measure(
                 onnx_cache=cache if runtime != "torch" else None,
                 precision="int8" if runtime == "int8" else "float32",
                 max_tokens=cut,
+                bfloat16=runtime == "bf16",
             )
             if runtime != "torch" and not embedder.onnx:
                 raise SystemExit("the ONNX export could not be made or used: see the log above")

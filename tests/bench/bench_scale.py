@@ -885,12 +885,13 @@ class ModelBench:
     theirs; on a shared machine the same niceness gets the same share of the cores)."""
 
     fetch_batch: int = field(default_factory=lambda: EmbedderOptions().batch_size)
-    encode_batch: int = int(RetrievalSettings.model_fields["embedding_batch_size"].default)
+    encode_batch: int | None = RetrievalSettings.model_fields["embedding_batch_size"].default
     threads: int = int(RetrievalSettings.model_fields["torch_threads"].default)
     nice: int = int(RetrievalSettings.model_fields["background_nice"].default)
     onnx: bool = bool(RetrievalSettings.model_fields["embedding_onnx"].default)
     precision: str = str(RetrievalSettings.model_fields["embedding_precision"].default)
     max_tokens: int = int(RetrievalSettings.model_fields["embedding_max_tokens"].default)
+    bfloat16: str = str(RetrievalSettings.model_fields["embedding_bfloat16"].default)
 
     def rates(self, texts: Sequence[str], processes: int = 1) -> tuple[float, float]:
         """Texts/s and word pieces/s of one process. In child processes, so that this one
@@ -937,6 +938,7 @@ def _embed_alone(
             embedding_onnx=setup.onnx,
             embedding_precision=setup.precision,
             embedding_max_tokens=setup.max_tokens,
+            embedding_bfloat16=setup.bfloat16,
         )
     )
     assert isinstance(embedder, MiniLMEmbedder)  # what the embedder service loads
@@ -1168,6 +1170,7 @@ def model_bench(env: dict[str, str]) -> ModelBench:
         onnx=s.embedding_onnx,
         precision=s.embedding_precision,
         max_tokens=s.embedding_max_tokens,
+        bfloat16=s.embedding_bfloat16,
     )
 
 

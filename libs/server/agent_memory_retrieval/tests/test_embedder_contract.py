@@ -299,3 +299,48 @@ def test_a_question_asked_again_is_not_embedded_again(onnx_embedder: MiniLMEmbed
     assert onnx_embedder.embed(["which billing retries did we settle on?"])[0] == first
     onnx_embedder.embed(["which billing retries did we settle on"])  # no "?": other pieces
     assert _model_counts("one")[0] == texts + 1
+
+
+def test_bfloat16_batches_are_float32s_up_to_a_hair(onnx_cache: Path) -> None:
+    """``AGENT_MEMORY_EMBEDDING_BFLOAT16``: batches go through torch in bfloat16 (the ONNX
+    export is not run for them), each vector within a hair of float32's and in the callers'
+    order; one text still takes the float32 ONNX path, bit for bit the export's vector."""
+    bf16 = MiniLMEmbedder.load(onnx_cache=onnx_cache, bfloat16=True)
+    assert bf16.bfloat16 and bf16.onnx and bf16.precision == "float32"
+    texts = [*PROBES, "short", "a somewhat longer note about the retry policy " * 4] * 2
+    before = _model_counts("batch")
+    vectors = bf16.embed(texts)
+    assert _model_counts("batch")[0] - before[0] == len(texts)
+    for text, vec in zip(texts, vectors, strict=True):
+        assert len(vec) == EMBEDDING_DIM
+        assert math.isclose(math.sqrt(sum(x * x for x in vec)), 1.0, abs_tol=1e-3)
+        exact = corpus_vector(bf16, text)
+        assert cosine(vec, exact) > 0.999, text
+    assert vectors[0] != corpus_vector(bf16, texts[0])  # bfloat16 did run: not float32's bits
+    float_onnx = MiniLMEmbedder.load(onnx_cache=onnx_cache)
+    assert bf16.embed([PROBES[0]]) == float_onnx.embed([PROBES[0]])
+
+
+def test_the_factory_turns_bfloat16_on_where_the_cpu_has_amx(onnx_cache: Path) -> None:
+    """auto: on with AMX tiles at float32, never for int8 (its own choice of speed); on and
+    off whatever the CPU; anything else is refused by name."""
+    from pydantic import ValidationError
+
+    from agent_memory_retrieval.factory import load_embedder
+    from agent_memory_retrieval.minilm import amx_tiles
+    from agent_memory_retrieval.settings import RetrievalSettings
+
+    def loaded(**kw: str) -> MiniLMEmbedder:
+        model = load_embedder(RetrievalSettings(model_cache_dir=onnx_cache, **kw))  # type: ignore[arg-type]
+        assert isinstance(model, MiniLMEmbedder)
+        return model
+
+    assert loaded().bfloat16 is amx_tiles()
+    on, off = loaded(embedding_bfloat16="on"), loaded(embedding_bfloat16="off")
+    assert on.bfloat16 and not off.bfloat16
+    # unset, the texts per run are each runtime's fastest; a set size is kept
+    assert (on._batch_size, off._batch_size) == (16, 8)
+    assert loaded(embedding_bfloat16="on", embedding_batch_size="32")._batch_size == 32
+    assert not loaded(embedding_precision="int8").bfloat16
+    with pytest.raises(ValidationError, match="embedding_bfloat16"):
+        RetrievalSettings(embedding_bfloat16="yes")  # type: ignore[arg-type]

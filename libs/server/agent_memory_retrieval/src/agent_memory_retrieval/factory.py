@@ -52,13 +52,18 @@ async def open_vector_index(
 
 def load_embedder(settings: RetrievalSettings) -> Embedder:
     """all-MiniLM-L6-v2 from the installed wheel, offline; slow (seconds), so call it once."""
-    from agent_memory_retrieval.minilm import MiniLMEmbedder
+    from agent_memory_retrieval.minilm import RUN_BFLOAT16, RUN_FLOAT32, MiniLMEmbedder, amx_tiles
 
+    choice = settings.embedding_bfloat16
+    bfloat16 = choice == "on" or (
+        choice == "auto" and settings.embedding_precision == "float32" and amx_tiles()
+    )
     return MiniLMEmbedder.load(
         model_dir=settings.embedding_model,
-        batch_size=settings.embedding_batch_size,
+        batch_size=settings.embedding_batch_size or (RUN_BFLOAT16 if bfloat16 else RUN_FLOAT32),
         threads=settings.torch_threads,
         onnx_cache=settings.model_cache_path if settings.embedding_onnx else None,
         precision=settings.embedding_precision,
         max_tokens=settings.embedding_max_tokens,
+        bfloat16=bfloat16,
     )
