@@ -257,29 +257,33 @@ agent_memory_embedding_seconds_count{mode="batch"} 1.0
 agent_memory_embedding_seconds_sum{mode="batch"} 14.5
 agent_memory_embedding_seconds_sum{mode="one"} 0.5
 agent_memory_consumer_messages_total{consumer="embedder"} 128.0
+process_cpu_seconds_total 12.5
 """
 
 
 def test_model_counters_add_every_mode_and_ignore_other_samples() -> None:
-    assert model_counters(EXPOSITION) == ModelCounters(130.0, 23070.0, 15.0)
+    assert model_counters(EXPOSITION) == ModelCounters(130.0, 23070.0, 15.0, 12.5)
     assert model_counters("") == ModelCounters(0.0, 0.0, 0.0)
 
 
 def test_model_use_is_measured_while_the_embedder_is_behind() -> None:
-    def at(t: float, backlog: int, texts: float, pieces: float, seconds: float) -> Sample:
+    def at(
+        t: float, backlog: int, texts: float, pieces: float, seconds: float, cpu: float
+    ) -> Sample:
         return Sample(
             t=t,
             stored=0,
             backlog={"embedder": backlog},
             floor={"embedder": 0},
-            model=ModelCounters(texts, pieces, seconds),
+            model=ModelCounters(texts, pieces, seconds, cpu),
         )
 
+    # the model ran 90% of the time but the process got half a core: 1,600 pieces per CPU s
     samples = [
-        at(0, 100, 0, 0, 0.0),
-        at(10, 50, 40, 8_000, 9.0),
-        at(20, 0, 80, 16_000, 18.0),
-        at(100, 0, 80, 16_000, 18.0),  # idle afterwards: not counted
+        at(0, 100, 0, 0, 0.0, 3.0),
+        at(10, 50, 40, 8_000, 9.0, 8.0),
+        at(20, 0, 80, 16_000, 18.0, 13.0),
+        at(100, 0, 80, 16_000, 18.0, 90.0),  # idle afterwards: not counted
     ]
     use = model_use(samples, "embedder")
     assert use == pytest.approx(
@@ -289,6 +293,8 @@ def test_model_use_is_measured_while_the_embedder_is_behind() -> None:
             "pieces_per_process_s": 800.0,
             "model_share": 0.9,
             "pieces_per_text": 200.0,
+            "pieces_per_cpu_s": 1_600.0,
+            "cpu_share": 0.5,
         }
     )
     no_metrics = [Sample(t=t, stored=0, backlog={"embedder": 1}, floor={}) for t in (0, 1)]
@@ -352,7 +358,7 @@ def test_replicas_of_the_embedder_are_read_together(
         assert watcher._model(client) is None
         (logs / "embedder-2.log").write_text(_listening(two))
         alone = model_counters(EXPOSITION)
-        assert watcher._model(client) == alone + alone == ModelCounters(260.0, 46140.0, 30.0)
+        assert watcher._model(client) == alone + alone == ModelCounters(260.0, 46140.0, 30.0, 25.0)
 
 
 def test_replicas_reach_agent_memory_up() -> None:

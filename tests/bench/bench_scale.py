@@ -408,14 +408,18 @@ def post_all(url: str, bodies: Sequence[bytes], clients: int) -> tuple[float, fl
 def model_counters(text: str) -> ModelCounters:
     """From a Prometheus exposition (``metrics.py`` names; absent samples count as 0)."""
     sums = {"texts_total": 0.0, "pieces_total": 0.0, "seconds_sum": 0.0}
+    cpu = 0.0
     for line in text.splitlines():
         m = METRIC_LINE.match(line)
         if m and m.group(1) in sums:
             sums[m.group(1)] += float(m.group(2))
-    return ModelCounters(sums["texts_total"], sums["pieces_total"], sums["seconds_sum"])
+        elif line.startswith(CPU_LINE):
+            cpu = float(line[len(CPU_LINE) :])
+    return ModelCounters(sums["texts_total"], sums["pieces_total"], sums["seconds_sum"], cpu)
 
 
 METRIC_LINE = re.compile(r"^agent_memory_embedding_(\w+?)(?:\{[^}]*\})? (\S+)$")
+CPU_LINE = "process_cpu_seconds_total "  # prometheus_client's process collector (Linux)
 
 
 def metrics_url(home: Path, service: str) -> str | None:
@@ -618,7 +622,7 @@ def model_use(samples: Sequence[Sample], *names: str) -> dict[str, float] | None
     not model time is fetching, reading Postgres, locks, writing vectors, or waiting. The
     share and ``pieces_per_process_s`` are per embedder process (the model seconds of every
     process added up, over the wall time of each)."""
-    texts = pieces = model_s = seconds = process_s = 0.0
+    texts = pieces = model_s = seconds = process_s = cpu_s = cpu_pieces = 0.0
     for a, b in itertools.pairwise(samples):
         if a.model is None or b.model is None or a.epoch != b.epoch:
             continue
@@ -628,6 +632,9 @@ def model_use(samples: Sequence[Sample], *names: str) -> dict[str, float] | None
             model_s += _model_seconds(a, b)
             seconds += b.t - a.t
             process_s += (b.t - a.t) * a.processes
+            if a.model.cpu > 0 and b.model.cpu > a.model.cpu:
+                cpu_s += b.model.cpu - a.model.cpu
+                cpu_pieces += b.model.pieces - a.model.pieces
     if seconds <= 0 or texts <= 0:
         return None
     return {
@@ -636,6 +643,8 @@ def model_use(samples: Sequence[Sample], *names: str) -> dict[str, float] | None
         "pieces_per_process_s": pieces / process_s,
         "model_share": model_s / process_s,
         "pieces_per_text": pieces / texts,
+        "pieces_per_cpu_s": cpu_pieces / cpu_s if cpu_s > 0 else 0.0,
+        "cpu_share": cpu_s / process_s,
     }
 
 
@@ -893,13 +902,25 @@ class ModelBench:
     max_tokens: int = int(RetrievalSettings.model_fields["embedding_max_tokens"].default)
     bfloat16: str = str(RetrievalSettings.model_fields["embedding_bfloat16"].default)
 
-    def rates(self, texts: Sequence[str], processes: int = 1) -> tuple[float, float]:
-        """Texts/s and word pieces/s of one process. In child processes, so that this one
-        (the HTTP client timing the searches) keeps its priority and does not hold torch's
-        memory. ``processes`` > 1: that many at once, timed together after each has loaded
-        the model (the cores shared as the embedder's replicas share them), their mean."""
+    def runtime(self) -> tuple[str, int]:
+        """What the embedder runs batches through with these settings, and its texts per run
+        (``load_embedder``'s choice: bfloat16 where the CPU has AMX tiles, unless told)."""
+        from agent_memory_retrieval.minilm import RUN_BFLOAT16, RUN_FLOAT32, amx_tiles
+
+        bf16 = self.bfloat16 == "on" or (
+            self.bfloat16 == "auto" and self.precision == "float32" and amx_tiles()
+        )
+        name = "bfloat16" if bf16 else (self.precision if self.onnx else "torch")
+        return name, self.encode_batch or (RUN_BFLOAT16 if bf16 else RUN_FLOAT32)
+
+    def rates(self, texts: Sequence[str], processes: int = 1) -> tuple[float, float, float]:
+        """Texts/s, word pieces/s and word pieces per CPU second of one process. In child
+        processes, so that this one (the HTTP client timing the searches) keeps its priority
+        and does not hold torch's memory. ``processes`` > 1: that many at once, timed
+        together after each has loaded the model (the cores shared as the embedder's
+        replicas share them), their mean."""
         ctx = mp.get_context("spawn")
-        queue: mp.Queue[tuple[float, float]] = ctx.Queue()
+        queue: mp.Queue[tuple[float, float, float]] = ctx.Queue()
         start = ctx.Barrier(processes)
         children = [
             ctx.Process(target=_embed_alone, args=(self, list(texts), queue, start))
@@ -909,7 +930,11 @@ class ModelBench:
             child.start()
         try:
             got = [queue.get(timeout=7200) for _ in children]
-            return statistics.fmean(t for t, _ in got), statistics.fmean(p for _, p in got)
+            return (
+                statistics.fmean(g[0] for g in got),
+                statistics.fmean(g[1] for g in got),
+                statistics.fmean(g[2] for g in got),
+            )
         finally:
             for child in children:
                 child.join(timeout=30)
@@ -920,7 +945,7 @@ class ModelBench:
 def _embed_alone(
     setup: ModelBench,
     texts: list[str],
-    queue: mp.Queue[tuple[float, float]],
+    queue: mp.Queue[tuple[float, float, float]],
     start: threading.Barrier | None = None,
 ) -> None:
     """Texts/s and word pieces/s over ``texts`` in the embedder's fetch batches, after one
@@ -946,11 +971,11 @@ def _embed_alone(
     embedder.embed(texts[: setup.fetch_batch])
     if start is not None:
         start.wait(timeout=600)
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     for i in range(0, len(texts), setup.fetch_batch):
         embedder.embed(texts[i : i + setup.fetch_batch])
-    seconds = time.perf_counter() - t0
-    queue.put((len(texts) / seconds, pieces / seconds))
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+    queue.put((len(texts) / seconds, pieces / seconds, pieces / cpu))
 
 
 # --------------------------------------------------------------------------------------------
@@ -1052,7 +1077,7 @@ def ingest_and_drain(run: Run, size: int, state: State) -> dict[str, Any]:
         + (f", {embedders} processes at once" if embedders > 1 else ""),
         flush=True,
     )
-    model, model_pieces = run.model.rates(sample, embedders)
+    model, model_pieces, model_cpu_pieces = run.model.rates(sample, embedders)
     embedder = consumers["embedder"]["busy_msgs_per_s"]
     each = busy_rate(samples, "embedder", per_process=True)
     use = model_use(samples, "embedder", "embedder-toc")
@@ -1089,9 +1114,20 @@ def ingest_and_drain(run: Run, size: int, state: State) -> dict[str, Any]:
             "pieces_per_text": _round(use["pieces_per_text"]) if use else None,
             "model_share": round(use["model_share"], 3) if use else None,
             "pieces_ratio": (round(use["pieces_per_process_s"] / model_pieces, 3) if use else None),
+            # the same per CPU second, the embedder's and the model's alone: what the embedder
+            # does besides the model (decoding, Postgres, NATS), whatever share of the cores
+            # the other consumers took while it drained (the wall-time ratio above counts both)
+            "model_pieces_per_cpu_s": round(model_cpu_pieces, 1),
+            "cpu_ratio": (
+                round(use["pieces_per_cpu_s"] / model_cpu_pieces, 3)
+                if use and use.get("pieces_per_cpu_s")
+                else None
+            ),
+            "cpu_share": round(use["cpu_share"], 3) if use and use.get("cpu_share") else None,
             "model_sample": len(sample),
             "fetch_batch": run.model.fetch_batch,
-            "encode_batch": run.model.encode_batch,
+            "encode_batch": run.model.runtime()[1],
+            "runtime": run.model.runtime()[0],
             "torch_threads": run.model.threads,
             "onnx": run.model.onnx,
             "precision": run.model.precision,
@@ -1266,9 +1302,10 @@ def result_rows(cp: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     e = cp["embedder"]
     rows.append(("embedder events/s while behind", _num(e["events_per_s"]), "-", "-"))
     rows.append(("  events + TOC versions/s", _num(e["with_toc_per_s"]), "-", "-"))
+    runtime = e.get("runtime") or ("onnx" if e.get("onnx") else "torch")  # older runs: no name
     rows.append(
         (
-            f"model alone texts/s ({'onnx' if e.get('onnx') else 'torch'}, batch "
+            f"model alone texts/s ({runtime}, batch "
             f"{e['fetch_batch']}/{e['encode_batch']}, {e['torch_threads']} thread"
             + (f", {n} processes at once" if (n := e.get("model_processes", 1)) > 1 else "")
             + ")",
@@ -1301,6 +1338,16 @@ def result_rows(cp: dict[str, Any]) -> list[tuple[str, str, str, str]]:
         rows.append(
             (f"  share of its time in the model{each}", f"{e['model_share']:.0%}", "-", "-")
         )
+    if (cpu := e.get("cpu_ratio")) is not None:
+        rows += [
+            (
+                f"embedder / model (word pieces per CPU second){each}",
+                f"{cpu:.2f}",
+                f">= {TARGET_EMBEDDER_RATIO:.1f}",
+                verdict(cpu, cpu >= TARGET_EMBEDDER_RATIO),
+            ),
+            (f"  share of a core it got while behind{each}", f"{e['cpu_share']:.0%}", "-", "-"),
+        ]
     worst, lag, ok = slowest_stage(cp["consumers"])
     rows.append(
         (

@@ -53,11 +53,18 @@ class ModelCounters:
     texts: float
     pieces: float
     seconds: float
+    # CPU seconds of the embedder processes (process_cpu_seconds_total; 0 in samples of runs
+    # from before it was read): with it the embedder's cost per word piece is held against
+    # the model's own whatever share of the cores the other consumers took meanwhile
+    cpu: float = 0.0
 
     def __add__(self, other: ModelCounters) -> ModelCounters:
         """Two processes' counters together (replicas of the embedder)."""
         return ModelCounters(
-            self.texts + other.texts, self.pieces + other.pieces, self.seconds + other.seconds
+            self.texts + other.texts,
+            self.pieces + other.pieces,
+            self.seconds + other.seconds,
+            self.cpu + other.cpu,
         )
 
 
