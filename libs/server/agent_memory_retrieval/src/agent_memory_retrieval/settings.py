@@ -69,7 +69,7 @@ class RetrievalSettings(CommonSettings):
         description=(
             "Batches of texts (the embedder's events and TOC versions, the topics' labels) "
             "through torch with bfloat16 matrix products: on a CPU with AMX tiles (Intel Xeon "
-            "since Sapphire Rapids) 3.7x the texts/s of the float32 ONNX export on one thread, "
+            "since Sapphire Rapids) 3.4x the texts/s of the float32 ONNX export on one thread, "
             "vectors at cosine 0.9999+ of float32's, the same recall. A single text (a "
             "question) keeps the ONNX path, faster for one. auto: on where the CPU has AMX "
             "tiles and the precision is float32; on: everywhere (slow without AMX); off: never."
