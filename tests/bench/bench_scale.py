@@ -902,16 +902,24 @@ class ModelBench:
     max_tokens: int = int(RetrievalSettings.model_fields["embedding_max_tokens"].default)
     bfloat16: str = str(RetrievalSettings.model_fields["embedding_bfloat16"].default)
 
+    def settings(self) -> RetrievalSettings:
+        """The embedding settings the model alone is loaded with: the embedder's."""
+        return RetrievalSettings(
+            embedding_batch_size=self.encode_batch,
+            torch_threads=self.threads,
+            embedding_onnx=self.onnx,
+            embedding_precision=self.precision,
+            embedding_max_tokens=self.max_tokens,
+            embedding_bfloat16=self.bfloat16,
+        )
+
     def runtime(self) -> tuple[str, int]:
         """What the embedder runs batches through with these settings, and its texts per run
-        (``load_embedder``'s choice: bfloat16 where the CPU has AMX tiles, unless told)."""
-        from agent_memory_retrieval.minilm import RUN_BFLOAT16, RUN_FLOAT32, amx_tiles
+        (``load_embedder``'s own choice)."""
+        from agent_memory_retrieval.factory import batch_runtime
 
-        bf16 = self.bfloat16 == "on" or (
-            self.bfloat16 == "auto" and self.precision == "float32" and amx_tiles()
-        )
-        name = "bfloat16" if bf16 else (self.precision if self.onnx else "torch")
-        return name, self.encode_batch or (RUN_BFLOAT16 if bf16 else RUN_FLOAT32)
+        bf16, batch = batch_runtime(self.settings())
+        return "bfloat16" if bf16 else (self.precision if self.onnx else "torch"), batch
 
     def rates(self, texts: Sequence[str], processes: int = 1) -> tuple[float, float, float]:
         """Texts/s, word pieces/s and word pieces per CPU second of one process. In child
@@ -956,16 +964,7 @@ def _embed_alone(
     from agent_memory_retrieval.minilm import MiniLMEmbedder
 
     os.nice(setup.nice)
-    embedder = load_embedder(
-        RetrievalSettings(
-            embedding_batch_size=setup.encode_batch,
-            torch_threads=setup.threads,
-            embedding_onnx=setup.onnx,
-            embedding_precision=setup.precision,
-            embedding_max_tokens=setup.max_tokens,
-            embedding_bfloat16=setup.bfloat16,
-        )
-    )
+    embedder = load_embedder(setup.settings())
     assert isinstance(embedder, MiniLMEmbedder)  # what the embedder service loads
     pieces = embedder.pieces(texts)
     embedder.embed(texts[: setup.fetch_batch])
@@ -1078,6 +1077,7 @@ def ingest_and_drain(run: Run, size: int, state: State) -> dict[str, Any]:
         flush=True,
     )
     model, model_pieces, model_cpu_pieces = run.model.rates(sample, embedders)
+    runtime = run.model.runtime()
     embedder = consumers["embedder"]["busy_msgs_per_s"]
     each = busy_rate(samples, "embedder", per_process=True)
     use = model_use(samples, "embedder", "embedder-toc")
@@ -1126,8 +1126,8 @@ def ingest_and_drain(run: Run, size: int, state: State) -> dict[str, Any]:
             "cpu_share": round(use["cpu_share"], 3) if use and use.get("cpu_share") else None,
             "model_sample": len(sample),
             "fetch_batch": run.model.fetch_batch,
-            "encode_batch": run.model.runtime()[1],
-            "runtime": run.model.runtime()[0],
+            "encode_batch": runtime[1],
+            "runtime": runtime[0],
             "torch_threads": run.model.threads,
             "onnx": run.model.onnx,
             "precision": run.model.precision,

@@ -50,17 +50,27 @@ async def open_vector_index(
     return await PgVectorIndex.open(settings.pg_dsn, pool=pool)
 
 
-def load_embedder(settings: RetrievalSettings) -> Embedder:
-    """all-MiniLM-L6-v2 from the installed wheel, offline; slow (seconds), so call it once."""
-    from agent_memory_retrieval.minilm import RUN_BFLOAT16, RUN_FLOAT32, MiniLMEmbedder, amx_tiles
+def batch_runtime(settings: RetrievalSettings) -> tuple[bool, int]:
+    """Whether batches run in bfloat16 (``embedding_bfloat16``: auto is on where the CPU has
+    AMX tiles and the precision is float32), and their texts per run (unset: that runtime's
+    fastest)."""
+    from agent_memory_retrieval.minilm import RUN_BFLOAT16, RUN_FLOAT32, amx_tiles
 
     choice = settings.embedding_bfloat16
     bfloat16 = choice == "on" or (
         choice == "auto" and settings.embedding_precision == "float32" and amx_tiles()
     )
+    return bfloat16, settings.embedding_batch_size or (RUN_BFLOAT16 if bfloat16 else RUN_FLOAT32)
+
+
+def load_embedder(settings: RetrievalSettings) -> Embedder:
+    """all-MiniLM-L6-v2 from the installed wheel, offline; slow (seconds), so call it once."""
+    from agent_memory_retrieval.minilm import MiniLMEmbedder
+
+    bfloat16, batch_size = batch_runtime(settings)
     return MiniLMEmbedder.load(
         model_dir=settings.embedding_model,
-        batch_size=settings.embedding_batch_size or (RUN_BFLOAT16 if bfloat16 else RUN_FLOAT32),
+        batch_size=batch_size,
         threads=settings.torch_threads,
         onnx_cache=settings.model_cache_path if settings.embedding_onnx else None,
         precision=settings.embedding_precision,
