@@ -56,7 +56,7 @@ import orjson
 import psutil
 import psycopg
 
-from agent_memory_common.subjects import STREAM_DLQ
+from agent_memory_common.contracts.subjects import STREAM_DLQ
 from agent_memory_embedded.servers import free_port, port_open
 from tests.helpers import tantivy_folder_ids
 

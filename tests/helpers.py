@@ -18,8 +18,8 @@ import psycopg
 import tantivy
 from psycopg.rows import dict_row
 
-from agent_memory_common.event import Event
-from agent_memory_common.subjects import STREAM_RECORDED, recorded_subject
+from agent_memory_common.contracts.event import Event
+from agent_memory_common.contracts.subjects import STREAM_RECORDED, recorded_subject
 
 T = TypeVar("T")
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import psycopg
 from psycopg.types.json import Jsonb
 
-from agent_memory_common.db import make_pool
+from agent_memory_common.db.postgres import make_pool
 from agent_memory_query.search.runtime import SearchRuntime, open_search
 from agent_memory_query.settings import QueryOptions, SearchOptions, Settings
 

@@ -20,7 +20,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from agent_memory_common.db import apply_migrations
+from agent_memory_common.db.postgres import apply_migrations
 from agent_memory_embedded.servers import ManagedProcess, NatsServer, PostgresServer, free_port
 
 TEMPLATE_DB = "agent_memory_template"

@@ -43,6 +43,14 @@ def _stand_in_tree(tmp_path: Path, modules: dict[str, str]) -> Path:
     (tmp_path / "agent_memory_hooks" / "post.py").write_text(
         "import urllib.request\n\nfrom agent_memory_hooks import spool\n"
     )
+    # the layers of every layered package, as empty subpackages (a layers contract needs them)
+    for contract in CONFIG["contracts"]:
+        for container in contract.get("containers", []):
+            for layer in contract["layers"]:
+                for name in layer.split("|"):
+                    folder = tmp_path / container / name.strip()
+                    folder.mkdir(exist_ok=True)
+                    (folder / "__init__.py").write_text("")
     for dotted, source in modules.items():
         path = tmp_path.joinpath(*dotted.split(".")).with_suffix(".py")
         path.write_text(source)
@@ -87,9 +95,19 @@ VIOLATIONS = {
         "agent_memory_mcp is not allowed to import agent_memory_common",
     ),
     "server plumbing imports an agent-side package": (
-        {"agent_memory_common.http": "import agent_memory_client\n"},
+        {"agent_memory_common.web.http": "import agent_memory_client\n"},
         "Server plumbing (libs/server) never imports agent-side packages",
         "agent_memory_common is not allowed to import agent_memory_client",
+    ),
+    "the public API's shapes import server plumbing": (
+        {"agent_memory_api.search": "from agent_memory_common.contracts import event\n"},
+        "The public API's shapes (agent_memory_api) import no other package of ours",
+        "agent_memory_api is not allowed to import agent_memory_common",
+    ),
+    "a lower layer of common imports a higher one": (
+        {"agent_memory_common.contracts.event": "from agent_memory_common.bus import consumer\n"},
+        "agent_memory_common is layered",
+        "agent_memory_common.contracts.event -> agent_memory_common.bus",
     ),
     "a service imports the command": (
         {"agent_memory_gateway.app": "from agent_memory_cli import supervisor\n"},

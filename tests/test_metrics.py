@@ -16,7 +16,7 @@ import httpx
 import pytest
 import yaml
 
-from agent_memory_common.metrics import METRIC_NAMES
+from agent_memory_common.core.metrics import METRIC_NAMES
 from agent_memory_embedded.servers import NatsServer
 from tests.helpers import drained, eventually, make_event, scrape, value
 from tests.stack import make_stack

@@ -10,7 +10,7 @@ from __future__ import annotations
 import psycopg
 from psycopg.types.json import Jsonb
 
-from agent_memory_common.db import apply_migrations
+from agent_memory_common.db.postgres import apply_migrations
 
 DURABLE_MIGRATION = 19
 

@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 
 import psycopg
 
-from agent_memory_common.db import apply_migrations
+from agent_memory_common.db.postgres import apply_migrations
 
 MIGRATION = 21
 TS = datetime(2026, 5, 1, tzinfo=UTC)

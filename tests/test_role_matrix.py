@@ -3,7 +3,7 @@ allowed or forbidden.
 
 The routes are enumerated from the apps themselves (``app.routes``), so a route added anywhere
 is walked here. A route must declare its role (``dependencies=[READ]``, see
-``agent_memory_common.auth`` and docs/architecture.md, "A route"); one that does not fails
+``agent_memory_common.auth.access`` and docs/architecture.md, "A route"); one that does not fails
 ``test_every_route_declares_its_role`` by name (and is served admin-only meanwhile).
 
 Each route is then called on the real services with a key of each role, with placeholder path
@@ -24,7 +24,7 @@ from fastapi import FastAPI
 from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
 
-from agent_memory_common.auth import ROLES, Role, app_routes, declared_access
+from agent_memory_common.auth.access import ROLES, Role, app_routes, declared_access
 from agent_memory_embedded.servers import PostgresServer
 from agent_memory_gateway.app import create_app as gateway_app
 from agent_memory_gateway.settings import Settings as GatewaySettings
@@ -73,7 +73,7 @@ def test_every_route_declares_its_role() -> None:
     ]
     assert not missing, (
         "routes without a role declaration (add dependencies=[READ|WRITE|ADMIN|PUBLIC], "
-        f"agent_memory_common.auth): {missing}"
+        f"agent_memory_common.auth.access): {missing}"
     )
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from agent_memory_common.memory import MARKER_TYPES
+from agent_memory_common.contracts.memory import MARKER_TYPES
 
 ROOT = Path(__file__).resolve().parent.parent
 # A ``type NOT IN (...)`` / ``type IN (...)`` list naming any marker type.

@@ -16,7 +16,7 @@ import psutil
 import psycopg
 import pytest
 
-from agent_memory_common.runtime import autogroup_scheduling
+from agent_memory_common.core.runtime import autogroup_scheduling
 from agent_memory_embedded import postgres_memory_settings
 from agent_memory_embedded.servers import free_port
 from tests.helpers import eventually, make_event

@@ -20,7 +20,7 @@ import httpx
 import psycopg
 import pytest
 
-from agent_memory_common.messages import TocNodeMessage
+from agent_memory_common.contracts.messages import TocNodeMessage
 from agent_memory_embedded.servers import PostgresServer
 from tests.helpers import eventually, scrape, value
 from tests.stack import Stack, module_stack

@@ -21,9 +21,9 @@ import nats
 import orjson
 import psycopg
 
-from agent_memory_common.settings import CommonSettings
-from agent_memory_common.streams import ensure_pipeline
-from agent_memory_common.subjects import STREAM_TOC, segment_subject
+from agent_memory_common.bus.streams import ensure_pipeline
+from agent_memory_common.contracts.subjects import STREAM_TOC, segment_subject
+from agent_memory_common.core.settings import CommonSettings
 from agent_memory_embedded.servers import PostgresServer
 from tests.helpers import eventually
 from tests.stack import Stack, create_database, make_stack, start_nats

@@ -14,10 +14,10 @@ import orjson
 import psycopg
 from psycopg.types.json import Jsonb
 
-from agent_memory_common.messages import TocBullet, TocNodeMessage
-from agent_memory_common.settings import CommonSettings
-from agent_memory_common.streams import ensure_pipeline
-from agent_memory_common.subjects import toc_subject
+from agent_memory_common.bus.streams import ensure_pipeline
+from agent_memory_common.contracts.messages import TocBullet, TocNodeMessage
+from agent_memory_common.contracts.subjects import toc_subject
+from agent_memory_common.core.settings import CommonSettings
 
 THEMES: dict[str, list[str]] = {
     "ci pipeline": [

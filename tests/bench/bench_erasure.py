@@ -35,9 +35,9 @@ import nats
 import orjson
 import psycopg
 
-from agent_memory_common.settings import CommonSettings
-from agent_memory_common.streams import ensure_pipeline
-from agent_memory_common.subjects import msg_id, recorded_subject
+from agent_memory_common.bus.streams import ensure_pipeline
+from agent_memory_common.contracts.subjects import msg_id, recorded_subject
+from agent_memory_common.core.settings import CommonSettings
 from tests.bench.bench_toc import Stack, machine_info, sentence
 from tests.bench.report import http_ok, stop_on_sigterm, table
 

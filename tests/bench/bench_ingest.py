@@ -58,8 +58,8 @@ import orjson
 import psycopg
 import uvloop
 
-from agent_memory_common.db import prepare_database
-from agent_memory_common.logs import configure_logging
+from agent_memory_common.core.logs import configure_logging
+from agent_memory_common.db.postgres import prepare_database
 from agent_memory_embedded import ManagedProcess, NatsServer, PostgresServer, free_port
 from tests.bench.report import http_ok, percentile, stop_on_sigterm, table
 

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import psycopg
 
-from agent_memory_common.db import prepare_database
+from agent_memory_common.db.postgres import prepare_database
 from agent_memory_embedded import PostgresServer, free_port
 from agent_memory_retrieval.cleanup import CleanupReport, CleanupScope, run_cleanup
 from agent_memory_retrieval.docs import IndexDoc, event_doc_id

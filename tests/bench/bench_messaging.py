@@ -29,11 +29,11 @@ from faststream import AckPolicy, Context
 from faststream.nats import JStream, NatsBroker, PullSub
 from faststream.nats.message import NatsBatchMessage
 
-from agent_memory_common.publisher import BatchPublisher, Outgoing
-from agent_memory_common.pull import PullFeed, ack_all
-from agent_memory_common.settings import CommonSettings
-from agent_memory_common.streams import ConsumerSpec, ensure_consumer, ensure_streams
-from agent_memory_common.subjects import STREAM_EVENTS
+from agent_memory_common.bus.publisher import BatchPublisher, Outgoing
+from agent_memory_common.bus.pull import PullFeed, ack_all
+from agent_memory_common.bus.streams import ConsumerSpec, ensure_consumer, ensure_streams
+from agent_memory_common.contracts.subjects import STREAM_EVENTS
+from agent_memory_common.core.settings import CommonSettings
 from agent_memory_embedded.servers import NatsServer, free_port
 
 BATCH = 100

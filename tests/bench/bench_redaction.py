@@ -36,7 +36,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from agent_memory_common.redaction import Redactor
+from agent_memory_common.redaction.engine import Redactor
 from tests.redaction_scoring import load_corpus, score, table
 
 DS_PLACEHOLDER = "[REDACTED:detect_secrets]"

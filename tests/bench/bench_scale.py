@@ -64,7 +64,7 @@ import httpx
 import orjson
 import psycopg
 
-from agent_memory_common.streams import PIPELINE_CONSUMERS
+from agent_memory_common.bus.streams import PIPELINE_CONSUMERS
 from agent_memory_embedder.settings import EmbedderOptions
 from agent_memory_embedder.settings import Settings as EmbedderSettings
 from agent_memory_retrieval.settings import RetrievalSettings

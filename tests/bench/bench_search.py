@@ -55,7 +55,7 @@ import numpy as np
 import orjson
 import psycopg
 
-from agent_memory_common.db import prepare_database
+from agent_memory_common.db.postgres import prepare_database
 from agent_memory_embedded import (
     ManagedProcess,
     NatsServer,

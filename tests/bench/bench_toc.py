@@ -37,11 +37,11 @@ import nats
 import orjson
 import psycopg
 
-from agent_memory_common.db import prepare_database
-from agent_memory_common.logs import configure_logging
-from agent_memory_common.settings import CommonSettings
-from agent_memory_common.streams import ensure_pipeline
-from agent_memory_common.subjects import segment_subject
+from agent_memory_common.bus.streams import ensure_pipeline
+from agent_memory_common.contracts.subjects import segment_subject
+from agent_memory_common.core.logs import configure_logging
+from agent_memory_common.core.settings import CommonSettings
+from agent_memory_common.db.postgres import prepare_database
 from agent_memory_embedded import ManagedProcess, NatsServer, PostgresServer, free_port
 from tests.bench.report import http_ok, percentile, stop_on_sigterm, table
 from tests.bench.stack import get_json

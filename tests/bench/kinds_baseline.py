@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from agent_memory_common.memory import MemoryKind
+from agent_memory_common.contracts.memory import MemoryKind
 
 # The keyword lists of the issue, matched as bare words.
 BASELINE_KEYWORDS: tuple[tuple[MemoryKind, tuple[str, ...]], ...] = (

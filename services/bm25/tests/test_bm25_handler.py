@@ -12,10 +12,10 @@ from faststream.nats import TestNatsBroker
 
 from agent_memory_bm25.app import consumers
 from agent_memory_bm25.settings import Settings
-from agent_memory_common.db import make_pool
-from agent_memory_common.event import Event
-from agent_memory_common.natslink import NatsLink
-from agent_memory_common.subjects import STREAM_RECORDED, recorded_subject
+from agent_memory_common.bus.natslink import NatsLink
+from agent_memory_common.contracts.event import Event
+from agent_memory_common.contracts.subjects import STREAM_RECORDED, recorded_subject
+from agent_memory_common.db.postgres import make_pool
 from agent_memory_retrieval.tantivy_index import TantivyIndex
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

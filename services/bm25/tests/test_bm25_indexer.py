@@ -10,8 +10,8 @@ from pathlib import Path
 import httpx
 import nats
 
-from agent_memory_common.messages import TocNodeMessage
-from agent_memory_common.subjects import toc_subject
+from agent_memory_common.contracts.messages import TocNodeMessage
+from agent_memory_common.contracts.subjects import toc_subject
 from agent_memory_embedded.servers import NatsServer
 from agent_memory_retrieval.docs import SearchFilter
 from agent_memory_retrieval.tantivy_index import TantivyIndex

@@ -11,10 +11,10 @@ from datetime import UTC, datetime, timedelta
 import psycopg
 from faststream.nats import TestNatsBroker
 
-from agent_memory_common.db import make_pool
-from agent_memory_common.event import Event
-from agent_memory_common.natslink import NatsLink
-from agent_memory_common.subjects import STREAM_RECORDED, recorded_subject
+from agent_memory_common.bus.natslink import NatsLink
+from agent_memory_common.contracts.event import Event
+from agent_memory_common.contracts.subjects import STREAM_RECORDED, recorded_subject
+from agent_memory_common.db.postgres import make_pool
 from agent_memory_embedder.app import consumers
 from agent_memory_embedder.settings import Settings
 from agent_memory_retrieval.factory import open_vector_index

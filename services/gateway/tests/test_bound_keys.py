@@ -11,9 +11,9 @@ from typing import Any
 import orjson
 import pytest
 
-from agent_memory_common.auth import Principal
-from agent_memory_common.http import ApiError
-from agent_memory_common.redaction import Redactor
+from agent_memory_common.auth.access import Principal
+from agent_memory_common.redaction.engine import Redactor
+from agent_memory_common.web.http import ApiError
 from agent_memory_gateway.intake import bind, prepare
 from agent_memory_gateway.settings import GatewayOptions
 

@@ -15,11 +15,11 @@ import httpx
 import nats
 import pytest
 
-from agent_memory_common.event import Event
-from agent_memory_common.publisher import BatchPublisher, Outgoing
-from agent_memory_common.settings import CommonSettings
-from agent_memory_common.streams import ensure_streams
-from agent_memory_common.subjects import STREAM_EVENTS
+from agent_memory_common.bus.publisher import BatchPublisher, Outgoing
+from agent_memory_common.bus.streams import ensure_streams
+from agent_memory_common.contracts.event import Event
+from agent_memory_common.contracts.subjects import STREAM_EVENTS
+from agent_memory_common.core.settings import CommonSettings
 from agent_memory_embedded.servers import NatsServer
 from tests.helpers import make_event
 from tests.stack import Stack, make_stack

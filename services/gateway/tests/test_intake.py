@@ -15,8 +15,8 @@ from typing import Any
 import orjson
 import pytest
 
-from agent_memory_common.http import ApiError
-from agent_memory_common.redaction import Redactor
+from agent_memory_common.redaction.engine import Redactor
+from agent_memory_common.web.http import ApiError
 from agent_memory_gateway.intake import (
     _fast_items,
     check_batch,

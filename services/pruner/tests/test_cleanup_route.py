@@ -13,8 +13,8 @@ import httpx
 import psycopg
 import pytest
 
-from agent_memory_common.db import prepare_database
-from agent_memory_common.keys import create_key
+from agent_memory_common.auth.keys import create_key
+from agent_memory_common.db.postgres import prepare_database
 from agent_memory_embedded.servers import NatsServer
 from tests.helpers import eventually
 from tests.stack import Stack, make_stack

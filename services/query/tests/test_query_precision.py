@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from agent_memory_common.db import make_pool
+from agent_memory_common.db.postgres import make_pool
 from agent_memory_query.search.runtime import open_search
 from agent_memory_query.settings import Settings
 from agent_memory_retrieval.minilm import MiniLMEmbedder

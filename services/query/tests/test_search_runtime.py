@@ -6,7 +6,7 @@ from pathlib import Path
 
 import psycopg
 
-from agent_memory_common.db import make_pool
+from agent_memory_common.db.postgres import make_pool
 from agent_memory_query.search.runtime import open_search
 from agent_memory_query.settings import QueryOptions, SearchOptions, Settings
 

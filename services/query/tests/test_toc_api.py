@@ -15,7 +15,7 @@ import nats
 import orjson
 import pytest
 
-from agent_memory_common.subjects import STREAM_TOC, toc_subject
+from agent_memory_common.contracts.subjects import STREAM_TOC, toc_subject
 from agent_memory_embedded.servers import PostgresServer
 from tests.stack import Stack
 from tests.toc_support import FakeEvent, toc_service_stack

@@ -18,7 +18,7 @@ import psycopg
 import pytest
 from pydantic import ValidationError
 
-from agent_memory_common.event import Event
+from agent_memory_common.contracts.event import Event
 from agent_memory_recorder.handler import _plain_row, _row, decode
 from agent_memory_recorder.store import Row, insert_rows
 

@@ -10,11 +10,16 @@ from datetime import UTC, datetime, timedelta
 import psycopg
 from faststream.nats import JStream, NatsMessage, TestNatsBroker
 
-from agent_memory_common.db import make_pool
-from agent_memory_common.event import Event
-from agent_memory_common.natslink import NatsLink
-from agent_memory_common.publisher import MSG_ID
-from agent_memory_common.subjects import STREAM_EVENTS, STREAM_RECORDED, event_subject, msg_id
+from agent_memory_common.bus.natslink import NatsLink
+from agent_memory_common.bus.publisher import MSG_ID
+from agent_memory_common.contracts.event import Event
+from agent_memory_common.contracts.subjects import (
+    STREAM_EVENTS,
+    STREAM_RECORDED,
+    event_subject,
+    msg_id,
+)
+from agent_memory_common.db.postgres import make_pool
 from agent_memory_recorder.app import consumer
 from agent_memory_recorder.settings import DedupOptions, RecorderOptions
 

@@ -14,18 +14,18 @@ import psycopg
 import pytest
 from faststream.nats import JStream, NatsMessage, TestNatsBroker
 
-from agent_memory_common.db import make_pool
-from agent_memory_common.event import Event
-from agent_memory_common.locks import hold_xact_locks, lock_name
-from agent_memory_common.natslink import NatsLink
-from agent_memory_common.publisher import MSG_ID
-from agent_memory_common.subjects import (
+from agent_memory_common.bus.natslink import NatsLink
+from agent_memory_common.bus.publisher import MSG_ID
+from agent_memory_common.contracts.event import Event
+from agent_memory_common.contracts.subjects import (
     STREAM_DLQ,
     STREAM_EVENTS,
     STREAM_RECORDED,
     event_subject,
     msg_id,
 )
+from agent_memory_common.db.locks import hold_xact_locks, lock_name
+from agent_memory_common.db.postgres import make_pool
 from agent_memory_recorder.app import consumer
 from agent_memory_recorder.handler import make_handler
 from agent_memory_recorder.settings import DedupOptions, RecorderOptions

@@ -13,11 +13,15 @@ import orjson
 import psycopg
 from faststream.nats import JStream, NatsMessage, TestNatsBroker
 
-from agent_memory_common.db import make_pool
-from agent_memory_common.event import Event
-from agent_memory_common.natslink import NatsLink
-from agent_memory_common.publisher import MSG_ID
-from agent_memory_common.subjects import STREAM_RECORDED, STREAM_SEGMENTS, recorded_subject
+from agent_memory_common.bus.natslink import NatsLink
+from agent_memory_common.bus.publisher import MSG_ID
+from agent_memory_common.contracts.event import Event
+from agent_memory_common.contracts.subjects import (
+    STREAM_RECORDED,
+    STREAM_SEGMENTS,
+    recorded_subject,
+)
+from agent_memory_common.db.postgres import make_pool
 from agent_memory_segmenter.app import consumer
 from agent_memory_segmenter.logic import SessionKey
 from agent_memory_segmenter.settings import SegmenterOptions

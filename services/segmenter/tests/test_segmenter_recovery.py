@@ -19,12 +19,12 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 from psycopg_pool import AsyncConnectionPool
 
-from agent_memory_common.consumer import Publication
-from agent_memory_common.event import Event
-from agent_memory_common.natslink import NatsLink
-from agent_memory_common.settings import CommonSettings
-from agent_memory_common.streams import ensure_pipeline
-from agent_memory_common.subjects import STREAM_SEGMENTS, recorded_subject
+from agent_memory_common.bus.consumer import Publication
+from agent_memory_common.bus.natslink import NatsLink
+from agent_memory_common.bus.streams import ensure_pipeline
+from agent_memory_common.contracts.event import Event
+from agent_memory_common.contracts.subjects import STREAM_SEGMENTS, recorded_subject
+from agent_memory_common.core.settings import CommonSettings
 from agent_memory_embedded.servers import NatsServer
 from agent_memory_segmenter.app import flush_idle_sessions, sweep_outbox
 from agent_memory_segmenter.handler import make_handler

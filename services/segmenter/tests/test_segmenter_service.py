@@ -26,7 +26,7 @@ import psycopg
 import pytest
 from nats.js.errors import NotFoundError
 
-from agent_memory_common.subjects import STREAM_SEGMENTS
+from agent_memory_common.contracts.subjects import STREAM_SEGMENTS
 from agent_memory_embedded.servers import ManagedProcess, NatsServer, PostgresServer
 from agent_memory_segmenter.logic import (
     EventInfo,

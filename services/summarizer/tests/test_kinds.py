@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from agent_memory_common.memory import is_tool_event, salience
+from agent_memory_common.contracts.memory import is_tool_event, salience
 from agent_memory_summarizer.extractive import summarize_segment
 from agent_memory_summarizer.kinds import is_decision, is_tool_line
 from agent_memory_summarizer.llm import _LlmBullet, _LlmSummary, to_summary

@@ -279,7 +279,7 @@ def test_service_falls_back_when_the_model_fails(
 
 
 def test_batches_shrink_so_that_model_calls_end_within_the_ack_wait() -> None:
-    from agent_memory_common.streams import SUMMARIZER
+    from agent_memory_common.bus.streams import SUMMARIZER
     from agent_memory_summarizer.app import batch_size
     from agent_memory_summarizer.settings import SummarizerOptions
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent_memory_common.memory import salience
+from agent_memory_common.contracts.memory import salience
 from agent_memory_summarizer.salience import classify, is_question, strongest
 from tests.bench.kinds_baseline import classify_baseline
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 import orjson
 from faststream.nats import JStream, NatsMessage, TestNatsBroker
 
-from agent_memory_common.db import make_pool
-from agent_memory_common.natslink import NatsLink
-from agent_memory_common.publisher import MSG_ID
-from agent_memory_common.subjects import STREAM_SEGMENTS, STREAM_TOC, segment_subject
+from agent_memory_common.bus.natslink import NatsLink
+from agent_memory_common.bus.publisher import MSG_ID
+from agent_memory_common.contracts.subjects import STREAM_SEGMENTS, STREAM_TOC, segment_subject
+from agent_memory_common.db.postgres import make_pool
 from agent_memory_summarizer.app import consumer
 from agent_memory_summarizer.settings import SummarizerOptions
 from tests.toc_support import (

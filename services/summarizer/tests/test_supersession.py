@@ -15,9 +15,9 @@ import orjson
 import psycopg
 from faststream.nats import TestNatsBroker
 
-from agent_memory_common.db import make_pool
-from agent_memory_common.natslink import NatsLink
-from agent_memory_common.subjects import STREAM_SEGMENTS, segment_subject
+from agent_memory_common.bus.natslink import NatsLink
+from agent_memory_common.contracts.subjects import STREAM_SEGMENTS, segment_subject
+from agent_memory_common.db.postgres import make_pool
 from agent_memory_summarizer.app import consumer
 from agent_memory_summarizer.settings import SummarizerOptions
 from agent_memory_summarizer.supersession import (

@@ -11,7 +11,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from agent_memory_common.subjects import STREAM_SEGMENTS
+from agent_memory_common.contracts.subjects import STREAM_SEGMENTS
 from agent_memory_embedded.servers import NatsServer, PostgresServer
 from tests.helpers import eventually
 from tests.stack import Stack, create_database, make_stack

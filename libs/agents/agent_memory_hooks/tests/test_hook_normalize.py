@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from agent_memory_common.event import EventIn
+from agent_memory_common.contracts.event import EventIn
 from agent_memory_hooks import claude_code, codex, copilot_cli, gemini_cli, opencode, shape
 from agent_memory_hooks.events import HookContext, clip
 from agent_memory_hooks.project import resolve_project_id

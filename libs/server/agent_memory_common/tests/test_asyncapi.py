@@ -5,16 +5,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agent_memory_common.asyncapi import document
-from agent_memory_common.erasure import DOCUMENTED_PARTICIPANTS
-from agent_memory_common.streams import PIPELINE_CONSUMERS
+from agent_memory_common.bus.asyncapi import document
+from agent_memory_common.bus.erasure import DOCUMENTED_PARTICIPANTS
+from agent_memory_common.bus.streams import PIPELINE_CONSUMERS
 
 COMMITTED = Path(__file__).resolve().parents[4] / "docs" / "asyncapi.json"
 
 
 def test_committed_document_is_what_the_code_generates() -> None:
     assert COMMITTED.read_text() == document(), (
-        "regenerate: .venv/bin/python -m agent_memory_common.asyncapi > docs/asyncapi.json"
+        "regenerate: .venv/bin/python -m agent_memory_common.bus.asyncapi > docs/asyncapi.json"
     )
 
 

@@ -6,9 +6,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from agent_memory_common.auth import Principal, new_key, principal_from_row, split_key
-from agent_memory_common.http import ApiError
-from agent_memory_common.keys import parse_expiry
+from agent_memory_common.auth.access import Principal, new_key, principal_from_row, split_key
+from agent_memory_common.auth.keys import parse_expiry
+from agent_memory_common.web.http import ApiError
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 

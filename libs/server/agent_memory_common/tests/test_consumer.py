@@ -15,13 +15,13 @@ from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 from psycopg import AsyncConnection
 
-from agent_memory_common.consumer import ConsumerRunner, Publication
-from agent_memory_common.db import make_pool
-from agent_memory_common.errors import PoisonMessageError
-from agent_memory_common.natslink import NatsLink
-from agent_memory_common.settings import CommonSettings
-from agent_memory_common.streams import ConsumerSpec, ensure_streams
-from agent_memory_common.subjects import STREAM_DLQ, STREAM_EVENTS
+from agent_memory_common.bus.consumer import ConsumerRunner, Publication
+from agent_memory_common.bus.natslink import NatsLink
+from agent_memory_common.bus.streams import ConsumerSpec, ensure_streams
+from agent_memory_common.contracts.subjects import STREAM_DLQ, STREAM_EVENTS
+from agent_memory_common.core.errors import PoisonMessageError
+from agent_memory_common.core.settings import CommonSettings
+from agent_memory_common.db.postgres import make_pool
 from agent_memory_embedded.servers import NatsServer
 
 SPEC = ConsumerSpec(

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 from psycopg.pq import TransactionStatus
 
-from agent_memory_common.db import make_pool, reading
+from agent_memory_common.db.postgres import make_pool, reading
 
 
 async def test_a_read_opens_no_transaction_and_the_connection_goes_back_transactional(

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from agent_memory_common.event import EVENT_TYPES, ROLES, Event, EventIn, parse_ts
-from agent_memory_common.subjects import event_subject, subject_token
-from agent_memory_common.ulid import new_ulid
+from agent_memory_common.contracts.event import EVENT_TYPES, ROLES, Event, EventIn, parse_ts
+from agent_memory_common.contracts.subjects import event_subject, subject_token
+from agent_memory_common.contracts.ulid import new_ulid
 
 PROTO = Path(__file__).parents[4] / "proto" / "agent_memory" / "v1" / "event.proto"
 

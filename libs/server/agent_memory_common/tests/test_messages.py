@@ -14,9 +14,9 @@ import psycopg
 import pydantic
 import pytest
 
-from agent_memory_common.event import Event
-from agent_memory_common.memory import MEMORY_KINDS, PIN_BONUS, pinned_salience, salience
-from agent_memory_common.messages import (
+from agent_memory_common.contracts.event import Event
+from agent_memory_common.contracts.memory import MEMORY_KINDS, PIN_BONUS, pinned_salience, salience
+from agent_memory_common.contracts.messages import (
     EventMessage,
     RecordedMessage,
     SegmentMessage,
@@ -108,6 +108,6 @@ def test_the_database_agrees_with_the_memory_rules(pg_dsn: str) -> None:
     assert {table for table, _ in checks} == {"toc_node_versions", "toc_grips"}
     for _, check in checks:
         assert set(re.findall(r"'([a-z]+)'", check)) == set(MEMORY_KINDS)
-    sql = (files("agent_memory_common") / "migrations" / "0003_toc.sql").read_text()
+    sql = (files("agent_memory_common.db") / "migrations" / "0003_toc.sql").read_text()
     (bonus,) = re.findall(r"CASE WHEN pinned THEN ([0-9.]+) ELSE", sql)
     assert float(bonus) == PIN_BONUS

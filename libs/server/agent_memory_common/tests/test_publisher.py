@@ -6,10 +6,10 @@ from __future__ import annotations
 import nats
 import pytest
 
-from agent_memory_common.publisher import BatchPublisher, NoStreamError, Outgoing
-from agent_memory_common.settings import CommonSettings
-from agent_memory_common.streams import ensure_streams
-from agent_memory_common.subjects import STREAM_EVENTS
+from agent_memory_common.bus.publisher import BatchPublisher, NoStreamError, Outgoing
+from agent_memory_common.bus.streams import ensure_streams
+from agent_memory_common.contracts.subjects import STREAM_EVENTS
+from agent_memory_common.core.settings import CommonSettings
 from agent_memory_embedded.servers import NatsServer
 
 

@@ -15,10 +15,10 @@ from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 from nats.js.api import ConsumerInfo
 
-from agent_memory_common.pull import ConsumerGoneError, PullFeed, ack_all
-from agent_memory_common.settings import CommonSettings
-from agent_memory_common.streams import ConsumerSpec, ensure_consumer, ensure_streams
-from agent_memory_common.subjects import STREAM_EVENTS
+from agent_memory_common.bus.pull import ConsumerGoneError, PullFeed, ack_all
+from agent_memory_common.bus.streams import ConsumerSpec, ensure_consumer, ensure_streams
+from agent_memory_common.contracts.subjects import STREAM_EVENTS
+from agent_memory_common.core.settings import CommonSettings
 from agent_memory_embedded.servers import NatsServer
 
 SPEC = ConsumerSpec(

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from agent_memory_common.redaction import Redactor
+from agent_memory_common.redaction.engine import Redactor
 
 CORPUS_PATH = Path(__file__).parent / "fixtures" / "secrets_corpus.jsonl"
 PLACEHOLDER = re.compile(r"\[REDACTED:([A-Za-z0-9_.\-]+)\]")
@@ -411,7 +411,7 @@ def test_argument_vector_without_a_secret_is_the_same_object(
 
 
 def test_read_side_functions_use_one_shared_default_redactor() -> None:
-    from agent_memory_common import redaction
+    from agent_memory_common.redaction import engine as redaction
 
     assert redaction.default_redactor() is redaction.default_redactor()
     assert redaction.redact_text("password: Tr0ub4dor&3") == "password: [REDACTED:password]"
@@ -431,7 +431,7 @@ def test_module_imports_only_the_standard_library() -> None:
     import ast
     import sys
 
-    from agent_memory_common import redaction
+    from agent_memory_common.redaction import engine as redaction
 
     tree = ast.parse(Path(redaction.__file__).read_text(encoding="utf-8"))
     imported = {
@@ -472,6 +472,6 @@ def test_value_ends_where_the_surrounding_syntax_ends(
     ],
 )
 def test_a_value_in_prose_is_not_cut_at_an_ampersand(text: str, expected: str) -> None:
-    from agent_memory_common.redaction import redact_text
+    from agent_memory_common.redaction.engine import redact_text
 
     assert redact_text(text) == expected

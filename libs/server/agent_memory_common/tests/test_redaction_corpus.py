@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from agent_memory_common.redaction import Redactor
+from agent_memory_common.redaction.engine import Redactor
 from tests.redaction_scoring import load_corpus, score, secret_spans, table
 
 CASES = load_corpus()

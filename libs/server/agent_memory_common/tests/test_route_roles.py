@@ -6,7 +6,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, FastAPI
 from fastapi.testclient import TestClient
 
-from agent_memory_common.auth import (
+from agent_memory_common.auth.access import (
     READ,
     WRITE,
     Authenticator,
@@ -15,7 +15,7 @@ from agent_memory_common.auth import (
     authorize,
     declared_access,
 )
-from agent_memory_common.http import install_error_handlers
+from agent_memory_common.web.http import install_error_handlers
 
 
 class RoleByToken(Authenticator):

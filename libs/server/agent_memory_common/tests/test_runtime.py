@@ -13,14 +13,14 @@ from typing import Any
 
 import pytest
 
-from agent_memory_common.runtime import autogroup_nice, autogroup_scheduling
+from agent_memory_common.core.runtime import autogroup_nice, autogroup_scheduling
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux niceness")
 
 SCRIPT = textwrap.dedent(
     """
     import os, threading
-    from agent_memory_common.runtime import lower_priority
+    from agent_memory_common.core.runtime import lower_priority
 
     started = threading.Event()
     stop = threading.Event()
@@ -88,7 +88,7 @@ def test_zero_or_a_priority_already_lower_is_left_alone() -> None:
 AUTOGROUP = textwrap.dedent(
     """
     import os
-    from agent_memory_common.runtime import autogroup_nice, lower_priority
+    from agent_memory_common.core.runtime import autogroup_nice, lower_priority
     lower_priority(int(os.environ["NICE"]))
     print(autogroup_nice())
     """
@@ -155,7 +155,7 @@ BLAS_SCRIPT = textwrap.dedent(
     import json
     import numpy  # loads OpenBLAS, as the query and topics services do
     from threadpoolctl import threadpool_info, threadpool_limits
-    from agent_memory_common.runtime import one_blas_thread
+    from agent_memory_common.core.runtime import one_blas_thread
 
     threadpool_limits(limits=2, user_api="blas")  # as on a machine of two cores or more
     before = [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]

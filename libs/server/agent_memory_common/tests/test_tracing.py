@@ -11,12 +11,12 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 from nats.aio.msg import Msg
 
-from agent_memory_common import tracing
-from agent_memory_common.natslink import NatsLink
-from agent_memory_common.publisher import Outgoing
-from agent_memory_common.settings import CommonSettings
-from agent_memory_common.streams import ensure_streams
-from agent_memory_common.subjects import STREAM_EVENTS
+from agent_memory_common.bus.natslink import NatsLink
+from agent_memory_common.bus.publisher import Outgoing
+from agent_memory_common.bus.streams import ensure_streams
+from agent_memory_common.contracts.subjects import STREAM_EVENTS
+from agent_memory_common.core import tracing
+from agent_memory_common.core.settings import CommonSettings
 from agent_memory_embedded.servers import NatsServer, free_port
 from tests.otlp_collector import FakeCollector, ReceivedSpan
 

@@ -246,7 +246,7 @@ def test_a_broken_int8_file_is_made_again(int8_embedder: MiniLMEmbedder, onnx_ca
 def test_int8_is_refused_without_the_onnx_export() -> None:
     from pydantic import ValidationError
 
-    from agent_memory_common.errors import ConfigurationError
+    from agent_memory_common.core.errors import ConfigurationError
     from agent_memory_retrieval.settings import RetrievalSettings
 
     with pytest.raises(ConfigurationError, match="ONNX export"):

@@ -20,7 +20,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from agent_memory_common.db import apply_migrations, migrations
+from agent_memory_common.db.postgres import apply_migrations, migrations
 from agent_memory_embedded import PostgresServer
 from agent_memory_retrieval.docs import IndexDoc, SearchFilter
 from agent_memory_retrieval.pgvector_index import QUERIES, PgVectorIndex, vector_literal

@@ -15,7 +15,7 @@ import psycopg
 import psycopg.pq
 import pytest
 
-from agent_memory_common.db import make_pool
+from agent_memory_common.db.postgres import make_pool
 from agent_memory_retrieval.docs import IndexDoc, SearchFilter
 from agent_memory_retrieval.pgvector_index import (
     EXACT_MAX_ROWS,

@@ -17,9 +17,9 @@ import psycopg
 import pytest
 from psycopg.types.json import Jsonb
 
-from agent_memory_common.errors import PoisonMessageError
-from agent_memory_common.event import Event
-from agent_memory_common.messages import toc_node_message
+from agent_memory_common.contracts.event import Event
+from agent_memory_common.contracts.messages import toc_node_message
+from agent_memory_common.core.errors import PoisonMessageError
 from agent_memory_retrieval.docs import IndexDoc, SearchFilter
 from agent_memory_retrieval.feed import IndexFeed
 from agent_memory_retrieval.sources import (

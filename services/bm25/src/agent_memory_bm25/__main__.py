@@ -6,7 +6,7 @@ import asyncio
 
 from agent_memory_bm25.app import run
 from agent_memory_bm25.settings import Settings
-from agent_memory_common.logs import configure_logging
+from agent_memory_common.core.logs import configure_logging
 
 
 def main() -> None:

@@ -9,12 +9,12 @@ from psycopg_pool import AsyncConnectionPool
 
 from agent_memory_bm25.handler import IndexHandler
 from agent_memory_bm25.settings import Settings
-from agent_memory_common.consumer import ConsumerRunner
-from agent_memory_common.erasure import participant_runner, register_participant
-from agent_memory_common.logs import get_logger
-from agent_memory_common.natslink import NatsLink
+from agent_memory_common.bus.consumer import ConsumerRunner
+from agent_memory_common.bus.erasure import participant_runner, register_participant
+from agent_memory_common.bus.natslink import NatsLink
+from agent_memory_common.bus.streams import BM25_INDEXER, BM25_INDEXER_TOC
+from agent_memory_common.core.logs import get_logger
 from agent_memory_common.service import consumer_service
-from agent_memory_common.streams import BM25_INDEXER, BM25_INDEXER_TOC
 from agent_memory_retrieval.factory import open_text_index
 from agent_memory_retrieval.ports import IndexUnavailableError, TextIndex
 

@@ -7,7 +7,7 @@ what it wrote before; the durable consumer, acked only after the commit, is the 
 from __future__ import annotations
 
 from agent_memory_bm25.logic import searchable
-from agent_memory_common.logs import get_logger
+from agent_memory_common.core.logs import get_logger
 from agent_memory_retrieval.feed import IndexFeed
 from agent_memory_retrieval.ports import TextIndex
 from agent_memory_retrieval.sources import DocChanges

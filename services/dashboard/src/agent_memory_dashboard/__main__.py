@@ -6,8 +6,8 @@ import logging
 
 import uvicorn
 
-from agent_memory_common.browser import uvicorn_options
-from agent_memory_common.logs import configure_logging
+from agent_memory_common.core.logs import configure_logging
+from agent_memory_common.web.browser import uvicorn_options
 from agent_memory_dashboard.app import create_app
 from agent_memory_dashboard.settings import Settings
 

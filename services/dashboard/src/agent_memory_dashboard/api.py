@@ -9,7 +9,7 @@ from fastapi import APIRouter, Path, Request
 from fastapi.responses import Response
 from pydantic import BaseModel, Field
 
-from agent_memory_common.http import ApiError
+from agent_memory_common.web.http import ApiError
 from agent_memory_dashboard.security import KEY_COOKIE, WRITE_HEADER
 from agent_memory_dashboard.upstream import QueryApi, SignInRequired
 

@@ -10,9 +10,9 @@ from fastapi import FastAPI, Request
 from fastapi.responses import RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 
-from agent_memory_common.browser import CrossOriginGuard
-from agent_memory_common.http import install_error_handlers
-from agent_memory_common.metrics import HttpMetrics
+from agent_memory_common.core.metrics import HttpMetrics
+from agent_memory_common.web.browser import CrossOriginGuard
+from agent_memory_common.web.http import install_error_handlers
 from agent_memory_dashboard import api, pages
 from agent_memory_dashboard.security import SecurityHeaders
 from agent_memory_dashboard.settings import Settings

@@ -7,12 +7,12 @@ from dataclasses import replace
 
 from psycopg_pool import AsyncConnectionPool
 
-from agent_memory_common.consumer import ConsumerRunner
-from agent_memory_common.erasure import participant_runner, register_participant
-from agent_memory_common.logs import get_logger
-from agent_memory_common.natslink import NatsLink
+from agent_memory_common.bus.consumer import ConsumerRunner
+from agent_memory_common.bus.erasure import participant_runner, register_participant
+from agent_memory_common.bus.natslink import NatsLink
+from agent_memory_common.bus.streams import EMBEDDER, EMBEDDER_TOC
+from agent_memory_common.core.logs import get_logger
 from agent_memory_common.service import consumer_service
-from agent_memory_common.streams import EMBEDDER, EMBEDDER_TOC
 from agent_memory_embedder.handler import EmbedHandler
 from agent_memory_embedder.settings import Settings
 from agent_memory_retrieval.factory import load_embedder, open_vector_index

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from agent_memory_common.logs import get_logger
+from agent_memory_common.core.logs import get_logger
 from agent_memory_embedder.logic import embeddable
 from agent_memory_retrieval.docs import IndexDoc
 from agent_memory_retrieval.feed import IndexFeed

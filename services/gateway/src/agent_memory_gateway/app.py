@@ -29,32 +29,39 @@ from fastapi import Depends, FastAPI, Request
 
 from agent_memory_api.common import Health, Ready
 from agent_memory_api.events import Accepted
-from agent_memory_common import tracing
-from agent_memory_common.auth import PUBLIC, WRITE, Authenticator, Principal, authorize, caller
-from agent_memory_common.browser import CrossOriginGuard
-from agent_memory_common.db import make_pool
-from agent_memory_common.errors import TransientError
-from agent_memory_common.event import EventIn
-from agent_memory_common.http import (
-    ApiError,
-    JSONBytesResponse,
-    error_responses,
-    install_error_handlers,
-    reject_unknown_query_parameters,
+from agent_memory_common.auth.access import (
+    PUBLIC,
+    WRITE,
+    Authenticator,
+    Principal,
+    authorize,
+    caller,
 )
-from agent_memory_common.logs import get_logger
-from agent_memory_common.metrics import (
+from agent_memory_common.bus.natslink import NatsLink
+from agent_memory_common.bus.publisher import NoStreamError, Outgoing
+from agent_memory_common.bus.streams import ensure_pipeline
+from agent_memory_common.contracts.event import EventIn
+from agent_memory_common.contracts.subjects import event_subject, msg_id
+from agent_memory_common.core import tracing
+from agent_memory_common.core.errors import TransientError
+from agent_memory_common.core.logs import get_logger
+from agent_memory_common.core.metrics import (
     EVENTS_ACCEPTED,
     EVENTS_REJECTED,
     INGEST_REQUESTS,
     PUBLISH_SECONDS,
     HttpMetrics,
 )
-from agent_memory_common.natslink import NatsLink
-from agent_memory_common.publisher import NoStreamError, Outgoing
-from agent_memory_common.redaction import Redactor
-from agent_memory_common.streams import ensure_pipeline
-from agent_memory_common.subjects import event_subject, msg_id
+from agent_memory_common.db.postgres import make_pool
+from agent_memory_common.redaction.engine import Redactor
+from agent_memory_common.web.browser import CrossOriginGuard
+from agent_memory_common.web.http import (
+    ApiError,
+    JSONBytesResponse,
+    error_responses,
+    install_error_handlers,
+    reject_unknown_query_parameters,
+)
 from agent_memory_gateway.grpc_server import GrpcGateway
 from agent_memory_gateway.intake import prepare
 from agent_memory_gateway.settings import Settings

@@ -33,11 +33,11 @@ from google.protobuf.json_format import MessageToDict
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from agent_memory_common import tracing
-from agent_memory_common.auth import Principal
-from agent_memory_common.http import ApiError
-from agent_memory_common.logs import get_logger
-from agent_memory_common.metrics import EVENTS_REJECTED, INGEST_REQUESTS
+from agent_memory_common.auth.access import Principal
+from agent_memory_common.core import tracing
+from agent_memory_common.core.logs import get_logger
+from agent_memory_common.core.metrics import EVENTS_REJECTED, INGEST_REQUESTS
+from agent_memory_common.web.http import ApiError
 from agent_memory_proto.v1 import event_pb2, event_pb2_grpc
 
 if TYPE_CHECKING:

@@ -22,11 +22,11 @@ from typing import Any, NamedTuple
 import orjson
 from pydantic import TypeAdapter, ValidationError
 
-from agent_memory_common.auth import Principal
-from agent_memory_common.event import EVENT_TYPES, ROLES, Event, EventIn, parse_ts
-from agent_memory_common.http import ApiError, validation_details
-from agent_memory_common.redaction import Redactor
-from agent_memory_common.ulid import new_ulid
+from agent_memory_common.auth.access import Principal
+from agent_memory_common.contracts.event import EVENT_TYPES, ROLES, Event, EventIn, parse_ts
+from agent_memory_common.contracts.ulid import new_ulid
+from agent_memory_common.redaction.engine import Redactor
+from agent_memory_common.web.http import ApiError, validation_details
 from agent_memory_gateway.settings import GatewayOptions
 
 _EVENTS = TypeAdapter(list[EventIn])

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import uvicorn
 
-from agent_memory_common.browser import uvicorn_options
-from agent_memory_common.logs import configure_logging
+from agent_memory_common.core.logs import configure_logging
+from agent_memory_common.web.browser import uvicorn_options
 from agent_memory_pruner.app import create_app
 from agent_memory_pruner.settings import Settings
 

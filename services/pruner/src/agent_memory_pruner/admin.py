@@ -1,6 +1,6 @@
 """Who may run a cleanup: an admin, by the same keys and roles as every other route.
 
-The route declares ``ADMIN`` (``agent_memory_common.auth``), so the caller's bearer token has
+The route declares ``ADMIN`` (``agent_memory_common.auth.access``), so the caller's bearer token has
 become a ``Principal`` with the admin role before the handler runs (local mode: the admin of
 ``default``; an ``AGENT_MEMORY_TOKENS`` pair: a bootstrap admin; an API key: its role and
 projects; 401 without a known key, 403 below admin). A cleanup is confined to the caller's
@@ -9,8 +9,8 @@ tenant, and a key bound to projects may clean only those.
 
 from __future__ import annotations
 
-from agent_memory_common.auth import Principal
-from agent_memory_common.http import ApiError
+from agent_memory_common.auth.access import Principal
+from agent_memory_common.web.http import ApiError
 
 
 def cleanup_tenant(principal: Principal, project_id: str | None) -> str:

@@ -19,17 +19,17 @@ import psycopg
 from fastapi import Depends, FastAPI
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent_memory_common.auth import ADMIN, PUBLIC, Authenticator, Principal, authorize
-from agent_memory_common.browser import CrossOriginGuard
-from agent_memory_common.db import make_pool, prepare_database
-from agent_memory_common.http import (
+from agent_memory_common.auth.access import ADMIN, PUBLIC, Authenticator, Principal, authorize
+from agent_memory_common.core.metrics import HttpMetrics
+from agent_memory_common.db.postgres import make_pool, prepare_database
+from agent_memory_common.web.browser import CrossOriginGuard
+from agent_memory_common.web.http import (
     ApiError,
     JSONBytesResponse,
     error_responses,
     install_error_handlers,
     reject_unknown_query_parameters,
 )
-from agent_memory_common.metrics import HttpMetrics
 from agent_memory_pruner.admin import cleanup_tenant
 from agent_memory_pruner.pruner import Pruner
 from agent_memory_pruner.settings import Settings
@@ -78,7 +78,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app = FastAPI(
         title="agent-memory pruner",
-        # a route that declares no role (agent_memory_common.auth) is admin-only: fail closed
+        # a route that declares no role (agent_memory_common.auth.access) is admin-only: fail closed
         dependencies=[Depends(reject_unknown_query_parameters), Depends(authorize)],
         version="0.1.0",
         lifespan=lifespan,

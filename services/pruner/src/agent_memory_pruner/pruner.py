@@ -14,8 +14,8 @@ from datetime import datetime
 
 import psycopg
 
-from agent_memory_common.logs import get_logger
-from agent_memory_common.metrics import LIFECYCLE_RUNS
+from agent_memory_common.core.logs import get_logger
+from agent_memory_common.core.metrics import LIFECYCLE_RUNS
 from agent_memory_pruner.settings import Settings
 from agent_memory_retrieval.cleanup import CleanupReport, CleanupScope, ExtraStep, run_cleanup
 from agent_memory_retrieval.factory import open_text_index, open_vector_index

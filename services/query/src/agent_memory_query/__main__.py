@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import uvicorn
 
-from agent_memory_common.browser import uvicorn_options
-from agent_memory_common.logs import configure_logging
-from agent_memory_common.runtime import one_blas_thread
+from agent_memory_common.core.logs import configure_logging
+from agent_memory_common.core.runtime import one_blas_thread
+from agent_memory_common.web.browser import uvicorn_options
 from agent_memory_query.app import create_app
 from agent_memory_query.settings import Settings
 

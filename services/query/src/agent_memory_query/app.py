@@ -9,18 +9,18 @@ from collections.abc import AsyncIterator
 import psycopg
 from fastapi import Depends, FastAPI
 
-from agent_memory_common.auth import Authenticator, authorize
-from agent_memory_common.browser import CrossOriginGuard
-from agent_memory_common.db import make_pool, prepare_database
-from agent_memory_common.http import (
+from agent_memory_common.auth.access import Authenticator, authorize
+from agent_memory_common.bus.natslink import NatsLink
+from agent_memory_common.core.metrics import HttpMetrics
+from agent_memory_common.db.postgres import make_pool, prepare_database
+from agent_memory_common.web.browser import CrossOriginGuard
+from agent_memory_common.web.http import (
     ApiError,
     JSONBytesResponse,
     RedactingJSONResponse,
     install_error_handlers,
     reject_unknown_query_parameters,
 )
-from agent_memory_common.metrics import HttpMetrics
-from agent_memory_common.natslink import NatsLink
 from agent_memory_query import status
 from agent_memory_query.context import QueryContext
 from agent_memory_query.episodes import routes as episodes
@@ -76,7 +76,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app = FastAPI(
         title="agent-memory query service",
         # unknown query parameters, NUL and out-of-range numbers: a 422 naming the field
-        # a route that declares no role (agent_memory_common.auth) is admin-only: fail closed
+        # a route that declares no role (agent_memory_common.auth.access) is admin-only: fail closed
         dependencies=[
             Depends(reject_unknown_query_parameters),
             Depends(guard_inputs),

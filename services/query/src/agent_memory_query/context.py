@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Annotated
 from fastapi import Depends, Request
 from psycopg_pool import AsyncConnectionPool
 
-from agent_memory_common.auth import Authenticator, Principal, caller
-from agent_memory_common.natslink import NatsLink
+from agent_memory_common.auth.access import Authenticator, Principal, caller
+from agent_memory_common.bus.natslink import NatsLink
 from agent_memory_query.settings import Settings
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ async def get_tenant(request: Request) -> str:
     """The caller's tenant from its key (``default`` in local mode).
 
     Authentication only: the role is checked by the route's declared ``Access``
-    (``agent_memory_common.auth``: ``dependencies=[READ]``).
+    (``agent_memory_common.auth.access``: ``dependencies=[READ]``).
     """
     return (await caller(request)).tenant
 

@@ -18,7 +18,7 @@ from typing import Annotated, Any
 from fastapi import Query, Request
 from fastapi.dependencies.models import Dependant
 
-from agent_memory_common.http import ApiError, field_path
+from agent_memory_common.web.http import ApiError, field_path
 
 INT_MIN, INT_MAX = -(2**63), 2**64 - 1
 # An id or name in a path or query (project, node, topic, episode...): no control characters.

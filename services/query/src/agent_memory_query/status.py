@@ -11,11 +11,11 @@ from fastapi import APIRouter
 
 from agent_memory_api.common import Health, Ready
 from agent_memory_api.status import Status
-from agent_memory_common.auth import PUBLIC, READ
-from agent_memory_common.errors import TransientError
-from agent_memory_common.http import ApiError, error_responses
-from agent_memory_common.streams import PIPELINE_CONSUMERS
-from agent_memory_common.subjects import DLQ_WILDCARD, STREAM_DLQ, dlq_subject
+from agent_memory_common.auth.access import PUBLIC, READ
+from agent_memory_common.bus.streams import PIPELINE_CONSUMERS
+from agent_memory_common.contracts.subjects import DLQ_WILDCARD, STREAM_DLQ, dlq_subject
+from agent_memory_common.core.errors import TransientError
+from agent_memory_common.web.http import ApiError, error_responses
 from agent_memory_query.context import Ctx, Tenant
 from agent_memory_query.events.store import count_duplicates, count_events
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from agent_memory_common.event import parse_ts
-from agent_memory_common.http import ApiError
+from agent_memory_common.contracts.event import parse_ts
+from agent_memory_common.web.http import ApiError
 
 
 def parse_time_param(name: str, value: str | None) -> datetime | None:

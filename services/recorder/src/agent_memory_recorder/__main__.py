@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from agent_memory_common import runtime
-from agent_memory_common.logs import configure_logging
+from agent_memory_common.core import runtime
+from agent_memory_common.core.logs import configure_logging
 from agent_memory_recorder.app import run
 from agent_memory_recorder.settings import Settings
 

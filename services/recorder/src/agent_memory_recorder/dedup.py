@@ -43,7 +43,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from agent_memory_common.memory import MARKER_TYPES
+from agent_memory_common.contracts.memory import MARKER_TYPES
 
 SessionKey = tuple[str, str, str]  # tenant, project_id, session_id
 Method = Literal["exact", "near"]

@@ -25,12 +25,12 @@ import orjson
 from nats.aio.msg import Msg
 from psycopg import AsyncConnection
 
-from agent_memory_common.consumer import Publication
-from agent_memory_common.erasure import ErasureResult
-from agent_memory_common.event import EVENT_TYPES, ROLES, Event
-from agent_memory_common.locks import hold_xact_locks, lock_name
-from agent_memory_common.messages import ErasureRequest
-from agent_memory_common.subjects import msg_id, recorded_subject
+from agent_memory_common.bus.consumer import Publication
+from agent_memory_common.bus.erasure import ErasureResult
+from agent_memory_common.contracts.event import EVENT_TYPES, ROLES, Event
+from agent_memory_common.contracts.messages import ErasureRequest
+from agent_memory_common.contracts.subjects import msg_id, recorded_subject
+from agent_memory_common.db.locks import hold_xact_locks, lock_name
 from agent_memory_recorder.dedup import DedupIndex, DedupRules, fingerprint
 from agent_memory_recorder.store import (
     Mark,

@@ -7,7 +7,7 @@ from datetime import datetime
 
 from psycopg import AsyncConnection
 
-from agent_memory_common.db import load_queries
+from agent_memory_common.db.postgres import load_queries
 from agent_memory_recorder.dedup import SessionKey
 
 QUERIES = load_queries(__package__ or "")

@@ -8,12 +8,12 @@ from dataclasses import replace
 
 from psycopg_pool import AsyncConnectionPool
 
-from agent_memory_common.consumer import TRANSIENT, ConsumerRunner, Publication
-from agent_memory_common.erasure import erasure_runner
-from agent_memory_common.logs import get_logger
-from agent_memory_common.natslink import NatsLink
+from agent_memory_common.bus.consumer import TRANSIENT, ConsumerRunner, Publication
+from agent_memory_common.bus.erasure import erasure_runner
+from agent_memory_common.bus.natslink import NatsLink
+from agent_memory_common.bus.streams import SEGMENTER
+from agent_memory_common.core.logs import get_logger
 from agent_memory_common.service import consumer_service
-from agent_memory_common.streams import SEGMENTER
 from agent_memory_segmenter import store
 from agent_memory_segmenter.handler import make_eraser, make_handler
 from agent_memory_segmenter.settings import SegmenterOptions, Settings

@@ -5,7 +5,7 @@ commit), so the message is only a nudge: which session to recompute, and from wh
 result depends on the stored events alone, which makes redelivery, reordering and a second
 replica harmless.
 
-Published message: ``agent_memory_common.messages.SegmentMessage`` on
+Published message: ``agent_memory_common.contracts.messages.SegmentMessage`` on
 ``mem.segments.<tenant>.<project>`` with Nats-Msg-Id ``<tenant>/<segment_id>/v<version>``, sent
 once per closed version (a consumer keeps the highest version it has seen per segment).
 """
@@ -18,11 +18,11 @@ from collections.abc import Sequence
 from nats.aio.msg import Msg
 from psycopg import AsyncConnection
 
-from agent_memory_common.consumer import Handler, Publication
-from agent_memory_common.erasure import Eraser, ErasureResult, erased_sessions
-from agent_memory_common.event import Event
-from agent_memory_common.logs import get_logger
-from agent_memory_common.messages import ErasureRequest, RecordedMessage
+from agent_memory_common.bus.consumer import Handler, Publication
+from agent_memory_common.bus.erasure import Eraser, ErasureResult, erased_sessions
+from agent_memory_common.contracts.event import Event
+from agent_memory_common.contracts.messages import ErasureRequest, RecordedMessage
+from agent_memory_common.core.logs import get_logger
 from agent_memory_segmenter.logic import SessionKey, Thresholds
 from agent_memory_segmenter.store import (
     caused_publications,

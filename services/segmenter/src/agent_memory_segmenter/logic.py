@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from agent_memory_common.messages import SegmentMessage
+from agent_memory_common.contracts.messages import SegmentMessage
 
 CloseReason = Literal["gap", "token_budget", "session_end"]
 

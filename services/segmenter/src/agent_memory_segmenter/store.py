@@ -16,10 +16,10 @@ from typing import Any, Literal
 from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 
-from agent_memory_common.consumer import Publication
-from agent_memory_common.db import load_queries
-from agent_memory_common.messages import SegmentMessage
-from agent_memory_common.subjects import segment_subject
+from agent_memory_common.bus.consumer import Publication
+from agent_memory_common.contracts.messages import SegmentMessage
+from agent_memory_common.contracts.subjects import segment_subject
+from agent_memory_common.db.postgres import load_queries
 from agent_memory_segmenter.logic import (
     EventInfo,
     SessionKey,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from agent_memory_common.logs import configure_logging
+from agent_memory_common.core.logs import configure_logging
 from agent_memory_summarizer.app import run
 from agent_memory_summarizer.settings import Settings
 

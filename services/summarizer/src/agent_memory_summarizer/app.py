@@ -7,12 +7,12 @@ from dataclasses import replace
 
 from psycopg_pool import AsyncConnectionPool
 
-from agent_memory_common.consumer import ConsumerRunner
-from agent_memory_common.erasure import erasure_runner
-from agent_memory_common.logs import get_logger
-from agent_memory_common.natslink import NatsLink
+from agent_memory_common.bus.consumer import ConsumerRunner
+from agent_memory_common.bus.erasure import erasure_runner
+from agent_memory_common.bus.natslink import NatsLink
+from agent_memory_common.bus.streams import SUMMARIZER
+from agent_memory_common.core.logs import get_logger
 from agent_memory_common.service import consumer_service
-from agent_memory_common.streams import SUMMARIZER
 from agent_memory_summarizer.erasure import erase
 from agent_memory_summarizer.handler import SummarizeHandler
 from agent_memory_summarizer.llm import LlmSummarizer

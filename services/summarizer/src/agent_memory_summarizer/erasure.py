@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from psycopg import AsyncConnection
 
-from agent_memory_common.erasure import ErasureResult
-from agent_memory_common.errors import TransientError
-from agent_memory_common.messages import ErasureRequest
+from agent_memory_common.bus.erasure import ErasureResult
+from agent_memory_common.contracts.messages import ErasureRequest
+from agent_memory_common.core.errors import TransientError
 from agent_memory_summarizer.store import QUERIES, lock_project
 
 MAX_LEVELS = 6  # segment -> day -> week -> month -> year, with room to spare

@@ -34,7 +34,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from agent_memory_common.memory import is_tool_event, salience
+from agent_memory_common.contracts.memory import is_tool_event, salience
 from agent_memory_summarizer.headline import (
     ASIDE,
     WORK_SEPARATOR,

@@ -19,10 +19,10 @@ from datetime import UTC, datetime
 from nats.aio.msg import Msg
 from psycopg import AsyncConnection
 
-from agent_memory_common.consumer import Publication
-from agent_memory_common.erasure import tombstoned
-from agent_memory_common.logs import get_logger
-from agent_memory_common.messages import SegmentMessage
+from agent_memory_common.bus.consumer import Publication
+from agent_memory_common.bus.erasure import tombstoned
+from agent_memory_common.contracts.messages import SegmentMessage
+from agent_memory_common.core.logs import get_logger
 from agent_memory_summarizer import store
 from agent_memory_summarizer.calendar import segment_node_id
 from agent_memory_summarizer.extractive import summarize_segment

@@ -7,7 +7,7 @@ avoid..."), but nobody stated them: they are observations. So:
 
 - an event a tool produced (role ``tool``, type ``tool_call`` / ``tool_result``, a hook's
   ``PreToolUse`` / ``PostToolUse`` / ``PostToolUseFailure`` or a ``tool_name`` in its metadata)
-  is an observation whatever it says (``agent_memory_common.memory.is_tool_event``, shared
+  is an observation whatever it says (``agent_memory_common.contracts.memory.is_tool_event``, shared
   with the salience of raw events);
 - inside any text, a line in a tool's format is an observation too (``is_tool_line``): a
   ``file:line[:col]`` prefix, a lint code first (``B006``, ``E501``, ``TRY003``, ``PT011``), a

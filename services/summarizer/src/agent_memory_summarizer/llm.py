@@ -17,8 +17,8 @@ import httpx
 import orjson
 from pydantic import BaseModel, Field
 
-from agent_memory_common.logs import get_logger
-from agent_memory_common.memory import is_tool_event, salience
+from agent_memory_common.contracts.memory import is_tool_event, salience
+from agent_memory_common.core.logs import get_logger
 from agent_memory_summarizer.extractive import (
     BULLET_CHARS,
     EXCERPT_CHARS,

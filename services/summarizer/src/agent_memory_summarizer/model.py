@@ -1,5 +1,5 @@
 """What the summarizer works with: stored events in, summaries out (the segment message it
-reads is ``agent_memory_common.messages.SegmentMessage``)."""
+reads is ``agent_memory_common.contracts.messages.SegmentMessage``)."""
 
 from __future__ import annotations
 

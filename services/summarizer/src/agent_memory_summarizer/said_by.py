@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import re
 
-from agent_memory_common.memory import MemoryKind
+from agent_memory_common.contracts.memory import MemoryKind
 
 USER = "user"
 AGENT = "assistant"

@@ -33,7 +33,7 @@ the prose only and:
 A text's kind is the strongest kind among its sentences, in the order decision, constraint,
 definition, procedure, preference: a rule buried in a long message still marks the message.
 
-The kinds and the salience formula are shared rules: ``agent_memory_common.memory``.
+The kinds and the salience formula are shared rules: ``agent_memory_common.contracts.memory``.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ import functools
 import re
 from collections.abc import Callable
 
-from agent_memory_common.memory import MEMORY_KINDS, MemoryKind
+from agent_memory_common.contracts.memory import MEMORY_KINDS, MemoryKind
 from agent_memory_summarizer.kinds import is_decision, is_tool_line, without_tool_lines
 from agent_memory_summarizer.said_by import (
     AGENT,

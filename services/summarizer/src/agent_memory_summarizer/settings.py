@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field, SecretStr
 
-from agent_memory_common.settings import CommonSettings
+from agent_memory_common.core.settings import CommonSettings
 
 
 class LlmOptions(BaseModel):

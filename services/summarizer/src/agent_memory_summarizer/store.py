@@ -14,7 +14,7 @@ import orjson
 from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 
-from agent_memory_common.db import load_queries
+from agent_memory_common.db.postgres import load_queries
 from agent_memory_summarizer.model import SourceEvent
 
 QUERIES = load_queries(__package__ or "")

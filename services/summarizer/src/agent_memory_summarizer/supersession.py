@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from agent_memory_common.memory import is_tool_event
+from agent_memory_common.contracts.memory import is_tool_event
 from agent_memory_summarizer.salience import classify_sentence, is_question
 from agent_memory_summarizer.text import split_sentences, strip_code, tokens
 

@@ -17,7 +17,7 @@ from datetime import datetime
 from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 
-from agent_memory_common.db import load_queries
+from agent_memory_common.db.postgres import load_queries
 from agent_memory_summarizer.supersession import (
     MAX_PREDECESSORS,
     MIN_SHARED,

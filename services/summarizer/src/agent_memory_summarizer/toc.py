@@ -24,10 +24,10 @@ from typing import Any
 
 from psycopg import AsyncConnection
 
-from agent_memory_common.consumer import Publication
-from agent_memory_common.memory import salience
-from agent_memory_common.messages import SegmentMessage, toc_node_message
-from agent_memory_common.subjects import toc_subject
+from agent_memory_common.bus.consumer import Publication
+from agent_memory_common.contracts.memory import salience
+from agent_memory_common.contracts.messages import SegmentMessage, toc_node_message
+from agent_memory_common.contracts.subjects import toc_subject
 from agent_memory_summarizer import store
 from agent_memory_summarizer.calendar import (
     CALENDAR_LEVELS,

@@ -8,8 +8,8 @@ import asyncio
 
 import orjson
 
-from agent_memory_common.logs import configure_logging
-from agent_memory_common.runtime import one_blas_thread
+from agent_memory_common.core.logs import configure_logging
+from agent_memory_common.core.runtime import one_blas_thread
 from agent_memory_topics.settings import Settings
 
 

@@ -10,12 +10,12 @@ from dataclasses import replace
 
 from psycopg_pool import AsyncConnectionPool
 
-from agent_memory_common.consumer import ConsumerRunner
-from agent_memory_common.erasure import erasure_runner
-from agent_memory_common.logs import get_logger
-from agent_memory_common.metrics import TOPICS_RECLUSTER_SECONDS, TOPICS_RECLUSTER_STARTED
+from agent_memory_common.bus.consumer import ConsumerRunner
+from agent_memory_common.bus.erasure import erasure_runner
+from agent_memory_common.bus.streams import TOPICS
+from agent_memory_common.core.logs import get_logger
+from agent_memory_common.core.metrics import TOPICS_RECLUSTER_SECONDS, TOPICS_RECLUSTER_STARTED
 from agent_memory_common.service import consumer_service
-from agent_memory_common.streams import TOPICS
 from agent_memory_retrieval.factory import load_embedder
 from agent_memory_topics import store
 from agent_memory_topics.erasure import erase

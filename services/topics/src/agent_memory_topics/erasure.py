@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from psycopg import AsyncConnection
 
-from agent_memory_common.erasure import ErasureResult
-from agent_memory_common.messages import ErasureRequest
+from agent_memory_common.bus.erasure import ErasureResult
+from agent_memory_common.contracts.messages import ErasureRequest
 
 AFFECTED = """
 SELECT s.node_id FROM topic_segments s

@@ -21,9 +21,9 @@ import numpy as np
 from nats.aio.msg import Msg
 from psycopg import AsyncConnection
 
-from agent_memory_common.consumer import Publication
-from agent_memory_common.logs import get_logger
-from agent_memory_common.messages import TocBullet, TocNodeMessage
+from agent_memory_common.bus.consumer import Publication
+from agent_memory_common.contracts.messages import TocBullet, TocNodeMessage
+from agent_memory_common.core.logs import get_logger
 from agent_memory_retrieval.ports import Embedder
 from agent_memory_topics import store
 from agent_memory_topics.clustering import nearest, unit

@@ -16,8 +16,8 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
-from agent_memory_common.db import prepare_database
-from agent_memory_common.memory import pinned_salience
+from agent_memory_common.contracts.memory import pinned_salience
+from agent_memory_common.db.postgres import prepare_database
 from agent_memory_retrieval.factory import load_embedder
 from agent_memory_topics import store
 from agent_memory_topics.handler import segment_text

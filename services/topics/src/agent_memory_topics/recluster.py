@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from psycopg import AsyncConnection
 
-from agent_memory_common.logs import get_logger
+from agent_memory_common.core.logs import get_logger
 from agent_memory_retrieval.cleanup import CleanupScope
 from agent_memory_retrieval.topic_prune import TopicPruneRule, prune_topics
 from agent_memory_topics import labels, store

@@ -7,7 +7,7 @@ from typing import Any
 from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 
-from agent_memory_common.db import load_queries
+from agent_memory_common.db.postgres import load_queries
 
 Q = load_queries(__package__ or "")
 

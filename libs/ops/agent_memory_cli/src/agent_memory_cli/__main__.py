@@ -13,8 +13,8 @@ import pydantic
 from agent_memory_cli.api import CommandFailed, run_with_client
 from agent_memory_cli.settings import Settings
 from agent_memory_cli.supervisor import Supervisor, replica_counts
-from agent_memory_common.db import prepare_database
-from agent_memory_common.logs import configure_logging
+from agent_memory_common.core.logs import configure_logging
+from agent_memory_common.db.postgres import prepare_database
 
 
 def _cmd_up(settings: Settings, args: argparse.Namespace) -> int:

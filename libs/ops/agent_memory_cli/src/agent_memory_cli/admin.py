@@ -36,7 +36,7 @@ from rich.progress import (
 
 from agent_memory_cli import cleanup, erase, keys_cmd
 from agent_memory_cli.settings import Settings
-from agent_memory_common.db import prepare_database
+from agent_memory_common.db.postgres import prepare_database
 from agent_memory_retrieval.cleanup import RetentionGate
 from agent_memory_retrieval.factory import load_embedder, open_text_index, open_vector_index
 from agent_memory_retrieval.ports import Embedder, TextIndex, VectorIndex

@@ -21,8 +21,8 @@ from typing import Any
 import psycopg
 
 from agent_memory_cli.settings import Settings
-from agent_memory_common.db import prepare_database
-from agent_memory_common.logs import configure_logging
+from agent_memory_common.core.logs import configure_logging
+from agent_memory_common.db.postgres import prepare_database
 from agent_memory_retrieval.cleanup import CleanupReport, CleanupScope, run_cleanup
 from agent_memory_retrieval.factory import open_text_index, open_vector_index
 from agent_memory_retrieval.retention import EpisodeOptions

@@ -1,7 +1,7 @@
 """``agent-memory admin keys create|list|revoke``: API keys, straight in Postgres.
 
 The operator's way in, before any key exists (the HTTP routes ``/v1/keys`` need an admin key):
-the same rows as the routes, through ``agent_memory_common.keys``. The secret is printed once.
+the same rows as the routes, through ``agent_memory_common.auth.keys``. The secret is printed once.
 A revocation reaches every service within ``AGENT_MEMORY_KEY_CACHE_S`` (default 5 s).
 """
 
@@ -15,10 +15,10 @@ from typing import Any
 import psycopg
 
 from agent_memory_cli.settings import Settings
-from agent_memory_common.auth import ROLES
-from agent_memory_common.db import prepare_database
-from agent_memory_common.http import ApiError
-from agent_memory_common.keys import create_key, list_keys, parse_expiry, revoke_key
+from agent_memory_common.auth.access import ROLES
+from agent_memory_common.auth.keys import create_key, list_keys, parse_expiry, revoke_key
+from agent_memory_common.db.postgres import prepare_database
+from agent_memory_common.web.http import ApiError
 
 
 def register(admin_sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -19,7 +19,7 @@ from types import FrameType
 from typing import IO
 
 from agent_memory_cli.settings import Settings
-from agent_memory_common.db import prepare_database
+from agent_memory_common.db.postgres import prepare_database
 from agent_memory_embedded import (
     ManagedProcess,
     NatsServer,

@@ -22,13 +22,13 @@ from dataclasses import dataclass
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
-from agent_memory_common import runtime, tracing
-from agent_memory_common.db import make_pool, prepare_database
-from agent_memory_common.logs import get_logger
-from agent_memory_common.metrics import WorkerProbe
-from agent_memory_common.natslink import NatsLink
-from agent_memory_common.settings import CommonSettings
-from agent_memory_common.streams import ensure_pipeline
+from agent_memory_common.bus.natslink import NatsLink
+from agent_memory_common.bus.streams import ensure_pipeline
+from agent_memory_common.core import runtime, tracing
+from agent_memory_common.core.logs import get_logger
+from agent_memory_common.core.metrics import WorkerProbe
+from agent_memory_common.core.settings import CommonSettings
+from agent_memory_common.db.postgres import make_pool, prepare_database
 
 log = get_logger(__name__)
 

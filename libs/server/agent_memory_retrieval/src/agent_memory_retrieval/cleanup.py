@@ -33,7 +33,7 @@ from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 from pydantic import BaseModel, Field
 
-from agent_memory_common.db import load_queries
+from agent_memory_common.db.postgres import load_queries
 from agent_memory_retrieval.docs import IndexDoc
 from agent_memory_retrieval.ports import IndexUnavailableError, TextIndex, VectorIndex
 from agent_memory_retrieval.retention import (

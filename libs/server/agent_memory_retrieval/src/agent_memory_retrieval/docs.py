@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from agent_memory_common.memory import DEFAULT_KIND as DEFAULT_KIND  # the shared rule, re-exported
+from agent_memory_common.contracts.memory import (
+    DEFAULT_KIND as DEFAULT_KIND,  # the shared rule, re-exported
+)
 
 DocType = Literal["event", "grip", "toc_node"]
 Level = Literal["event", "segment", "day", "week", "month", "year", "grip"]

@@ -17,10 +17,10 @@ import orjson
 from nats.aio.msg import Msg
 from psycopg import AsyncConnection
 
-from agent_memory_common.consumer import Publication
-from agent_memory_common.erasure import ErasureResult, erased_items
-from agent_memory_common.locks import hold_xact_locks, lock_name
-from agent_memory_common.messages import ErasureRequest
+from agent_memory_common.bus.consumer import Publication
+from agent_memory_common.bus.erasure import ErasureResult, erased_items
+from agent_memory_common.contracts.messages import ErasureRequest
+from agent_memory_common.db.locks import hold_xact_locks, lock_name
 from agent_memory_retrieval.sources import (
     DocChanges,
     erasure_changes,
@@ -152,7 +152,7 @@ class IndexFeed(ABC, Generic[P]):
         await self.write(prepared)
 
     async def erase(self, conn: AsyncConnection, request: ErasureRequest) -> ErasureResult:
-        """This index's part of an erasure (``agent_memory_common.erasure``): the documents of
+        """This index's part of an erasure (``agent_memory_common.bus.erasure``): the documents of
         the erased events and grips, and the neighbours whose context was erased."""
         await _hold_tenants(conn, {request.tenant}, exclusive=True)
         grips = await erased_items(conn, request.erasure_id, "grip")

@@ -26,9 +26,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agent_memory_common.errors import ConfigurationError
-from agent_memory_common.logs import get_logger
-from agent_memory_common.metrics import EMBEDDING_PIECES, EMBEDDING_SECONDS, EMBEDDING_TEXTS
+from agent_memory_common.core.errors import ConfigurationError
+from agent_memory_common.core.logs import get_logger
+from agent_memory_common.core.metrics import EMBEDDING_PIECES, EMBEDDING_SECONDS, EMBEDDING_TEXTS
 from agent_memory_retrieval.onnx_encoder import OnnxEncoder, Precision, open_encoder
 from agent_memory_retrieval.ports import EMBEDDING_DIM
 

@@ -39,7 +39,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from agent_memory_common.logs import get_logger
+from agent_memory_common.core.logs import get_logger
 
 log = get_logger(__name__)
 

@@ -46,7 +46,7 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
-from agent_memory_common.db import load_queries, make_pool
+from agent_memory_common.db.postgres import load_queries, make_pool
 from agent_memory_retrieval.docs import Hit, IndexDoc, SearchFilter, as_utc
 from agent_memory_retrieval.ports import EMBEDDING_DIM, IndexUnavailableError
 

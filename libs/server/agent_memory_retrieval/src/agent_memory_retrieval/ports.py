@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from agent_memory_common.errors import TransientError
+from agent_memory_common.core.errors import TransientError
 from agent_memory_retrieval.docs import Hit, IndexDoc, SearchFilter
 
 EMBEDDING_DIM = 384

@@ -14,7 +14,7 @@ from typing import Literal, Self
 
 from pydantic import Field, model_validator
 
-from agent_memory_common.settings import CommonSettings
+from agent_memory_common.core.settings import CommonSettings
 
 
 class RetrievalSettings(CommonSettings):

@@ -25,11 +25,16 @@ from typing import Any
 from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 
-from agent_memory_common.db import load_queries
-from agent_memory_common.errors import PoisonMessageError
-from agent_memory_common.event import Event
-from agent_memory_common.memory import DEFAULT_KIND, MARKER_TYPES, MEMORY_KINDS, event_salience
-from agent_memory_common.messages import RecordedMessage, TocNodeMessage, toc_node_message
+from agent_memory_common.contracts.event import Event
+from agent_memory_common.contracts.memory import (
+    DEFAULT_KIND,
+    MARKER_TYPES,
+    MEMORY_KINDS,
+    event_salience,
+)
+from agent_memory_common.contracts.messages import RecordedMessage, TocNodeMessage, toc_node_message
+from agent_memory_common.core.errors import PoisonMessageError
+from agent_memory_common.db.postgres import load_queries
 from agent_memory_retrieval.docs import (
     IndexDoc,
     as_utc,

@@ -44,7 +44,7 @@ from tantivy import (
     Tokenizer,
 )
 
-from agent_memory_common.logs import get_logger
+from agent_memory_common.core.logs import get_logger
 from agent_memory_retrieval.docs import (
     DOC_TYPES,
     LEVELS,

@@ -23,7 +23,7 @@ from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 from pydantic import Field
 
-from agent_memory_common.db import load_queries
+from agent_memory_common.db.postgres import load_queries
 from agent_memory_retrieval.cleanup import (
     EXAMPLES,
     PAGE,

@@ -19,11 +19,11 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Path, Query, Response
 from pydantic import BaseModel, Field
 
-from agent_memory_common.auth import READ, WRITE, Principal
-from agent_memory_common.event import parse_ts
-from agent_memory_common.http import ApiError, error_responses
-from agent_memory_common.settings import CommonSettings
-from agent_memory_common.ulid import new_ulid
+from agent_memory_common.auth.access import READ, WRITE, Principal
+from agent_memory_common.contracts.event import parse_ts
+from agent_memory_common.contracts.ulid import new_ulid
+from agent_memory_common.core.settings import CommonSettings
+from agent_memory_common.web.http import ApiError, error_responses
 from agent_memory_query.context import Caller, Ctx, QueryContext
 from agent_memory_query.episodes import store
 from agent_memory_query.episodes.playbook import EmbedderChoice, choose_embedder

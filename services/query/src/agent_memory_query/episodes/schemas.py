@@ -14,7 +14,7 @@ from agent_memory_api.episodes import (
     PlaybookAnswer,
     SimilarEpisodes,
 )
-from agent_memory_common.event import parse_ts
+from agent_memory_common.contracts.event import parse_ts
 from agent_memory_query.inputs import ID_PATTERN
 
 __all__ = [

@@ -18,9 +18,9 @@ from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
-from agent_memory_common.db import load_queries
-from agent_memory_common.http import ApiError
-from agent_memory_common.ulid import new_ulid
+from agent_memory_common.contracts.ulid import new_ulid
+from agent_memory_common.db.postgres import load_queries
+from agent_memory_common.web.http import ApiError
 from agent_memory_query.episodes.playbook import (
     EmbedderChoice,
     EntryVector,

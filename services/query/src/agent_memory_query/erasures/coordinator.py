@@ -18,12 +18,12 @@ from typing import Any
 
 import orjson
 
-from agent_memory_common.db import reading
-from agent_memory_common.erasure import ErasureResult, participant_runner, register_participant
-from agent_memory_common.logs import get_logger
-from agent_memory_common.messages import ErasureRequest
-from agent_memory_common.publisher import Outgoing
-from agent_memory_common.subjects import erasure_subject
+from agent_memory_common.bus.erasure import ErasureResult, participant_runner, register_participant
+from agent_memory_common.bus.publisher import Outgoing
+from agent_memory_common.contracts.messages import ErasureRequest
+from agent_memory_common.contracts.subjects import erasure_subject
+from agent_memory_common.core.logs import get_logger
+from agent_memory_common.db.postgres import reading
 from agent_memory_query.context import QueryContext
 from agent_memory_query.erasures import store
 from agent_memory_query.erasures.streams import Target, purge

@@ -14,10 +14,10 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query
 
-from agent_memory_common.auth import ADMIN
-from agent_memory_common.http import ApiError, error_responses
-from agent_memory_common.logs import get_logger
-from agent_memory_common.ulid import new_ulid
+from agent_memory_common.auth.access import ADMIN
+from agent_memory_common.contracts.ulid import new_ulid
+from agent_memory_common.core.logs import get_logger
+from agent_memory_common.web.http import ApiError, error_responses
 from agent_memory_query.context import Caller, Ctx
 from agent_memory_query.erasures import store
 from agent_memory_query.erasures.coordinator import publish_request

@@ -13,8 +13,8 @@ import orjson
 from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 
-from agent_memory_common.db import load_queries
-from agent_memory_common.redaction import default_redactor
+from agent_memory_common.db.postgres import load_queries
+from agent_memory_common.redaction.engine import default_redactor
 
 Q = load_queries(__package__ or "", "sql/erasures.sql")
 NEEDLES_PER_ERASURE = 25

@@ -19,7 +19,7 @@ from nats.js import JetStreamContext
 from nats.js.api import DeliverPolicy
 from nats.js.errors import NotFoundError
 
-from agent_memory_common.subjects import (
+from agent_memory_common.contracts.subjects import (
     STREAM_EVENTS,
     STREAM_RECORDED,
     STREAM_SEGMENTS,

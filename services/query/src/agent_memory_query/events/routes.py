@@ -9,8 +9,8 @@ from typing import Annotated, Any, Literal
 import orjson
 from fastapi import APIRouter, Path, Query
 
-from agent_memory_common.auth import READ
-from agent_memory_common.http import ApiError, error_responses
+from agent_memory_common.auth.access import READ
+from agent_memory_common.web.http import ApiError, error_responses
 from agent_memory_query.context import Caller, Ctx
 from agent_memory_query.events.schemas import Event, EventPage
 from agent_memory_query.events.store import EventFilter, get_event, list_events

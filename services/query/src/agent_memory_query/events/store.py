@@ -10,7 +10,7 @@ from typing import Any, Literal, Protocol
 from psycopg import AsyncConnection, sql
 from psycopg.rows import dict_row
 
-from agent_memory_common.db import load_queries
+from agent_memory_common.db.postgres import load_queries
 from agent_memory_query.sharing.policy import BOUNDS_SQL, ReadBounds
 
 QUERIES = load_queries(__package__ or "", "sql/events.sql")

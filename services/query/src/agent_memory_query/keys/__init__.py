@@ -1,1 +1,2 @@
-"""The admin routes of API keys (``/v1/keys``); the rows are written by agent_memory_common.keys."""
+"""The admin routes of API keys (``/v1/keys``); the rows are written by
+agent_memory_common.auth.keys."""

@@ -1,7 +1,7 @@
 """``/v1/keys``: issue, list and revoke API keys of the caller's tenant (admin only).
 
 The same operations as ``agent-memory admin keys`` (both go through
-``agent_memory_common.keys``). A key limited to some projects can only issue keys limited to
+``agent_memory_common.auth.keys``). A key limited to some projects can only issue keys limited to
 those projects, so an admin key of one project cannot mint a key to every project.
 """
 
@@ -11,9 +11,9 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query
 
-from agent_memory_common.auth import ADMIN
-from agent_memory_common.http import ApiError, JSONBytesResponse, error_responses
-from agent_memory_common.keys import create_key, list_keys, parse_expiry, revoke_key
+from agent_memory_common.auth.access import ADMIN
+from agent_memory_common.auth.keys import create_key, list_keys, parse_expiry, revoke_key
+from agent_memory_common.web.http import ApiError, JSONBytesResponse, error_responses
 from agent_memory_query.context import Caller, Ctx
 from agent_memory_query.keys.schemas import Key, KeyCreate, KeyCreated, KeyList
 

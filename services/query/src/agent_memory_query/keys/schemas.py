@@ -8,7 +8,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_memory_api.common import Timestamp
-from agent_memory_common.auth import Role
+from agent_memory_common.auth.access import Role
 
 _ID = r"^[^\x00-\x1f\x7f,]+$"
 ProjectId = Annotated[str, Field(min_length=1, max_length=200, pattern=_ID)]

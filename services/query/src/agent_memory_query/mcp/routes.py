@@ -23,8 +23,8 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from agent_memory_client import AgentMemoryClient
-from agent_memory_common.auth import Authenticator
-from agent_memory_common.http import ApiError, JSONBytesResponse
+from agent_memory_common.auth.access import Authenticator
+from agent_memory_common.web.http import ApiError, JSONBytesResponse
 from agent_memory_mcp.server import ServerDefaults, build_server, caller_token
 from agent_memory_query.settings import Settings
 

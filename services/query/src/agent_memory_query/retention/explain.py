@@ -13,7 +13,7 @@ from typing import Any
 
 from psycopg_pool import AsyncConnectionPool
 
-from agent_memory_common.db import reading
+from agent_memory_common.db.postgres import reading
 from agent_memory_query.retention import store
 from agent_memory_retrieval.docs import IndexDoc, as_utc
 from agent_memory_retrieval.retention import DEFAULT_POLICY, INDEXES

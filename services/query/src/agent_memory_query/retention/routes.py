@@ -12,8 +12,8 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path
 
-from agent_memory_common.auth import ADMIN, READ
-from agent_memory_common.http import ApiError, error_responses
+from agent_memory_common.auth.access import ADMIN, READ
+from agent_memory_common.web.http import ApiError, error_responses
 from agent_memory_query.context import Caller, Ctx
 from agent_memory_query.inputs import ID_PATTERN
 from agent_memory_query.retention import store

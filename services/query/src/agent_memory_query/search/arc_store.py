@@ -18,7 +18,7 @@ from typing import Any
 from psycopg import AsyncConnection, sql
 from psycopg.rows import dict_row
 
-from agent_memory_common.event import Event
+from agent_memory_common.contracts.event import Event
 from agent_memory_query.events.store import event_conditions
 from agent_memory_retrieval.docs import Hit, SearchFilter
 from agent_memory_retrieval.sources import event_doc

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent_memory_common.metrics import SEARCH_FALLBACKS, SEARCH_SECONDS, SEARCH_TIER_SECONDS
+from agent_memory_common.core.metrics import SEARCH_FALLBACKS, SEARCH_SECONDS, SEARCH_TIER_SECONDS
 
 
 def observe_search(intent: str, explain: dict[str, Any], seconds: float) -> None:

@@ -23,8 +23,8 @@ from typing import Any
 from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 
-from agent_memory_common.db import load_queries
-from agent_memory_common.memory import pinned_salience
+from agent_memory_common.contracts.memory import pinned_salience
+from agent_memory_common.db.postgres import load_queries
 from agent_memory_retrieval.docs import Hit, IndexDoc, node_doc_id
 
 QUERIES = load_queries(__package__ or "", "sql/period.sql")

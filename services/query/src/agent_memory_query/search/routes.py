@@ -16,9 +16,9 @@ import orjson
 import pydantic
 from fastapi import APIRouter, Query, Request
 
-from agent_memory_common.auth import READ, Principal
-from agent_memory_common.db import reading
-from agent_memory_common.http import ApiError, error_responses, validation_details
+from agent_memory_common.auth.access import READ, Principal
+from agent_memory_common.db.postgres import reading
+from agent_memory_common.web.http import ApiError, error_responses, validation_details
 from agent_memory_query.context import Caller, Ctx
 from agent_memory_query.retention.explain import retention_notes
 from agent_memory_query.search.brainstem.engine import SearchOutcome, SearchQuery, Understanding

@@ -15,8 +15,8 @@ from datetime import datetime
 
 from psycopg_pool import AsyncConnectionPool
 
-from agent_memory_common.db import reading
-from agent_memory_common.logs import get_logger
+from agent_memory_common.core.logs import get_logger
+from agent_memory_common.db.postgres import reading
 from agent_memory_query.search import arc_store, period, supersession_store
 from agent_memory_query.search import store as search_store
 from agent_memory_query.search.brainstem.engine import Brainstem, EngineOptions

@@ -8,9 +8,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from agent_memory_api.search import SearchResponse
-from agent_memory_common.event import parse_ts
-from agent_memory_common.http import ApiError
-from agent_memory_common.memory import MemoryKind
+from agent_memory_common.contracts.event import parse_ts
+from agent_memory_common.contracts.memory import MemoryKind
+from agent_memory_common.web.http import ApiError
 from agent_memory_query.inputs import ID_PATTERN
 from agent_memory_query.search.brainstem.engine import SearchQuery
 

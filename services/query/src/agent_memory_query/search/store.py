@@ -17,10 +17,10 @@ from psycopg import AsyncConnection, sql
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
-from agent_memory_common.db import load_queries
-from agent_memory_common.event import Event
-from agent_memory_common.logs import get_logger
-from agent_memory_common.memory import MARKER_TYPES
+from agent_memory_common.contracts.event import Event
+from agent_memory_common.contracts.memory import MARKER_TYPES
+from agent_memory_common.core.logs import get_logger
+from agent_memory_common.db.postgres import load_queries
 from agent_memory_query.events.store import event_conditions
 from agent_memory_query.search.brainstem.intent import STOPWORDS
 from agent_memory_query.toc import store as toc_store

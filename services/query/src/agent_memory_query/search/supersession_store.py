@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 
-from agent_memory_common.db import load_queries
-from agent_memory_common.event import Event
+from agent_memory_common.contracts.event import Event
+from agent_memory_common.db.postgres import load_queries
 from agent_memory_query.search.brainstem.supersede import SHOWN_CHARS, SHOWN_LINKS, Link, Links
 from agent_memory_retrieval.sources import event_doc
 

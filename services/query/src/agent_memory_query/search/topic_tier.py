@@ -20,9 +20,9 @@ from typing import Any
 
 from psycopg.rows import dict_row
 
-from agent_memory_common.db import reading
-from agent_memory_common.event import parse_ts
-from agent_memory_common.logs import get_logger
+from agent_memory_common.contracts.event import parse_ts
+from agent_memory_common.core.logs import get_logger
+from agent_memory_common.db.postgres import reading
 from agent_memory_query.context import QueryContext
 from agent_memory_query.search.brainstem.intent import GENERIC_WORDS, content_words
 from agent_memory_query.search.schemas import SearchRequest

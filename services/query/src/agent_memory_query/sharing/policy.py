@@ -28,8 +28,8 @@ from typing import Any
 
 from psycopg import AsyncConnection
 
-from agent_memory_common.auth import Principal
-from agent_memory_common.http import ApiError
+from agent_memory_common.auth.access import Principal
+from agent_memory_common.web.http import ApiError
 from agent_memory_query.sharing.store import separate_projects, strategies
 
 _USERS_SQL = (

@@ -11,8 +11,8 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path
 
-from agent_memory_common.auth import ADMIN, READ
-from agent_memory_common.http import error_responses
+from agent_memory_common.auth.access import ADMIN, READ
+from agent_memory_common.web.http import error_responses
 from agent_memory_query.context import Caller, Ctx
 from agent_memory_query.sharing.schemas import Sharing, SharingUpdate
 from agent_memory_query.sharing.store import get_sharing, put_sharing

@@ -13,12 +13,12 @@ import orjson
 from fastapi import APIRouter, Path, Query
 from psycopg import AsyncConnection
 
-from agent_memory_common.auth import READ, WRITE, Principal
-from agent_memory_common.event import parse_ts
-from agent_memory_common.http import ApiError, error_responses
-from agent_memory_common.logs import get_logger
-from agent_memory_common.subjects import toc_subject
-from agent_memory_common.ulid import new_ulid
+from agent_memory_common.auth.access import READ, WRITE, Principal
+from agent_memory_common.contracts.event import parse_ts
+from agent_memory_common.contracts.subjects import toc_subject
+from agent_memory_common.contracts.ulid import new_ulid
+from agent_memory_common.core.logs import get_logger
+from agent_memory_common.web.http import ApiError, error_responses
 from agent_memory_query.context import Caller, Ctx
 from agent_memory_query.inputs import ID_PATTERN, ProjectParam
 from agent_memory_query.sharing.policy import scoped_project, visible

@@ -29,8 +29,8 @@ from typing import Any
 from psycopg import AsyncConnection, sql
 from psycopg.rows import dict_row
 
-from agent_memory_common.db import load_queries
-from agent_memory_common.memory import pinned_salience
+from agent_memory_common.contracts.memory import pinned_salience
+from agent_memory_common.db.postgres import load_queries
 from agent_memory_query.search import supersession_store
 from agent_memory_query.search.brainstem.supersede import refs_for
 

@@ -13,8 +13,8 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query
 
-from agent_memory_common.auth import READ
-from agent_memory_common.http import ApiError, error_responses
+from agent_memory_common.auth.access import READ
+from agent_memory_common.web.http import ApiError, error_responses
 from agent_memory_query.context import Caller, Ctx
 from agent_memory_query.inputs import ID_PATTERN, ProjectParam
 from agent_memory_query.sharing.policy import scoped_project, visible

@@ -3,7 +3,7 @@
 isort:skip_file
 The event envelope: one conversation event of an AI agent.
 The HTTP JSON of POST /v1/events mirrors these fields one to one (field names identical);
-libs/server/agent_memory_common/src/agent_memory_common/event.py is kept in step by a test.
+libs/server/agent_memory_common/src/agent_memory_common/contracts/event.py is kept in step by a test.
 IngestService is the gRPC twin of POST /v1/events, served by the gateway beside HTTP
 (docs/grpc.md). Python stubs: libs/agents/agent_memory_proto (`make proto`).
 """

@@ -1,6 +1,12 @@
 -- The pruner's reads and its record (cleanup.py). Candidates are read from the system of record
 -- (events, TOC nodes, grips, episodes): index document ids are deterministic, so what an index
 -- holds for a row is known without asking the engine, and one query serves every adapter.
+--
+-- A pruning record is trusted (its entry is not a candidate again) only while it is newer than
+-- the project's retention policy (policy_set_at: retention_policies.updated_at, -infinity for
+-- the defaults) and, for a node, newer than the node's last change: under an earlier matrix the
+-- entry may have been written back (retention extended, then shortened again), so it is deleted
+-- again (a no-op if it is gone) and recorded anew.
 
 -- name: projects
 SELECT DISTINCT tenant, project_id FROM events
@@ -16,9 +22,15 @@ ORDER BY 1, 2
 SELECT tenant, project_id, overrides FROM retention_policies
 WHERE (%(tenant)s::text IS NULL OR tenant = %(tenant)s::text)
 
+-- name: policy
+-- One project's overrides and when they were set (no row: the defaults, since ever).
+SELECT overrides, updated_at FROM retention_policies
+WHERE tenant = %(tenant)s AND project_id = %(project_id)s
+
 -- name: event_candidates
--- Events with text (an empty one is never indexed), older than the cutoff, not pruned yet, and
--- not noted as a durable kind (retention.DURABLE_KINDS: never stale; grips the same below).
+-- Events with text (an empty one is never indexed), older than the cutoff, not pruned under the
+-- current policy (a trusted record: see the top), and not noted as a durable kind
+-- (retention.DURABLE_KINDS: never stale; grips the same below).
 -- Paged by (ts, key) after the last page's end, so a page never rescans the rows before it.
 SELECT 'event:' || e.tenant || ':' || e.event_id AS doc_id, e.ts, e.event_id AS key,
        left(e.text, 120) AS excerpt
@@ -30,7 +42,8 @@ WHERE e.tenant = %(tenant)s AND e.project_id = %(project_id)s AND e.ts < %(cutof
   AND NOT EXISTS (
       SELECT 1 FROM index_pruned AS p
       WHERE p.tenant = e.tenant AND p.index_name = %(index_name)s
-        AND p.doc_id = 'event:' || e.tenant || ':' || e.event_id)
+        AND p.doc_id = 'event:' || e.tenant || ':' || e.event_id
+        AND p.pruned_at >= %(policy_set_at)s)
 ORDER BY e.ts, e.event_id
 LIMIT %(limit)s
 
@@ -43,7 +56,8 @@ WHERE e.tenant = %(tenant)s AND e.project_id = %(project_id)s AND e.ts < %(cutof
   AND NOT EXISTS (
       SELECT 1 FROM index_pruned AS p
       WHERE p.tenant = e.tenant AND p.index_name = %(index_name)s
-        AND p.doc_id = 'event:' || e.tenant || ':' || e.event_id)
+        AND p.doc_id = 'event:' || e.tenant || ':' || e.event_id
+        AND p.pruned_at >= %(policy_set_at)s)
 
 -- name: node_candidates
 -- TOC nodes with content at one level. A node changed since it was pruned (a new version or a
@@ -59,7 +73,9 @@ WHERE n.tenant = %(tenant)s AND n.project_id = %(project_id)s AND n.level = %(le
   AND NOT EXISTS (
       SELECT 1 FROM index_pruned AS p
       WHERE p.tenant = n.tenant AND p.index_name = %(index_name)s
-        AND p.doc_id = 'node:' || n.tenant || ':' || n.node_id AND p.pruned_at >= n.updated_at)
+        AND p.doc_id = 'node:' || n.tenant || ':' || n.node_id
+        AND p.pruned_at >= n.updated_at
+        AND p.pruned_at >= %(policy_set_at)s)
 ORDER BY n.start_ts, n.node_id
 LIMIT %(limit)s
 
@@ -71,7 +87,9 @@ WHERE n.tenant = %(tenant)s AND n.project_id = %(project_id)s AND n.level = %(le
   AND NOT EXISTS (
       SELECT 1 FROM index_pruned AS p
       WHERE p.tenant = n.tenant AND p.index_name = %(index_name)s
-        AND p.doc_id = 'node:' || n.tenant || ':' || n.node_id AND p.pruned_at >= n.updated_at)
+        AND p.doc_id = 'node:' || n.tenant || ':' || n.node_id
+        AND p.pruned_at >= n.updated_at
+        AND p.pruned_at >= %(policy_set_at)s)
 
 -- name: grip_candidates
 -- A grip's time is the start of the segment version that made it, as its index document's.
@@ -86,7 +104,8 @@ WHERE g.tenant = %(tenant)s AND g.project_id = %(project_id)s AND v.start_ts < %
   AND NOT EXISTS (
       SELECT 1 FROM index_pruned AS p
       WHERE p.tenant = g.tenant AND p.index_name = %(index_name)s
-        AND p.doc_id = 'grip:' || g.tenant || ':' || g.grip_id)
+        AND p.doc_id = 'grip:' || g.tenant || ':' || g.grip_id
+        AND p.pruned_at >= %(policy_set_at)s)
 ORDER BY v.start_ts, g.grip_id
 LIMIT %(limit)s
 
@@ -100,7 +119,8 @@ WHERE g.tenant = %(tenant)s AND g.project_id = %(project_id)s AND v.start_ts < %
   AND NOT EXISTS (
       SELECT 1 FROM index_pruned AS p
       WHERE p.tenant = g.tenant AND p.index_name = %(index_name)s
-        AND p.doc_id = 'grip:' || g.tenant || ':' || g.grip_id)
+        AND p.doc_id = 'grip:' || g.tenant || ':' || g.grip_id
+        AND p.pruned_at >= %(policy_set_at)s)
 
 -- name: episode_candidates
 -- Finished episodes still matched by "similar" whose value score (retention.EpisodeValueRule)
@@ -133,10 +153,20 @@ FROM unnest(%(doc_ids)s::text[], %(ts)s::timestamptz[]) AS k (doc_id, ts)
 ON CONFLICT (tenant, index_name, doc_id)
 DO UPDATE SET pruned_at = now(), reason = EXCLUDED.reason, ts = EXCLUDED.ts
 
--- name: pruned_among
--- Which of these documents the pruner removed from which index (rebuild-index skips them).
-SELECT p.index_name, p.doc_id
-FROM index_pruned AS p
-JOIN unnest(%(tenants)s::text[], %(doc_ids)s::text[]) AS k (tenant, doc_id)
-  ON p.tenant = k.tenant AND p.doc_id = k.doc_id
-WHERE p.index_name IN ('vector', 'bm25')
+-- name: enforced
+-- Which of these projects' indexes the pruner has pruned under the project's current policy:
+-- from then on every writer keeps to the matrix (cleanup.WriteGate). Served by
+-- index_pruned_project; a record older than the policy is no evidence (the matrix changed).
+SELECT k.tenant, k.project_id, i.index_name
+FROM unnest(%(tenants)s::text[], %(project_ids)s::text[]) AS k (tenant, project_id)
+CROSS JOIN unnest(ARRAY['vector', 'bm25']) AS i (index_name)
+LEFT JOIN retention_policies AS r ON r.tenant = k.tenant AND r.project_id = k.project_id
+WHERE EXISTS (
+    SELECT 1 FROM index_pruned AS p
+    WHERE p.tenant = k.tenant AND p.project_id = k.project_id AND p.index_name = i.index_name
+      AND p.pruned_at >= COALESCE(r.updated_at, '-infinity'::timestamptz))
+
+-- name: clock
+-- The instant ages are measured at, from Postgres' clock for every process (the pruner and the
+-- writers), so that a host's clock running ahead cannot make one prune what another keeps.
+SELECT clock_timestamp()

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from agent_memory_common.logs import get_logger
+from agent_memory_common.core.logs import get_logger
 from agent_memory_query.search.brainstem.arcs import (
     arc_sources,
     bring_fix_edits,

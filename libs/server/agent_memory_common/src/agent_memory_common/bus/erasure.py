@@ -11,8 +11,8 @@ reported and no store holds the erased ids or text any more.
 
 Joining (a new service that owns data, e.g. topics), in its composition root::
 
-    from agent_memory_common.erasure import ErasureResult, erasure_runner
-    from agent_memory_common.messages import ErasureRequest
+    from agent_memory_common.bus.erasure import ErasureResult, erasure_runner
+    from agent_memory_common.contracts.messages import ErasureRequest
 
     async def erase_topics(conn: AsyncConnection, req: ErasureRequest) -> ErasureResult:
         ids = await erased_event_ids(conn, req.erasure_id)      # the tombstoned event ids
@@ -40,11 +40,11 @@ from nats.aio.msg import Msg
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
-from agent_memory_common.consumer import ConsumerRunner, Handler, Publication
-from agent_memory_common.messages import ErasureRequest
-from agent_memory_common.natslink import NatsLink
-from agent_memory_common.streams import ConsumerSpec
-from agent_memory_common.subjects import ERASURE_WILDCARD, STREAM_ERASURE
+from agent_memory_common.bus.consumer import ConsumerRunner, Handler, Publication
+from agent_memory_common.bus.natslink import NatsLink
+from agent_memory_common.bus.streams import ConsumerSpec
+from agent_memory_common.contracts.messages import ErasureRequest
+from agent_memory_common.contracts.subjects import ERASURE_WILDCARD, STREAM_ERASURE
 
 # The participants of this repository and what each erases (docs/asyncapi.json, docs/lifecycle.md).
 DOCUMENTED_PARTICIPANTS = {

@@ -31,8 +31,8 @@ from typing import Any, Self
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent_memory_common.event import Event
-from agent_memory_common.memory import MemoryKind, pinned_salience
+from agent_memory_common.contracts.event import Event
+from agent_memory_common.contracts.memory import MemoryKind, pinned_salience
 
 EventMessage = Event
 RecordedMessage = Event
@@ -197,7 +197,7 @@ class ErasureRequest(WireModel):
 
     Ids only: the erased event ids are the tombstones (``erased_events``) the query service
     wrote before publishing, so a participant reads them by ``erasure_id`` even after another
-    participant deleted the events (see ``agent_memory_common.erasure``)."""
+    participant deleted the events (see ``agent_memory_common.bus.erasure``)."""
 
     erasure_id: str = Field(min_length=1)
     tenant: str = Field(min_length=1)

@@ -20,7 +20,7 @@ from fastapi.routing import APIRoute
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from agent_memory_common.redaction import redact_json
+from agent_memory_common.redaction.engine import redact_json
 
 LOCAL_TENANT = "default"
 
@@ -153,7 +153,7 @@ def install_error_handlers(app: FastAPI) -> None:
 class TenantResolver:
     """Maps bearer tokens to tenants; with no tokens configured, everything is local mode.
 
-    Superseded by ``agent_memory_common.auth.Authenticator`` (roles, API keys), which both
+    Superseded by ``agent_memory_common.auth.access.Authenticator`` (roles, API keys), which both
     services use; kept only so that code written against it before keys still imports.
     """
 

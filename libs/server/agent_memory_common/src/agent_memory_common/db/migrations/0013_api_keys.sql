@@ -1,6 +1,6 @@
 -- API keys with roles (docs/team.md): only a hash of each secret is stored; the secret is shown
 -- once, when the key is created. Checked by the gateway and the query service
--- (agent_memory_common.auth), revoked by setting revoked_at (rows are kept for the audit trail).
+-- (agent_memory_common.auth.access), revoked by setting revoked_at (rows are kept for the audit trail).
 CREATE TABLE api_keys (
     -- Public half of the key ('amk_<key_id>_<secret>'): names the key in listings and routes.
     key_id      text        PRIMARY KEY,

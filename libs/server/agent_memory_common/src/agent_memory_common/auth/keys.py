@@ -13,8 +13,8 @@ from typing import Any
 from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 
-from agent_memory_common.auth import ROLES, Q, Role, new_key
-from agent_memory_common.http import ApiError
+from agent_memory_common.auth.access import ROLES, Q, Role, new_key
+from agent_memory_common.web.http import ApiError
 
 _DURATION = re.compile(r"^\s*(\d+)\s*([dhm])\s*$")
 _MAX_LIFETIME = timedelta(days=36_525)

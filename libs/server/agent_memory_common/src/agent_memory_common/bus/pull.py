@@ -46,7 +46,7 @@ from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 from nats.js.errors import Error as JetStreamError
 
-from agent_memory_common.publisher import write_raw
+from agent_memory_common.bus.publisher import write_raw
 
 JS_API_PREFIX = "$JS.API"
 # A pull request the server has not answered this long after it should have expired is gone

@@ -15,8 +15,7 @@ from nats.js.api import (
 )
 from nats.js.errors import NotFoundError
 
-from agent_memory_common.settings import CommonSettings
-from agent_memory_common.subjects import (
+from agent_memory_common.contracts.subjects import (
     DLQ_WILDCARD,
     ERASURE_WILDCARD,
     EVENTS_WILDCARD,
@@ -30,6 +29,7 @@ from agent_memory_common.subjects import (
     STREAM_TOC,
     TOC_WILDCARD,
 )
+from agent_memory_common.core.settings import CommonSettings
 
 DAY_S = 86_400.0
 

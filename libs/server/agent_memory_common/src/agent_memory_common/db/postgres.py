@@ -18,7 +18,7 @@ from psycopg import AsyncConnection, sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg_pool import AsyncConnectionPool
 
-from agent_memory_common.logs import get_logger
+from agent_memory_common.core.logs import get_logger
 
 _MIGRATION_LOCK = 0x616D656D  # "amem": one advisory lock id for the whole schema
 _MIGRATION_FILE = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
@@ -28,7 +28,7 @@ log = get_logger(__name__)
 
 def migrations() -> list[tuple[int, str, str]]:
     """(version, name, sql) for every migration shipped with this package, in order."""
-    folder = importlib.resources.files("agent_memory_common") / "migrations"
+    folder = importlib.resources.files("agent_memory_common.db") / "migrations"
     found = []
     for entry in folder.iterdir():
         match = _MIGRATION_FILE.match(entry.name)

@@ -53,8 +53,7 @@ from nats.errors import NoRespondersError
 from nats.js.errors import Error as JetStreamError
 from nats.js.errors import NoStreamResponseError
 
-from agent_memory_common.errors import TransientError
-from agent_memory_common.subjects import (
+from agent_memory_common.contracts.subjects import (
     STREAM_DLQ,
     STREAM_ERASURE,
     STREAM_EVENTS,
@@ -62,6 +61,7 @@ from agent_memory_common.subjects import (
     STREAM_SEGMENTS,
     STREAM_TOC,
 )
+from agent_memory_common.core.errors import TransientError
 
 if TYPE_CHECKING:
     from faststream.nats import NatsBroker

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from opentelemetry.trace import Link, SpanKind, Tracer, get_current_span
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-from agent_memory_common.logs import get_logger
+from agent_memory_common.core.logs import get_logger
 
 if TYPE_CHECKING:
     from nats.aio.msg import Msg

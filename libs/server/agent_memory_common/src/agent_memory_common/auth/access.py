@@ -39,8 +39,8 @@ from fastapi.routing import APIRoute, iter_route_contexts
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
-from agent_memory_common.db import load_queries
-from agent_memory_common.http import LOCAL_TENANT, ApiError
+from agent_memory_common.db.postgres import load_queries
+from agent_memory_common.web.http import LOCAL_TENANT, ApiError
 
 Role = Literal["reader", "writer", "admin"]
 ROLES: tuple[Role, ...] = get_args(Role)
@@ -49,7 +49,7 @@ KEY_PREFIX = "amk_"
 _CACHE_MAX = 10_000
 _CHALLENGE = {"WWW-Authenticate": 'Bearer realm="agent-memory"'}
 
-Q = load_queries(__package__ or "agent_memory_common", "sql/keys.sql")
+Q = load_queries("agent_memory_common.auth", "sql/keys.sql")
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,10 +23,10 @@ from faststream.nats import NatsBroker
 from nats.aio.client import Client
 from nats.js import JetStreamContext
 
-from agent_memory_common import tracing
-from agent_memory_common.errors import TransientError
-from agent_memory_common.logs import get_logger
-from agent_memory_common.publisher import BatchPublisher, Outgoing, publish_through_broker
+from agent_memory_common.bus.publisher import BatchPublisher, Outgoing, publish_through_broker
+from agent_memory_common.core import tracing
+from agent_memory_common.core.errors import TransientError
+from agent_memory_common.core.logs import get_logger
 
 log = get_logger(__name__)
 

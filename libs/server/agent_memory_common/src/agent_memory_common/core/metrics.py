@@ -26,7 +26,7 @@ from prometheus_client import (
     generate_latest,
 )
 
-from agent_memory_common.logs import get_logger
+from agent_memory_common.core.logs import get_logger
 
 log = get_logger(__name__)
 

@@ -43,10 +43,15 @@ from nats.aio.msg import Msg
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
-from agent_memory_common import tracing
-from agent_memory_common.errors import PoisonMessageError, TransientError
-from agent_memory_common.logs import get_logger
-from agent_memory_common.metrics import (
+from agent_memory_common.bus.natslink import NatsLink
+from agent_memory_common.bus.publisher import Outgoing
+from agent_memory_common.bus.pull import PullFeed, ack_all
+from agent_memory_common.bus.streams import ConsumerSpec, ensure_consumer
+from agent_memory_common.contracts.subjects import STREAM_DLQ, dlq_subject
+from agent_memory_common.core import tracing
+from agent_memory_common.core.errors import PoisonMessageError, TransientError
+from agent_memory_common.core.logs import get_logger
+from agent_memory_common.core.metrics import (
     CONSUMER_ACK_PENDING,
     CONSUMER_DEAD_LETTERS,
     CONSUMER_FAILURES,
@@ -55,11 +60,6 @@ from agent_memory_common.metrics import (
     CONSUMER_REDELIVERIES,
     CONSUMER_SECONDS,
 )
-from agent_memory_common.natslink import NatsLink
-from agent_memory_common.publisher import Outgoing
-from agent_memory_common.pull import PullFeed, ack_all
-from agent_memory_common.streams import ConsumerSpec, ensure_consumer
-from agent_memory_common.subjects import STREAM_DLQ, dlq_subject
 
 log = get_logger(__name__)
 

@@ -14,7 +14,7 @@ from typing import Any, Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from agent_memory_common.ulid import new_ulid
+from agent_memory_common.contracts.ulid import new_ulid
 
 Role = Literal["user", "assistant", "tool", "system"]
 EventType = Literal["message", "tool_call", "tool_result", "session_start", "session_end", "note"]

@@ -5,7 +5,7 @@ over ``streams.PIPELINE_CONSUMERS``); the publishers are the subject families an
 ``docs/asyncapi.json`` is this document, and a test checks that the committed file is what the
 code generates. Regenerate it with:
 
-    .venv/bin/python -m agent_memory_common.asyncapi > docs/asyncapi.json
+    .venv/bin/python -m agent_memory_common.bus.asyncapi > docs/asyncapi.json
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ import sys
 from faststream.nats import JStream, NatsBroker
 from faststream.specification import AsyncAPI
 
-from agent_memory_common.consumer import declare_consumer
-from agent_memory_common.erasure import DOCUMENTED_PARTICIPANTS, participant_spec
-from agent_memory_common.event import Event
-from agent_memory_common.messages import ErasureRequest
-from agent_memory_common.streams import PIPELINE_CONSUMERS
-from agent_memory_common.subjects import (
+from agent_memory_common.bus.consumer import declare_consumer
+from agent_memory_common.bus.erasure import DOCUMENTED_PARTICIPANTS, participant_spec
+from agent_memory_common.bus.streams import PIPELINE_CONSUMERS
+from agent_memory_common.contracts.event import Event
+from agent_memory_common.contracts.messages import ErasureRequest
+from agent_memory_common.contracts.subjects import (
     STREAM_DLQ,
     STREAM_ERASURE,
     STREAM_EVENTS,

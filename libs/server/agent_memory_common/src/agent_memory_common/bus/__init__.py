@@ -1,0 +1,2 @@
+"""NATS JetStream: the link, publishing, pull batches, streams, the idempotent consumer runner
+and erasure participation."""

@@ -1,0 +1,1 @@
+"""Postgres: migrations, pools, named SQL blocks and advisory locks."""

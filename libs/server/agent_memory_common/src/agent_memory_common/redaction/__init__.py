@@ -1,0 +1,1 @@
+"""Secret redaction of ingested events, run before anything is published."""
