@@ -239,6 +239,7 @@ class _HeldFeed(IndexFeed[DocChanges]):
     embedder's model, run outside the locks), else in ``write`` (under them)."""
 
     reads_segment_text = False
+    retention_index = "bm25"
     erasure_store = "bm25_documents"
 
     def __init__(self, index: TantivyIndex, slow_prepare: bool) -> None:

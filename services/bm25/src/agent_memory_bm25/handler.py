@@ -17,6 +17,7 @@ log = get_logger(__name__)
 
 class IndexHandler(IndexFeed[DocChanges]):
     reads_segment_text = True  # BM25 matches a segment by every word said in it
+    retention_index = "bm25"
     erasure_store = "bm25_documents"
 
     def __init__(self, index: TextIndex) -> None:

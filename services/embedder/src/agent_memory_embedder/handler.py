@@ -32,6 +32,7 @@ class Embedded:
 
 class EmbedHandler(IndexFeed[Embedded]):
     reads_segment_text = False  # a segment is embedded by its summary, an event with its context
+    retention_index = "vector"
     erasure_store = "vector_entries"
     slow_prepare = True  # the model: outside the per-document locks
 

@@ -13,12 +13,25 @@ engines: index document ids are deterministic (``docs.py``), so one query per so
 pgvector, Qdrant, Tantivy and OpenSearch alike, and a dry run counts exactly the rows that a
 run then removes.
 
-Kill -9 safe and idempotent, per page: the entries are deleted from the index first, then
-recorded in ``index_pruned`` (one commit). A crash between the two leaves the entries gone and
-unrecorded, so the next run deletes them again (a no-op) and records them. The record is what
-``admin rebuild-index`` consults (``RetentionGate``) so that a rebuild does not bring them back;
-a node changed after it was pruned (a new version, a pin: the indexers index it again) becomes a
-candidate again.
+The rule every writer of an index keeps (issue 58): once the pruner has pruned a project's index
+under the project's current matrix, that index holds what the matrix keeps and nothing else.
+The pruner removes what the matrix prunes; the live indexers (``feed.IndexFeed``) and ``admin
+rebuild-index`` ask ``RetentionGate`` at write time and write none of it (an entry they would
+have written is deleted instead), whether it aged out, was imported late, or was pruned before
+an indexer reached it. Until a project's first pruning under its current matrix (a new project,
+retention just changed), the writers write everything and the next run removes what it prunes:
+so a deployment that never prunes (a benchmark replaying old conversations) indexes it all.
+
+Kill -9 safe and idempotent, per page: under the tenant's index lock (``hold_index_writes``,
+exclusive), the entries are deleted from the index first, then recorded in ``index_pruned`` (one
+commit). A crash between the two leaves the entries gone and unrecorded, so the next run deletes
+them again (a no-op) and records them. The lock is what makes a record true: an indexer batch
+holds it shared from before it reads what to write until its commit, so a batch that decided
+before a page writes before the page deletes, and one that comes after sees the record (the
+project is pruned) and keeps to the matrix. A record is trusted (its entry not a candidate
+again) while it is newer than the project's policy and, for a node, the node's last change;
+an older one is deleted again, since under the earlier matrix the entry may have been written
+back.
 """
 
 from __future__ import annotations
@@ -33,8 +46,9 @@ from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 from pydantic import BaseModel, Field
 
+from agent_memory_common.db.locks import hold_xact_locks
 from agent_memory_common.db.postgres import load_queries
-from agent_memory_retrieval.docs import IndexDoc
+from agent_memory_retrieval.docs import IndexDoc, as_utc
 from agent_memory_retrieval.ports import IndexUnavailableError, TextIndex, VectorIndex
 from agent_memory_retrieval.retention import (
     DEFAULT_POLICY,
@@ -44,6 +58,7 @@ from agent_memory_retrieval.retention import (
     EpisodeValueRule,
     RetentionPolicy,
 )
+from agent_memory_retrieval.sources import DocChanges
 
 QUERIES = load_queries("agent_memory_retrieval", "sql/cleanup.sql")
 EXAMPLES = 3
@@ -120,6 +135,43 @@ async def _projects(conn: AsyncConnection[Any], scope: CleanupScope) -> list[tup
     return [(str(r[0]), str(r[1])) for r in await cur.fetchall()]
 
 
+async def _policy(
+    conn: AsyncConnection[Any], tenant: str, project_id: str
+) -> tuple[RetentionPolicy, datetime | None]:
+    """One project's policy as it is now, and when it was set (``None``: the defaults)."""
+    cur = conn.cursor(row_factory=dict_row)
+    await cur.execute(QUERIES["policy"], {"tenant": tenant, "project_id": project_id})
+    row = await cur.fetchone()
+    if row is None:
+        return DEFAULT_POLICY, None
+    return RetentionPolicy(overrides=dict(row["overrides"])), row["updated_at"]
+
+
+async def db_clock(conn: AsyncConnection[Any]) -> datetime:
+    """Now, by Postgres' clock: the pruner and every writer measure ages by the same clock, so
+    that a host whose clock runs ahead cannot prune what the writers still write."""
+    cur = await conn.execute(QUERIES["clock"])
+    row = await cur.fetchone()
+    assert row is not None
+    return as_utc(row[0])
+
+
+async def hold_index_writes(
+    conn: AsyncConnection[Any], tenants: Iterable[str], *, exclusive: bool
+) -> None:
+    """Serialise index writes with erasures and pruning, per tenant, until the transaction ends.
+
+    A writer's batch takes the lock shared before it reads what to write and keeps it until its
+    commit, after its index write; an erasure, and each page of the pruner, take it exclusively.
+    So they wait for the batches already under way (and then delete what those wrote), and a
+    batch that starts after them sees their tombstones and pruning records: neither an erased
+    event nor a pruned entry can be indexed again behind their back.
+    """
+    # the key is unchanged from when each tenant was locked in its own statement
+    names = (f"index-erasure:{tenant}" for tenant in set(tenants))
+    await hold_xact_locks(conn, names, shared=not exclusive)
+
+
 # --- the run -----------------------------------------------------------------------------------
 
 # An extra step (topic pruning, ``topic_prune.topic_step``, for one) adds its own IndexReport:
@@ -177,7 +229,7 @@ async def run_cleanup(
     unavailable and nothing is recorded for it, so the next run tries again.
     """
     started = time.monotonic()
-    now = now or datetime.now(UTC)
+    now = now or await db_clock(conn)
     projects = await _projects(conn, scope)
     policies = await load_policies(conn, scope.tenant)
     indexes: list[IndexReport] = []
@@ -222,7 +274,7 @@ async def _prune_index(
     levels = {lv: _Level(lv, asked.matrix[index_name].get(lv, "forever")) for lv in RETAINED_LEVELS}
     try:
         for tenant, project_id in projects:
-            policy = policies.get((tenant, project_id), DEFAULT_POLICY)
+            policy, set_at = await _policy(conn, tenant, project_id)
             for level in RETAINED_LEVELS:
                 cutoff = policy.cutoff(index_name, level, now)
                 if cutoff is None:
@@ -234,15 +286,15 @@ async def _prune_index(
                     "level": level,
                     "cutoff": cutoff,
                     "durable_kinds": list(DURABLE_KINDS),
+                    "policy_set_at": set_at or NEVER,
                 }
                 source = _source(level)
                 if dry_run:
                     await _count(conn, source, params, levels[level], page_size)
                     continue
                 async for rows in _pages(conn, source, params, page_size):
-                    await index.delete([r["doc_id"] for r in rows])
-                    await _record(conn, params, rows, "retention")
-                    levels[level].add(project_id, rows)
+                    went = await _prune_page(conn, index, params, rows, now)
+                    levels[level].add(project_id, went)
     except IndexUnavailableError as exc:
         report.status, report.reason = "unavailable", str(exc)
     report.levels = [lv.report() for lv in levels.values()]
@@ -252,6 +304,31 @@ async def _prune_index(
 
 
 START = ("-infinity", "")  # (ts, key) before every row
+NEVER = datetime.min.replace(tzinfo=UTC)  # when the defaults were set: before every record
+
+
+async def _prune_page(
+    conn: AsyncConnection[Any],
+    index: TextIndex | VectorIndex,
+    params: dict[str, Any],
+    rows: list[dict[str, Any]],
+    now: datetime,
+) -> list[dict[str, Any]]:
+    """Delete one page of candidates from ``index`` and record them, in one commit under the
+    tenant's index lock (exclusive: see the module docstring); returns what went.
+
+    The project's policy is read again under the lock: a retention changed since the run began
+    decides (an extended one keeps what the run's reading would have pruned).
+    """
+    async with conn.transaction():
+        await hold_index_writes(conn, {params["tenant"]}, exclusive=True)
+        policy, _ = await _policy(conn, params["tenant"], params["project_id"])
+        cutoff = policy.cutoff(params["index_name"], params["level"], now)
+        went = [r for r in rows if cutoff is not None and r["ts"] < cutoff]
+        if went:
+            await index.delete([r["doc_id"] for r in went])
+            await _record(conn, params, went, "retention")
+    return went
 
 
 async def _candidates(
@@ -349,22 +426,24 @@ async def _prune_episodes(
     )
 
 
-# --- what a rebuild may write ------------------------------------------------------------------
+# --- what a writer may write -------------------------------------------------------------------
 
 
 class RetentionGate:
-    """What ``admin rebuild-index`` may write back: never an entry the pruner removed from that
-    index and, with ``beyond_retention``, nothing older than the index keeps for its level and
-    project. Load once per rebuild (``load``), ask per page (``allowed``).
+    """What a writer may put in an index: the live indexers (``feed.IndexFeed``, per batch) and
+    ``admin rebuild-index`` (per page) ask it before they write.
 
-    Without ``beyond_retention`` a rebuild gives the index the pipeline built minus what the
-    pruner removed; entries that aged out since the last pruner run go at its next run.
+    An index of a project the pruner has pruned under the project's current policy (a trusted
+    record in ``index_pruned``: query ``enforced``) gets only what the matrix keeps; with
+    ``beyond_retention`` (``rebuild-index --retention``) every index does. Otherwise an entry is
+    written whatever its age, and the next pruner run removes what the matrix prunes. Ages are
+    measured by Postgres' clock at each ask, unless ``now`` is given.
     """
 
     def __init__(
         self,
         policies: dict[tuple[str, str], RetentionPolicy],
-        now: datetime,
+        now: datetime | None = None,
         *,
         beyond_retention: bool = False,
     ) -> None:
@@ -379,9 +458,13 @@ class RetentionGate:
         now: datetime | None = None,
         *,
         beyond_retention: bool = False,
+        tenants: Iterable[str] | None = None,
     ) -> RetentionGate:
-        policies = await load_policies(conn)
-        return cls(policies, now or datetime.now(UTC), beyond_retention=beyond_retention)
+        """The policies of every tenant, or of ``tenants`` only (an indexer's batch)."""
+        policies: dict[tuple[str, str], RetentionPolicy] = {}
+        for tenant in [None] if tenants is None else sorted(set(tenants)):
+            policies.update(await load_policies(conn, tenant))
+        return cls(policies, now, beyond_retention=beyond_retention)
 
     def policy(self, tenant: str, project_id: str) -> RetentionPolicy:
         return self._policies.get((tenant, project_id), DEFAULT_POLICY)
@@ -390,20 +473,35 @@ class RetentionGate:
         self, conn: AsyncConnection[Any], docs: Sequence[IndexDoc]
     ) -> dict[str, list[IndexDoc]]:
         """index name -> the documents of ``docs`` that index may hold."""
-        pruned: set[tuple[str, str]] = set()
-        if docs:
-            cur = await conn.execute(
-                QUERIES["pruned_among"],
-                {"tenants": [d.tenant for d in docs], "doc_ids": [d.id for d in docs]},
-            )
-            pruned = {(str(r[0]), str(r[1])) for r in await cur.fetchall()}
         out: dict[str, list[IndexDoc]] = {name: [] for name in INDEXES}
+        if not docs:
+            return out
+        now = self._now or await db_clock(conn)
+        enforced: set[tuple[str, str, str]] = set()
+        if not self._beyond:
+            pairs = sorted({(d.tenant, d.project_id) for d in docs})
+            cur = await conn.execute(
+                QUERIES["enforced"],
+                {"tenants": [t for t, _ in pairs], "project_ids": [p for _, p in pairs]},
+            )
+            enforced = {(str(r[0]), str(r[1]), str(r[2])) for r in await cur.fetchall()}
         for doc in docs:
             policy = self.policy(doc.tenant, doc.project_id)
             for name in INDEXES:
-                if (name, doc.id) in pruned:
-                    continue
-                if self._beyond and policy.beyond(name, doc.level, doc.ts, self._now, doc.kind):
+                kept = self._beyond or (doc.tenant, doc.project_id, name) in enforced
+                if kept and policy.beyond(name, doc.level, doc.ts, now, doc.kind):
                     continue
                 out[name].append(doc)
         return out
+
+    async def changes(
+        self, conn: AsyncConnection[Any], index_name: str, changes: DocChanges
+    ) -> DocChanges:
+        """``changes`` as ``index_name`` may write them: an upsert it may not hold becomes a
+        delete (an earlier copy, written before the project was pruned, goes too)."""
+        if not changes.upserts:
+            return changes
+        allowed = {d.id for d in (await self.allowed(conn, changes.upserts))[index_name]}
+        upserts = [d for d in changes.upserts if d.id in allowed]
+        refused = [d.id for d in changes.upserts if d.id not in allowed]
+        return DocChanges(upserts=upserts, deletes=[*changes.deletes, *refused])

@@ -5,6 +5,11 @@ through ``sources``; they differ only in how the changes are written, and in whi
 ``context`` their index reads. BM25 matches an event's previous turn and a segment's whole
 text; vectors embed an event's previous turn but only a segment's summary, so the embedder is
 spared the Postgres reads of segment text.
+
+Both keep to the retention matrix at write time (``cleanup.RetentionGate``): in a project the
+pruner has pruned under its current matrix, an entry the matrix prunes is deleted, not written,
+whether it is an old event imported late, a new version of an old node, or an entry the pruner
+recorded before the indexer reached it (issue 58).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from agent_memory_common.bus.consumer import Publication
 from agent_memory_common.bus.erasure import ErasureResult, erased_items
 from agent_memory_common.contracts.messages import ErasureRequest
 from agent_memory_common.db.locks import hold_xact_locks, lock_name
+from agent_memory_retrieval.cleanup import RetentionGate, hold_index_writes
 from agent_memory_retrieval.sources import (
     DocChanges,
     erasure_changes,
@@ -29,19 +35,6 @@ from agent_memory_retrieval.sources import (
 )
 
 P = TypeVar("P")
-
-
-async def _hold_tenants(conn: AsyncConnection, tenants: set[str], *, exclusive: bool) -> None:
-    """Serialise index writes with erasures, per tenant, until the transaction ends.
-
-    A batch takes the lock shared before it reads what to index and keeps it until its commit,
-    after its index write; an erasure takes it exclusively. So an erasure waits for the batches
-    already under way (and then deletes what they wrote), and a batch that starts after it sees
-    its tombstones: an erased event can never be indexed again behind an erasure's back.
-    """
-    # the key is unchanged from when each tenant was locked in its own statement
-    names = (f"index-erasure:{tenant}" for tenant in tenants)
-    await hold_xact_locks(conn, names, shared=not exclusive)
 
 
 def _node_locks(index: str, keys: list[tuple[str, str | None, str | None]]) -> list[str]:
@@ -105,30 +98,46 @@ class IndexFeed(ABC, Generic[P]):
 
     reads_event_context: ClassVar[bool] = True  # the turn before each event
     reads_segment_text: ClassVar[bool]  # every word of a segment
+    retention_index: ClassVar[str]  # its column of the retention matrix: "vector" or "bm25"
     erasure_store: ClassVar[str]  # the name of its index in an erasure receipt
     slow_prepare: ClassVar[bool] = False  # prepare outside the locks, then check again
 
     async def recorded(self, conn: AsyncConnection, msgs: Sequence[Msg]) -> list[Publication]:
         payloads = [m.data for m in msgs]
         keys = _keys(payloads)
-        await _hold_tenants(conn, _tenants(keys), exclusive=False)
+        await hold_index_writes(conn, _tenants(keys), exclusive=False)
         context = self.reads_event_context
         locks = _session_locks(self.erasure_store, keys) if context else []
-        await self._read_prepare_write(
-            conn, lambda: recorded_changes(conn, payloads, context=context), locks
-        )
+
+        async def read() -> DocChanges:
+            return await self._retained(
+                conn, await recorded_changes(conn, payloads, context=context)
+            )
+
+        await self._read_prepare_write(conn, read, locks)
         return []
 
     async def toc(self, conn: AsyncConnection, msgs: Sequence[Msg]) -> list[Publication]:
         payloads = [m.data for m in msgs]
         keys = _keys(payloads)
-        await _hold_tenants(conn, _tenants(keys), exclusive=False)
+        await hold_index_writes(conn, _tenants(keys), exclusive=False)
         text = self.reads_segment_text
         locks = _node_locks(self.erasure_store, keys)
-        await self._read_prepare_write(
-            conn, lambda: toc_changes(conn, payloads, context=text), locks
-        )
+
+        async def read() -> DocChanges:
+            return await self._retained(conn, await toc_changes(conn, payloads, context=text))
+
+        await self._read_prepare_write(conn, read, locks)
         return []
+
+    async def _retained(self, conn: AsyncConnection, changes: DocChanges) -> DocChanges:
+        """``changes`` as this index may write them under the current retention matrix: read
+        under the tenant lock, so that no pruning page falls between this and the write."""
+        tenants = {d.tenant for d in changes.upserts}
+        if not tenants:
+            return changes
+        gate = await RetentionGate.load(conn, tenants=tenants)
+        return await gate.changes(conn, self.retention_index, changes)
 
     async def _read_prepare_write(
         self,
@@ -154,13 +163,13 @@ class IndexFeed(ABC, Generic[P]):
     async def erase(self, conn: AsyncConnection, request: ErasureRequest) -> ErasureResult:
         """This index's part of an erasure (``agent_memory_common.bus.erasure``): the documents of
         the erased events and grips, and the neighbours whose context was erased."""
-        await _hold_tenants(conn, {request.tenant}, exclusive=True)
+        await hold_index_writes(conn, {request.tenant}, exclusive=True)
         grips = await erased_items(conn, request.erasure_id, "grip")
         changes = await erasure_changes(conn, request.tenant, request.erasure_id, grips)
+        erased = len(changes.deletes)
+        changes = await self._retained(conn, changes)  # the neighbours indexed again
         await self.write(await self.prepare(changes, None))
-        return ErasureResult(
-            {self.erasure_store: len(changes.deletes), "reindexed": len(changes.upserts)}
-        )
+        return ErasureResult({self.erasure_store: erased, "reindexed": len(changes.upserts)})
 
     @abstractmethod
     async def prepare(self, changes: DocChanges, earlier: P | None) -> P:
