@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from agent_memory_common.contracts.event import Event
 from agent_memory_recorder.handler import _plain_row, _row, decode
-from agent_memory_recorder.store import Row, insert_rows
+from agent_memory_recorder.store import EventRow, insert_rows
 
 RECEIVED = datetime(2026, 5, 1, 12, 30, 15, 123456, tzinfo=UTC)
 _DROP = object()  # leaves the key out
@@ -78,7 +78,7 @@ def test_other_valid_messages_are_left_to_pydantic(over: dict[str, Any]) -> None
     assert decode(data) == _row(Event.from_wire(data))
 
 
-def instants(row: Row) -> tuple[Any, ...]:
+def instants(row: EventRow) -> tuple[Any, ...]:
     """The row with its two times as datetimes: the quick path keeps the wire's own text."""
     return (*row[:2], datetime.fromisoformat(row[2]), *row[3:11], datetime.fromisoformat(row[11]))
 
@@ -115,7 +115,7 @@ TRICKY_TEXTS = [
 
 
 async def test_rows_read_back_as_written(pg_dsn: str) -> None:
-    rows: list[Row] = []
+    rows: list[EventRow] = []
     for i, text in enumerate(TRICKY_TEXTS):
         for path in ("batch", "alone"):  # the same row in one big COPY, and in one of its own
             rows.append(

@@ -75,7 +75,6 @@ _PUBLISH_ERRORS = (
     nats.js.errors.Error,
 )
 
-_SUBJECT_CACHE_MAX = 10_000
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -98,7 +97,6 @@ class Gateway:
         self.auth = Authenticator(settings.tokens, self.pool, cache_s=settings.key_cache_s)
         self.streams_ready = False
         self._setup_task: asyncio.Task[None] | None = None
-        self._subjects: dict[tuple[str, str], str] = {}
 
     async def start(self) -> None:
         await self.pool.open()
@@ -153,16 +151,6 @@ class Gateway:
             chunks.append(chunk)
         return b"".join(chunks)
 
-    def subject(self, tenant: str, project_id: str) -> str:
-        # subject_token runs a regex (and a hash for unsafe ids); projects repeat endlessly
-        key = (tenant, project_id)
-        subject = self._subjects.get(key)
-        if subject is None:
-            if len(self._subjects) >= _SUBJECT_CACHE_MAX:
-                self._subjects.clear()
-            subject = self._subjects[key] = event_subject(tenant, project_id)
-        return subject
-
     async def accept(
         self,
         principal: Principal,
@@ -194,7 +182,7 @@ class Gateway:
         if not self.streams_ready:
             raise self.unavailable("JetStream streams not ready")
         outgoing = [
-            Outgoing(self.subject(tenant, e.project_id), e.wire, msg_id(tenant, e.event_id))
+            Outgoing(event_subject(tenant, e.project_id), e.wire, msg_id(tenant, e.event_id))
             for e in events
         ]
         started = time.perf_counter()

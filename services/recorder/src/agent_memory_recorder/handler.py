@@ -33,8 +33,8 @@ from agent_memory_common.contracts.subjects import msg_id, recorded_subject
 from agent_memory_common.db.locks import hold_xact_locks, lock_name
 from agent_memory_recorder.dedup import DedupIndex, DedupRules, fingerprint
 from agent_memory_recorder.store import (
+    EventRow,
     Mark,
-    Row,
     erase_events,
     insert_duplicates,
     insert_new_rows,
@@ -49,11 +49,9 @@ _TYPES = frozenset(EVENT_TYPES)
 # How orjson writes an aware datetime (what the gateway sends); pydantic reads the same instant.
 _WIRE_TS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,6})?(?:Z|[+-]\d\d:\d\d)")
 _STR_FIELDS = ("event_id", "tenant", "project_id", "agent_id", "session_id", "text")
-_SUBJECT_CACHE_MAX = 10_000
-_subjects: dict[tuple[str, str], str] = {}
 
 
-def decode(data: bytes) -> Row:
+def decode(data: bytes) -> EventRow:
     """The ``events`` row of one message; raises ``pydantic.ValidationError`` for poison."""
     try:
         d = orjson.loads(data)
@@ -63,7 +61,7 @@ def decode(data: bytes) -> Row:
     return row if row is not None else _row(Event.from_wire(data))
 
 
-def _plain_row(d: dict[str, Any]) -> Row | None:
+def _plain_row(d: dict[str, Any]) -> EventRow | None:
     """The row when ``d`` is certainly a valid event as the gateway writes it, else None."""
     if len(d) != len(_WIRE_KEYS) or not _WIRE_KEYS.issuperset(d):
         return None
@@ -87,7 +85,7 @@ def _plain_row(d: dict[str, Any]) -> Row | None:
         datetime.fromisoformat(received_at)
     except ValueError:
         return None
-    return (
+    return EventRow(
         d["tenant"],
         d["event_id"],
         ts,
@@ -103,8 +101,8 @@ def _plain_row(d: dict[str, Any]) -> Row | None:
     )
 
 
-def _row(e: Event) -> Row:
-    return (
+def _row(e: Event) -> EventRow:
+    return EventRow(
         e.tenant,
         e.event_id,
         e.ts.isoformat(),
@@ -120,34 +118,30 @@ def _row(e: Event) -> Row:
     )
 
 
-def _subject(tenant: str, project_id: str) -> str:
-    key = (tenant, project_id)
-    subject = _subjects.get(key)
-    if subject is None:
-        if len(_subjects) >= _SUBJECT_CACHE_MAX:
-            _subjects.clear()
-        subject = _subjects[key] = recorded_subject(tenant, project_id)
-    return subject
-
-
 Handler = Callable[[AsyncConnection, Sequence[Msg]], Awaitable[list[Publication]]]
 
 
-def _announce(rows: Sequence[Row], msgs: Sequence[Msg]) -> list[Publication]:
+def _announce(rows: Sequence[EventRow], msgs: Sequence[Msg]) -> list[Publication]:
     return [
-        Publication(subject=_subject(r[0], r[3]), payload=m.data, msg_id=msg_id(r[0], r[1]))
+        Publication(
+            subject=recorded_subject(r.tenant, r.project_id),
+            payload=m.data,
+            msg_id=msg_id(r.tenant, r.event_id),
+        )
         for r, m in zip(rows, msgs, strict=True)
     ]
 
 
-async def hold_sessions(conn: AsyncConnection, rows: Sequence[Row]) -> None:
+async def hold_sessions(conn: AsyncConnection, rows: Sequence[EventRow]) -> None:
     """Store one session's events in one replica at a time, to the commit.
 
     Then ``seq`` order is commit order within a session, which the indexers rely on to find a
     turn stored before its previous turn (``sources.stored_before_successors``): without the
     lock, two replicas could commit a session's events in the opposite order of their seq.
     """
-    await hold_xact_locks(conn, (lock_name("record-session", r[0], r[5]) for r in rows if r[5]))
+    await hold_xact_locks(
+        conn, (lock_name("record-session", r.tenant, r.session_id) for r in rows if r.session_id)
+    )
 
 
 async def record(conn: AsyncConnection, msgs: Sequence[Msg]) -> list[Publication]:
@@ -156,7 +150,9 @@ async def record(conn: AsyncConnection, msgs: Sequence[Msg]) -> list[Publication
     await hold_sessions(conn, rows)
     refused = await insert_rows(conn, rows)
     if refused:
-        kept = [(r, m) for r, m in zip(rows, msgs, strict=True) if (r[0], r[1]) not in refused]
+        kept = [
+            (r, m) for r, m in zip(rows, msgs, strict=True) if (r.tenant, r.event_id) not in refused
+        ]
         return _announce([r for r, _ in kept], [m for _, m in kept])
     return _announce(rows, msgs)
 
@@ -180,26 +176,32 @@ def make_handler(rules: DedupRules) -> Handler:
         await _load_sessions(conn, index, rows)
         new, refused = await insert_new_rows(conn, rows)
         all_new = len(new) == len(rows)  # the usual batch: no per-row lookups
-        fresh = rows if all_new else [r for r in rows if (r[0], r[1]) in new]
+        fresh = rows if all_new else [r for r in rows if (r.tenant, r.event_id) in new]
         duplicates = await _mark_duplicates(conn, index, fresh)
         duplicates |= refused  # erased ids: refused, never announced
         if not all_new:
             decided = new | refused
-            old = [(r[0], r[1]) for r in rows if (r[0], r[1]) not in decided]
+            old = [(r.tenant, r.event_id) for r in rows if (r.tenant, r.event_id) not in decided]
             if old:  # redelivered: announce as first decided
                 duplicates |= await stored_duplicates(conn, old)
         if not duplicates:
             return _announce(rows, msgs)
-        keep = [(r, m) for r, m in zip(rows, msgs, strict=True) if (r[0], r[1]) not in duplicates]
+        keep = [
+            (r, m)
+            for r, m in zip(rows, msgs, strict=True)
+            if (r.tenant, r.event_id) not in duplicates
+        ]
         return _announce([r for r, _ in keep], [m for _, m in keep])
 
     return record_dedup
 
 
-async def _load_sessions(conn: AsyncConnection, index: DedupIndex, rows: Sequence[Row]) -> None:
+async def _load_sessions(
+    conn: AsyncConnection, index: DedupIndex, rows: Sequence[EventRow]
+) -> None:
     """Load the committed originals of the batch's sessions that the index does not hold."""
     rules = index.rules
-    missing = index.missing((r[0], r[3], r[5]) for r in rows)
+    missing = index.missing((r.tenant, r.project_id, r.session_id) for r in rows)
     if not missing:
         return
     loaded = await recent_originals(conn, missing, rules.recent_per_session)
@@ -215,21 +217,30 @@ async def _load_sessions(conn: AsyncConnection, index: DedupIndex, rows: Sequenc
 
 
 async def _mark_duplicates(
-    conn: AsyncConnection, index: DedupIndex, rows: Sequence[Row]
+    conn: AsyncConnection, index: DedupIndex, rows: Sequence[EventRow]
 ) -> set[tuple[str, str]]:
     """Decide for each new row, in order, whether it repeats an original; store the marks."""
     rules = index.rules
     marks: list[Mark] = []
     for r in rows:
-        fp = fingerprint(r[1], datetime.fromisoformat(r[2]).timestamp(), r[7], r[8], r[9], rules)
+        ts = datetime.fromisoformat(r.ts).timestamp()
+        fp = fingerprint(r.event_id, ts, r.role, r.type, r.text, rules)
         if fp is None:
             continue
-        key = (r[0], r[3], r[5])
+        key = (r.tenant, r.project_id, r.session_id)
         verdict = index.check(key, fp)
         if verdict is None:
             index.add(key, fp)
         else:
             marks.append(
-                (r[0], r[1], verdict.duplicate_of, r[3], r[5], verdict.method, verdict.similarity)
+                (
+                    r.tenant,
+                    r.event_id,
+                    verdict.duplicate_of,
+                    r.project_id,
+                    r.session_id,
+                    verdict.method,
+                    verdict.similarity,
+                )
             )
     return await insert_duplicates(conn, marks)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import NamedTuple
 
 from psycopg import AsyncConnection
 
@@ -12,13 +13,30 @@ from agent_memory_recorder.dedup import SessionKey
 
 QUERIES = load_queries(__package__ or "")
 
-# One ``events`` row in the column order of ``copy_incoming``: tenant, event_id, ts, project_id,
-# agent_id, session_id, user_id, role, type, text, metadata (JSON text), received_at. The two
-# times are RFC 3339 text, which Postgres parses: no datetime objects to build and format.
-Row = tuple[str, str, str, str, str, str, str | None, str, str, str, str, str]
+
+class EventRow(NamedTuple):
+    """One ``events`` row in the column order of ``copy_incoming`` (a tuple, so COPY writes it
+    as it is; named, so the handler reads ``row.session_id``, not ``row[5]``).
+
+    The two times are RFC 3339 text, which Postgres parses: no datetime objects to build and
+    format on the hot path. ``metadata`` is JSON text.
+    """
+
+    tenant: str
+    event_id: str
+    ts: str
+    project_id: str
+    agent_id: str
+    session_id: str
+    user_id: str | None
+    role: str
+    type: str
+    text: str
+    metadata: str
+    received_at: str
 
 
-async def insert_rows(conn: AsyncConnection, rows: Sequence[Row]) -> set[tuple[str, str]]:
+async def insert_rows(conn: AsyncConnection, rows: Sequence[EventRow]) -> set[tuple[str, str]]:
     """Append events in the caller's transaction; rows that already exist are left as they are.
 
     Returns the (tenant, event_id) of erased events, which are refused (never stored again)."""
@@ -41,7 +59,7 @@ async def erase_events(conn: AsyncConnection, erasure_id: str) -> int:
 
 
 async def insert_new_rows(
-    conn: AsyncConnection, rows: Sequence[Row]
+    conn: AsyncConnection, rows: Sequence[EventRow]
 ) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
     """``insert_rows``, answering the (tenant, event_id) of the rows that were not there yet,
     and of the erased ones refused."""

@@ -326,19 +326,18 @@ async def _messages(
     return [toc_node_message(r, grips.get(r["tenant"], {}), r["pinned"]) for r in rows]
 
 
-async def node_version_payload(
+async def node_version_message(
     conn: AsyncConnection, tenant: str, node_id: str, version: int
-) -> dict[str, Any] | None:
-    """One node version as a ``mem.toc`` message (``TocNodeMessage``, dumped), with today's
-    pins: what a pin republishes so that the indexes learn the new salience (a redelivered
-    version changes nothing else)."""
+) -> TocNodeMessage | None:
+    """One node version as a ``mem.toc`` message, with today's pins: what a pin republishes so
+    that the indexes learn the new salience (a redelivered version changes nothing else)."""
     cur = conn.cursor(row_factory=dict_row)
     await cur.execute(
         QUERIES["node_version"], {"tenant": tenant, "node_id": node_id, "version": version}
     )
     rows = await cur.fetchall()
     messages = await _messages(conn, rows)
-    return messages[0].model_dump() if messages else None
+    return messages[0] if messages else None
 
 
 async def grip_pages(

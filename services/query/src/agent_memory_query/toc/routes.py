@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-import orjson
 from fastapi import APIRouter, Path, Query
 from psycopg import AsyncConnection
 
 from agent_memory_common.auth.access import READ, WRITE, Principal
+from agent_memory_common.bus.publisher import Outgoing
 from agent_memory_common.contracts.event import parse_ts
 from agent_memory_common.contracts.subjects import toc_subject
 from agent_memory_common.contracts.ulid import new_ulid
@@ -34,7 +34,7 @@ from agent_memory_query.toc.schemas import (
     TocSearchAnswer,
     TocYears,
 )
-from agent_memory_retrieval.sources import node_version_payload
+from agent_memory_retrieval.sources import node_version_message
 
 router = APIRouter(tags=["toc"])
 log = get_logger(__name__)
@@ -277,15 +277,13 @@ async def _republish(
     answer says ``reindexed: false``.
     """
     try:
-        payload = await node_version_payload(conn, tenant, node_id, version)
-        if payload is None:
+        message = await node_version_message(conn, tenant, node_id, version)
+        if message is None:
             return False
-        await ctx.link.require_js().publish(
-            toc_subject(tenant, str(payload["project_id"])),
-            orjson.dumps(payload),
-            headers={"Nats-Msg-Id": f"{tenant}/{node_id}/v{version}/pin/{new_ulid()}"},
-            timeout=PUBLISH_TIMEOUT_S,
-        )
+        # a message id of its own: the version's id is taken by its first announcement
+        pin_id = f"{message.msg_id}/pin/{new_ulid()}"
+        outgoing = Outgoing(toc_subject(tenant, message.project_id), message.to_wire(), pin_id)
+        await ctx.link.publish([outgoing], timeout=PUBLISH_TIMEOUT_S)
     except Exception as exc:  # the pin is stored; only the indexes' copy lags
         log.warning("toc.pin_not_reindexed", node_id=node_id, error=repr(exc))
         return False

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 
@@ -30,6 +31,11 @@ TOC_WILDCARD = "mem.toc.>"
 ERASURE_WILDCARD = "mem.erasure.>"
 
 _SAFE_TOKEN = re.compile(r"^[A-Za-z0-9_\-]{1,64}$")
+# Subjects are built for every event on the hot paths (gateway, recorder) and the same
+# (tenant, project) pairs repeat endlessly: each builder keeps its answers, bounded, here and
+# nowhere else (subject_token runs a regex, and a hash for unsafe ids).
+SUBJECT_CACHE_SIZE = 10_000
+_cached = functools.lru_cache(maxsize=SUBJECT_CACHE_SIZE)
 
 
 def subject_token(value: str) -> str:
@@ -44,23 +50,28 @@ def subject_token(value: str) -> str:
     return "h" + hashlib.blake2b(value.encode(), digest_size=8).hexdigest()
 
 
+@_cached
 def event_subject(tenant: str, project_id: str) -> str:
     return f"mem.events.{subject_token(tenant)}.{subject_token(project_id)}"
 
 
+@_cached
 def recorded_subject(tenant: str, project_id: str) -> str:
     return f"mem.recorded.{subject_token(tenant)}.{subject_token(project_id)}"
 
 
+@_cached
 def segment_subject(tenant: str, project_id: str) -> str:
     return f"mem.segments.{subject_token(tenant)}.{subject_token(project_id)}"
 
 
+@_cached
 def toc_subject(tenant: str, project_id: str) -> str:
     """Each new TOC node version; message id ``<tenant>/<node_id>/v<version>``."""
     return f"mem.toc.{subject_token(tenant)}.{subject_token(project_id)}"
 
 
+@_cached
 def erasure_subject(tenant: str, project_id: str) -> str:
     """Erasure requests; message id ``<tenant>/<erasure_id>``."""
     return f"mem.erasure.{subject_token(tenant)}.{subject_token(project_id)}"

@@ -7,7 +7,6 @@ validation errors name the offending field; expected failures are never a 500.
 
 from __future__ import annotations
 
-import hmac
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -148,45 +147,6 @@ def install_error_handlers(app: FastAPI) -> None:
         code = "not_found" if exc.status_code == 404 else "http_error"
         err = ApiError(exc.status_code, code, str(exc.detail))
         return JSONResponse(err.body(), status_code=exc.status_code, headers=exc.headers)
-
-
-class TenantResolver:
-    """Maps bearer tokens to tenants; with no tokens configured, everything is local mode.
-
-    Superseded by ``agent_memory_common.auth.access.Authenticator`` (roles, API keys), which both
-    services use; kept only so that code written against it before keys still imports.
-    """
-
-    def __init__(self, tokens: str) -> None:
-        self._tokens: dict[str, str] = {}
-        for pair in tokens.split(","):
-            pair = pair.strip()
-            if not pair:
-                continue
-            token, sep, tenant = pair.rpartition(":")
-            if not sep or not token or not tenant:
-                raise ValueError("AGENT_MEMORY_TOKENS: expected 'token:tenant' pairs")
-            self._tokens[token] = tenant
-
-    @property
-    def local_mode(self) -> bool:
-        return not self._tokens
-
-    def tenant_for(self, authorization: str | None) -> str:
-        """The caller's tenant, or an ``ApiError`` 401."""
-        if self.local_mode:
-            return LOCAL_TENANT
-        challenge = {"WWW-Authenticate": 'Bearer realm="agent-memory"'}
-        if not authorization:
-            raise ApiError(401, "unauthorized", "missing bearer token", headers=challenge)
-        scheme, _, presented = authorization.partition(" ")
-        if scheme.lower() != "bearer" or not presented.strip():
-            raise ApiError(401, "unauthorized", "expected 'Bearer <token>'", headers=challenge)
-        presented = presented.strip()
-        for token, tenant in self._tokens.items():
-            if hmac.compare_digest(token.encode(), presented.encode()):
-                return tenant
-        raise ApiError(401, "unauthorized", "unknown token", headers=challenge)
 
 
 def _query_parameter_names(dependant: Dependant) -> set[str]:
