@@ -8,10 +8,11 @@ twice, or while the indexer services run, changes nothing but what was missing o
 Search keeps answering meanwhile; with ``--fresh`` the selected index is emptied first, and
 until it is refilled search leans on the other tiers.
 
-A rebuild respects retention (``agent_memory_retrieval.cleanup.RetentionGate``): an entry the
-pruner removed from an index is never written back to that index; with ``--retention`` neither
-is one older than that index keeps for its level and project (what the next pruner run would
-remove anyway).
+A rebuild keeps the writers' retention rule (``agent_memory_retrieval.cleanup.RetentionGate``,
+docs/lifecycle.md): the index of a project the pruner has pruned under its current matrix gets
+only what the matrix keeps; with ``--retention`` every project's does (else the next pruner run
+removes the rest). Each page is written under the tenants' index lock, held shared like an
+indexer's batch, so that no pruning page falls between the rebuild's check and its write.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from rich.progress import (
 from agent_memory_cli import cleanup, erase, keys_cmd
 from agent_memory_cli.settings import Settings
 from agent_memory_common.db.postgres import prepare_database
-from agent_memory_retrieval.cleanup import RetentionGate
+from agent_memory_retrieval.cleanup import RetentionGate, hold_index_writes
 from agent_memory_retrieval.factory import load_embedder, open_text_index, open_vector_index
 from agent_memory_retrieval.ports import Embedder, TextIndex, VectorIndex
 from agent_memory_retrieval.settings import RetrievalSettings
@@ -71,7 +72,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     rebuild.add_argument(
         "--retention",
         action="store_true",
-        help="also leave out entries older than the retention matrix keeps (pruned ones always)",
+        help=(
+            "leave out what the retention matrix prunes in every project (in a pruned one, always)"
+        ),
     )
     rebuild.set_defaults(run=_cmd_rebuild)
     cleanup.register(admin_sub)
@@ -87,7 +90,7 @@ class RebuildReport:
     text_docs: int = 0
     vector_docs: int = 0
     deleted: int = 0
-    skipped: int = 0  # documents an index did not get back: pruned or beyond retention
+    skipped: int = 0  # documents an index did not get: beyond retention (the writers' rule)
     seconds: float = 0.0
 
 
@@ -161,7 +164,10 @@ async def rebuild_index(
                 task = bar.add_task("rebuilding", total=total)
                 for pages in sources:
                     async for rows, changes in pages(conn, page_size):
-                        await _write(conn, gate, changes, text, vectors, embedder, report)
+                        async with conn.transaction():
+                            tenants = {d.tenant for d in changes.upserts}
+                            await hold_index_writes(conn, tenants, exclusive=False)
+                            await _write(conn, gate, changes, text, vectors, embedder, report)
                         report.rows += rows
                         bar.advance(task, rows)
     finally:
