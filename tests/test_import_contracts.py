@@ -109,6 +109,11 @@ VIOLATIONS = {
         "agent_memory_common is layered",
         "agent_memory_common.contracts.event -> agent_memory_common.bus",
     ),
+    "the search engine's brainstem imports a Postgres store": (
+        {"agent_memory_search.brainstem.engine": "from agent_memory_search import store\n"},
+        "The search engine is layered",
+        "agent_memory_search.brainstem.engine -> agent_memory_search.store",
+    ),
     "a service imports the command": (
         {"agent_memory_gateway.app": "from agent_memory_cli import supervisor\n"},
         "Nothing imports the agent-memory command",

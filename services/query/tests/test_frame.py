@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_memory_query.search.brainstem.engine import SearchQuery
-from agent_memory_query.search.brainstem.frame import without_frame
+from agent_memory_search.brainstem.engine import SearchQuery
+from agent_memory_search.brainstem.frame import without_frame
 from tests.raw_search import insert_messages, raw_search
 
 TS = datetime(2026, 9, 1, tzinfo=UTC)

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from agent_memory_query.search.brainstem.engine import SearchQuery
-from agent_memory_query.search.brainstem.fusion import Candidate
-from agent_memory_query.search.brainstem.own_words import asks_own_words, prefer_own_words
 from agent_memory_retrieval.docs import IndexDoc
+from agent_memory_search.brainstem.engine import SearchQuery
+from agent_memory_search.brainstem.fusion import Candidate
+from agent_memory_search.brainstem.own_words import asks_own_words, prefer_own_words
 from tests.raw_search import insert_messages, raw_search
 
 TS = datetime(2026, 9, 1, tzinfo=UTC)

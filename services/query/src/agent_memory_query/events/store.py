@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from psycopg import AsyncConnection, sql
 from psycopg.rows import dict_row
 
 from agent_memory_common.db.postgres import load_queries
 from agent_memory_query.sharing.policy import BOUNDS_SQL, ReadBounds
+from agent_memory_search.event_scope import event_conditions
 
 QUERIES = load_queries(__package__ or "", "sql/events.sql")
 
@@ -31,42 +32,6 @@ class EventFilter:
     session_id: str | None = None
     since: datetime | None = None
     until: datetime | None = None
-
-
-class EventScope(Protocol):
-    """The filters an event query can take: EventFilter here, SearchFilter in search."""
-
-    @property
-    def tenant(self) -> str: ...
-    @property
-    def project_id(self) -> str | None: ...
-    @property
-    def agent_id(self) -> str | None: ...
-    @property
-    def session_id(self) -> str | None: ...
-    @property
-    def since(self) -> datetime | None: ...
-    @property
-    def until(self) -> datetime | None: ...
-
-
-def event_conditions(flt: EventScope, params: dict[str, Any]) -> list[sql.Composable]:
-    """WHERE conditions on the events table for a tenant, ids and a [since, until) window;
-    fills ``params`` with their values."""
-    where: list[sql.Composable] = [sql.SQL("tenant = %(tenant)s")]
-    params["tenant"] = flt.tenant
-    for name in ("project_id", "agent_id", "session_id"):
-        value = getattr(flt, name)
-        if value is not None:
-            where.append(sql.SQL("{} = %({})s").format(sql.Identifier(name), sql.SQL(name)))
-            params[name] = value
-    if flt.since is not None:
-        where.append(sql.SQL("ts >= %(since)s"))
-        params["since"] = flt.since
-    if flt.until is not None:
-        where.append(sql.SQL("ts < %(until)s"))
-        params["until"] = flt.until
-    return where
 
 
 async def list_events(

@@ -1,1 +1,2 @@
-"""Search: ``/v1/search``, the brainstem that plans and ranks it, and what it opens at start."""
+"""Search: ``/v1/search`` over the engine of ``agent_memory_search``, what it opens at start
+(``runtime``), and the TOC and topic tiers, which read this service's own stores."""

@@ -21,12 +21,12 @@ from agent_memory_common.db.postgres import reading
 from agent_memory_common.web.http import ApiError, error_responses, validation_details
 from agent_memory_query.context import Caller, Ctx
 from agent_memory_query.retention.explain import retention_notes
-from agent_memory_query.search.brainstem.engine import SearchOutcome, SearchQuery, Understanding
-from agent_memory_query.search.brainstem.fusion import Candidate
 from agent_memory_query.search.metrics import observe_search
 from agent_memory_query.search.schemas import SearchRequest, SearchResponse
 from agent_memory_query.search.topic_tier import add_topic_tier, start_topics
 from agent_memory_query.sharing.policy import attribute, scoped_agent, scoped_project
+from agent_memory_search.brainstem.engine import SearchOutcome, SearchQuery, Understanding
+from agent_memory_search.brainstem.fusion import Candidate
 
 router = APIRouter(tags=["search"])
 

@@ -17,15 +17,16 @@ from psycopg_pool import AsyncConnectionPool
 
 from agent_memory_common.core.logs import get_logger
 from agent_memory_common.db.postgres import reading
-from agent_memory_query.search import arc_store, period, supersession_store
-from agent_memory_query.search import store as search_store
-from agent_memory_query.search.brainstem.engine import Brainstem, EngineOptions
-from agent_memory_query.search.brainstem.ranking import RankingPolicy
-from agent_memory_query.search.brainstem.supersede import Links
+from agent_memory_query.search import toc_tier
 from agent_memory_query.settings import SearchOptions, Settings
 from agent_memory_retrieval.docs import Hit, SearchFilter
 from agent_memory_retrieval.factory import load_embedder, open_text_index, open_vector_index
 from agent_memory_retrieval.ports import TextIndex, VectorIndex
+from agent_memory_search import arc_store, period, supersession_store
+from agent_memory_search import store as search_store
+from agent_memory_search.brainstem.engine import Brainstem, EngineOptions
+from agent_memory_search.brainstem.ranking import RankingPolicy
+from agent_memory_search.brainstem.supersede import Links
 
 log = get_logger(__name__)
 
@@ -117,7 +118,7 @@ async def open_search(settings: Settings, pool: AsyncConnectionPool) -> SearchRu
 
     async def toc(query: str, flt: SearchFilter, limit: int) -> list[Hit]:
         async with reading(pool) as conn:
-            return await search_store.toc_hits(conn, query, flt, limit)
+            return await toc_tier.toc_hits(conn, query, flt, limit)
 
     async def fresh_scan(query: str, flt: SearchFilter, limit: int) -> list[Hit]:
         async with reading(pool) as conn:
@@ -125,7 +126,7 @@ async def open_search(settings: Settings, pool: AsyncConnectionPool) -> SearchRu
 
     async def fresh_toc(query: str, flt: SearchFilter, limit: int) -> list[Hit]:
         async with reading(pool) as conn:
-            return await search_store.toc_hits(conn, query, flt, limit, newest=opts.fresh_rows)
+            return await toc_tier.toc_hits(conn, query, flt, limit, newest=opts.fresh_rows)
 
     async def lookup(tenant: str, ids: Sequence[str]) -> dict[str, int]:
         # On every search's path: one SELECT needs no BEGIN and COMMIT round trips (0.6 ->

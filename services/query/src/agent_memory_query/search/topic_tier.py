@@ -24,9 +24,9 @@ from agent_memory_common.contracts.event import parse_ts
 from agent_memory_common.core.logs import get_logger
 from agent_memory_common.db.postgres import reading
 from agent_memory_query.context import QueryContext
-from agent_memory_query.search.brainstem.intent import GENERIC_WORDS, content_words
 from agent_memory_query.search.schemas import SearchRequest
 from agent_memory_query.topics import store as topic_store
+from agent_memory_search.brainstem.intent import GENERIC_WORDS, content_words
 
 log = get_logger(__name__)
 

@@ -31,8 +31,8 @@ from psycopg.rows import dict_row
 
 from agent_memory_common.contracts.memory import pinned_salience
 from agent_memory_common.db.postgres import load_queries
-from agent_memory_query.search import supersession_store
-from agent_memory_query.search.brainstem.supersede import refs_for
+from agent_memory_search import supersession_store
+from agent_memory_search.brainstem.supersede import refs_for
 
 Q = load_queries(__package__ or "", "sql/toc.sql")
 # ``search`` over every node of the tenant, or over its newest only (``newest``)

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from agent_memory_query.search.brainstem.fusion import Candidate, HitLike
+from agent_memory_search.brainstem.fusion import Candidate, HitLike
 
 SPREAD_WEIGHTS: Mapping[str, float] = {"moments": 1.0, "segments": 0.5, "vector": 0.75}
 

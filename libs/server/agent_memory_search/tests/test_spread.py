@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from agent_memory_query.search.brainstem.fusion import Candidate
-from agent_memory_query.search.brainstem.spread import SpreadOptions, session_order, spread
 from agent_memory_retrieval.docs import Hit, IndexDoc
+from agent_memory_search.brainstem.fusion import Candidate
+from agent_memory_search.brainstem.spread import SpreadOptions, session_order, spread
 
 TS = datetime(2026, 3, 18, tzinfo=UTC)
 

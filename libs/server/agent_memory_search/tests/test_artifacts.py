@@ -6,14 +6,14 @@ from datetime import UTC, datetime
 
 import pytest
 
-from agent_memory_query.search.brainstem.artifacts import (
+from agent_memory_retrieval.docs import IndexDoc
+from agent_memory_search.brainstem.artifacts import (
     KINDS,
     artifact_kind,
     asked_artifacts,
     prefer_artifacts,
 )
-from agent_memory_query.search.brainstem.fusion import Candidate
-from agent_memory_retrieval.docs import IndexDoc
+from agent_memory_search.brainstem.fusion import Candidate
 
 TS = datetime(2026, 9, 1, tzinfo=UTC)
 

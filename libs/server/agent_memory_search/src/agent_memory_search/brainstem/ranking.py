@@ -33,8 +33,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
-from agent_memory_query.search.brainstem.fusion import Candidate
-from agent_memory_query.search.brainstem.timeparse import TimeRange
+from agent_memory_search.brainstem.fusion import Candidate
+from agent_memory_search.brainstem.timeparse import TimeRange
 
 EVERGREEN_KINDS = frozenset({"decision", "constraint", "definition", "procedure", "preference"})
 STALE_KINDS = frozenset({"observation", ""})  # an unclassified moment is an observation

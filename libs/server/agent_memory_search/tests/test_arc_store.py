@@ -8,8 +8,8 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
-from agent_memory_query.search.arc_store import edits_before, following_messages
 from agent_memory_retrieval.docs import SearchFilter
+from agent_memory_search.arc_store import edits_before, following_messages
 
 TS = datetime(2026, 5, 1, tzinfo=UTC)
 

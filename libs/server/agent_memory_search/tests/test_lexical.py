@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from agent_memory_query.search.brainstem.lexical import coverage, terms, vectors_lead
-from agent_memory_query.search.brainstem.planner import WEIGHTS
 from agent_memory_retrieval.docs import Hit, IndexDoc
+from agent_memory_search.brainstem.lexical import coverage, terms, vectors_lead
+from agent_memory_search.brainstem.planner import WEIGHTS
 
 
 def hit(i: str, text: str, context: str = "") -> Hit:

@@ -19,9 +19,9 @@ from psycopg import AsyncConnection, sql
 from psycopg.rows import dict_row
 
 from agent_memory_common.contracts.event import Event
-from agent_memory_query.events.store import event_conditions
 from agent_memory_retrieval.docs import Hit, SearchFilter
 from agent_memory_retrieval.sources import event_doc
+from agent_memory_search.event_scope import event_conditions
 
 # Words without which a message cannot state a cause or a fix: a looser superset of
 # ``arcs.RESOLUTION`` (tested), so only those messages leave Postgres, not the pasted logs and

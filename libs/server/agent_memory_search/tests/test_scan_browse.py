@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 import psycopg
 from psycopg.types.json import Jsonb
 
-from agent_memory_query.search.store import scan_events
 from agent_memory_retrieval.docs import SearchFilter
+from agent_memory_search.store import scan_events
 
 TS = datetime(2026, 7, 14, 9, tzinfo=UTC)
 

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import psycopg
 
-from agent_memory_query.search.period import last_worked_day
+from agent_memory_search.period import last_worked_day
 
 
 def _node(

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from agent_memory_query.search.brainstem.timeparse import TimeRange, parse_time
+from agent_memory_search.brainstem.timeparse import TimeRange, parse_time
 
 NOW = datetime(2026, 3, 18, 15, 30, tzinfo=UTC)  # a Wednesday
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from agent_memory_query.search.brainstem.fusion import HitLike
-from agent_memory_query.search.brainstem.intent import STOPWORDS
+from agent_memory_search.brainstem.fusion import HitLike
+from agent_memory_search.brainstem.intent import STOPWORDS
 
 _WORD = re.compile(r"[\w']+")
 # Words that ask or glue, never what is asked about: the intent's STOPWORDS less the verbs and

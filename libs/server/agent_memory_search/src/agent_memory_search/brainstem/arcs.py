@@ -35,9 +35,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from agent_memory_query.search.brainstem.fusion import Candidate
-from agent_memory_query.search.brainstem.ranking import reweigh_all
 from agent_memory_retrieval.docs import Hit
+from agent_memory_search.brainstem.fusion import Candidate
+from agent_memory_search.brainstem.ranking import reweigh_all
 
 FIX_QUESTION = re.compile(
     r"\b(fix(ed|es|ing)?|solv(e|ed|ing)|resolv(e|ed|ing)|cur(e|ed|es)|repair(ed|s)?|"

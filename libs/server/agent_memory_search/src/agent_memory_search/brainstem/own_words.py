@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
-from agent_memory_query.search.brainstem.fusion import Candidate
-from agent_memory_query.search.brainstem.ranking import reweigh_all
+from agent_memory_search.brainstem.fusion import Candidate
+from agent_memory_search.brainstem.ranking import reweigh_all
 
 _SAID = (
     r"(?:say|said|ask|asked|want|wanted|tell|told|mention|mentioned|request|requested|"

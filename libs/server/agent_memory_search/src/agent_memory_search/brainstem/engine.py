@@ -16,7 +16,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from agent_memory_common.core.logs import get_logger
-from agent_memory_query.search.brainstem.arcs import (
+from agent_memory_retrieval.docs import Hit, SearchFilter
+from agent_memory_retrieval.ports import Embedder, TextIndex, VectorIndex
+from agent_memory_search.brainstem.arcs import (
     arc_sources,
     bring_fix_edits,
     bring_resolutions,
@@ -24,23 +26,23 @@ from agent_memory_query.search.brainstem.arcs import (
     is_fix_question,
     prefer_resolution,
 )
-from agent_memory_query.search.brainstem.artifacts import asked_artifacts, prefer_artifacts
-from agent_memory_query.search.brainstem.frame import without_frame
-from agent_memory_query.search.brainstem.fusion import Candidate, lift, rrf
-from agent_memory_query.search.brainstem.intent import (
+from agent_memory_search.brainstem.artifacts import asked_artifacts, prefer_artifacts
+from agent_memory_search.brainstem.frame import without_frame
+from agent_memory_search.brainstem.fusion import Candidate, lift, rrf
+from agent_memory_search.brainstem.intent import (
     GENERIC_WORDS,
     Intent,
     classify,
     content_words,
     resumes,
 )
-from agent_memory_query.search.brainstem.lexical import coverage, vectors_lead
-from agent_memory_query.search.brainstem.own_words import (
+from agent_memory_search.brainstem.lexical import coverage, vectors_lead
+from agent_memory_search.brainstem.own_words import (
     asks_own_words,
     event_ids_of,
     prefer_own_words,
 )
-from agent_memory_query.search.brainstem.planner import (
+from agent_memory_search.brainstem.planner import (
     MAX_CANDIDATES,
     TIERS,
     Plan,
@@ -48,17 +50,15 @@ from agent_memory_query.search.brainstem.planner import (
     fetch_depth,
     make_plan,
 )
-from agent_memory_query.search.brainstem.ranking import (
+from agent_memory_search.brainstem.ranking import (
     RankingPolicy,
     apply_policy,
     novelty_gate,
     words_of,
 )
-from agent_memory_query.search.brainstem.spread import SpreadOptions, spread
-from agent_memory_query.search.brainstem.supersede import Links, SupersessionLookup, attach
-from agent_memory_query.search.brainstem.timeparse import TimeRange, parse_time
-from agent_memory_retrieval.docs import Hit, SearchFilter
-from agent_memory_retrieval.ports import Embedder, TextIndex, VectorIndex
+from agent_memory_search.brainstem.spread import SpreadOptions, spread
+from agent_memory_search.brainstem.supersede import Links, SupersessionLookup, attach
+from agent_memory_search.brainstem.timeparse import TimeRange, parse_time
 
 log = get_logger(__name__)
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
-from agent_memory_query.search.brainstem.intent import Intent
+from agent_memory_search.brainstem.intent import Intent
 
 TIERS: tuple[str, ...] = ("vector", "bm25", "toc", "scan")
 PRIMARY: tuple[str, ...] = ("vector", "bm25")

@@ -7,7 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from agent_memory_query.search.brainstem.arcs import (
+from agent_memory_retrieval.docs import Hit, IndexDoc
+from agent_memory_search.brainstem.arcs import (
     FIX_STATED,
     arc_factor,
     arc_sources,
@@ -19,15 +20,14 @@ from agent_memory_query.search.brainstem.arcs import (
     reports_problem,
     states_resolution,
 )
-from agent_memory_query.search.brainstem.fusion import Candidate
-from agent_memory_query.search.brainstem.supersede import (
+from agent_memory_search.brainstem.fusion import Candidate
+from agent_memory_search.brainstem.supersede import (
     SHOWN_LINKS,
     Link,
     Links,
     attach,
     refs_for,
 )
-from agent_memory_retrieval.docs import Hit, IndexDoc
 
 TS = datetime(2026, 9, 1, tzinfo=UTC)
 
@@ -162,7 +162,7 @@ def test_the_sql_prefilter_lets_through_every_stated_cause_and_fix() -> None:
     never be brought to a fix question. Every fix stated is a resolution stated too."""
     import re
 
-    from agent_memory_query.search.arc_store import _MAY_RESOLVE
+    from agent_memory_search.arc_store import _MAY_RESOLVE
 
     prefilter = re.compile(_MAY_RESOLVE, re.IGNORECASE)  # Postgres ``~*``
     for text, is_fix in (
@@ -197,7 +197,7 @@ def test_the_sql_prefilter_lets_through_every_stated_cause_and_fix() -> None:
 def test_a_stated_fix_is_not_demoted_for_its_age_in_a_fix_question() -> None:
     """How a problem was solved stays true: an old fix must not lose its place to an
     evergreen bullet of another episode that it outscored before the age factor."""
-    from agent_memory_query.search.brainstem.ranking import RankingPolicy, apply_policy
+    from agent_memory_search.brainstem.ranking import RankingPolicy, apply_policy
 
     old = TS - timedelta(days=90)
     fix, attempt, procedure = (
@@ -311,8 +311,8 @@ def test_a_stated_fix_brings_the_edit_made_last_before_it() -> None:
 
 
 def test_match_score_is_the_best_cosine_and_absent_without_the_vector_tier() -> None:
-    from agent_memory_query.search.brainstem.engine import _Execution, _TierRun, best_cosine
     from agent_memory_retrieval.docs import Hit
+    from agent_memory_search.brainstem.engine import _Execution, _TierRun, best_cosine
 
     def run(
         scores: list[float], error: str | None = None, skipped: str | None = None

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from agent_memory_query.search.brainstem.fusion import Candidate
+from agent_memory_search.brainstem.fusion import Candidate
 
 MOMENTS = frozenset({"event", "grip"})
 SHOWN_CHARS = 400

@@ -24,8 +24,8 @@ import re
 from collections.abc import Iterable
 from typing import Literal
 
-from agent_memory_query.search.brainstem.fusion import Candidate
-from agent_memory_query.search.brainstem.ranking import reweigh_all
+from agent_memory_search.brainstem.fusion import Candidate
+from agent_memory_search.brainstem.ranking import reweigh_all
 
 Kind = Literal["command", "edit"]
 KINDS: frozenset[Kind] = frozenset(("command", "edit"))

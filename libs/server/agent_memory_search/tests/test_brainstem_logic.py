@@ -8,11 +8,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from agent_memory_query.search.brainstem.engine import QueryVector, tier_depth
-from agent_memory_query.search.brainstem.fusion import Candidate, lift, rrf
-from agent_memory_query.search.brainstem.intent import classify, resumes
-from agent_memory_query.search.brainstem.planner import TierState, fetch_depth, make_plan
-from agent_memory_query.search.brainstem.ranking import (
+from agent_memory_retrieval.docs import Hit, IndexDoc
+from agent_memory_search.brainstem.engine import QueryVector
+from agent_memory_search.brainstem.fusion import Candidate, lift, rrf
+from agent_memory_search.brainstem.intent import classify, resumes
+from agent_memory_search.brainstem.planner import TierState, fetch_depth, make_plan
+from agent_memory_search.brainstem.ranking import (
     RankingPolicy,
     apply_policy,
     novelty_gate,
@@ -22,10 +23,7 @@ from agent_memory_query.search.brainstem.ranking import (
     usage_penalty,
     words_of,
 )
-from agent_memory_query.search.brainstem.timeparse import TimeRange, parse_time
-from agent_memory_query.search.runtime import engine_options
-from agent_memory_query.settings import SearchOptions
-from agent_memory_retrieval.docs import Hit, IndexDoc
+from agent_memory_search.brainstem.timeparse import TimeRange, parse_time
 
 NOW = datetime(2026, 3, 18, 15, 30, tzinfo=UTC)
 
@@ -126,19 +124,6 @@ def test_plan_with_everything_up() -> None:
     assert make_plan("answer", 10, UP, candidates=100).fetch == 100
     assert "toc_node" not in plan.types  # questions are answered by moments
     assert "toc_node" in make_plan("explore", 10, UP).types
-
-
-def test_the_vector_tier_is_asked_half_as_deep_by_default() -> None:
-    """Its graph search walks further the more rows it must return (docs/search.md): 20
-    candidates, not the other tiers' 40, unless a limit or a long answer asks for more."""
-    opts = engine_options(SearchOptions())
-    fetch = make_plan("answer", 10, UP, candidates=opts.candidates).fetch
-    assert tier_depth(opts, "bm25", fetch, 10, spreads=False) == 40
-    assert tier_depth(opts, "vector", fetch, 10, spreads=False) == 20
-    assert tier_depth(opts, "vector", fetch, 30, spreads=False) == 30  # the limit asks more
-    assert tier_depth(opts, "vector", fetch, 10, spreads=True) == opts.spread_vector_depth
-    unset = engine_options(SearchOptions(vector_candidates=None))
-    assert tier_depth(unset, "vector", fetch, 10, spreads=False) == 40  # as every tier
 
 
 def test_vector_down_falls_back_to_bm25() -> None:
@@ -308,12 +293,6 @@ def test_an_old_decision_is_ranked_like_a_constraint(kind: str) -> None:
     ranked = apply_policy([obs, old], access_counts={}, now=NOW, policy=POLICY)
     assert [c.id for c in ranked] == ["old", "obs"]
     assert ranked[0].factors["staleness"] == 1.0
-
-
-def test_search_accepts_the_decision_kind() -> None:
-    from agent_memory_query.search.schemas import SearchRequest
-
-    assert SearchRequest(query="what did we decide", kinds=["decision"]).kinds == ["decision"]
 
 
 def test_an_old_observation_loses_to_a_fresh_one() -> None:

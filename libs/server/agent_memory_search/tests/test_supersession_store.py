@@ -11,8 +11,8 @@ from datetime import UTC, datetime, timedelta
 
 import psycopg
 
-from agent_memory_query.search.brainstem.supersede import SHOWN_CHARS, SHOWN_LINKS
-from agent_memory_query.search.supersession_store import links_of
+from agent_memory_search.brainstem.supersede import SHOWN_CHARS, SHOWN_LINKS
+from agent_memory_search.supersession_store import links_of
 
 TS = datetime(2026, 5, 1, tzinfo=UTC)
 
