@@ -6,25 +6,48 @@ The service addresses are read from the same variables the services read
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from agent_memory_common.core.settings import CommonSettings
 
 
 class Address(BaseModel):
+    """Where an HTTP service listens, read from that service's own variables.
+
+    Every field has the service's default: ``AGENT_MEMORY_PRUNER__FIRST_RUN_AFTER_S`` alone
+    reaches this model as ``{"first_run_after_s": ...}`` (pydantic-settings builds the nested
+    model from whatever ``AGENT_MEMORY_PRUNER__*`` is set), and a required port made every
+    other setting of the service refuse to start ``agent-memory up`` (issue #58). What is not
+    an address is ignored here; the service reads it.
+    """
+
     host: str = "127.0.0.1"
-    port: int
+    port: int = Field(ge=1, le=65535)
 
 
 class GatewayAddress(Address):
-    grpc_port: int = 8720  # the gateway's gRPC listener (0: off), as the gateway reads it
+    port: int = Field(default=8700, ge=1, le=65535)
+    grpc_port: int = Field(default=8720, ge=0, le=65535)  # as the gateway reads it; 0: off
+
+
+class QueryAddress(Address):
+    port: int = Field(default=8701, ge=1, le=65535)
+
+
+class DashboardAddress(Address):
+    port: int = Field(default=8702, ge=1, le=65535)
+
+
+class PrunerAddress(Address):
+    port: int = Field(default=8704, ge=1, le=65535)
 
 
 class Settings(CommonSettings):
-    gateway: GatewayAddress = GatewayAddress(port=8700)
-    query: Address = Address(port=8701)
-    pruner: Address = Address(port=8704)
-    dashboard: Address = Address(port=8702)
+    # the defaults are the services' own (tests/test_documented_settings.py compares them)
+    gateway: GatewayAddress = GatewayAddress()
+    query: QueryAddress = QueryAddress()
+    pruner: PrunerAddress = PrunerAddress()
+    dashboard: DashboardAddress = DashboardAddress()
 
     @property
     def gateway_url(self) -> str:
