@@ -29,6 +29,8 @@ import jsonschema
 import pytest
 import yaml
 
+from agent_memory_common.core import catalog
+
 ROOT = Path(__file__).resolve().parent.parent
 COMPOSE_FILE = ROOT / "docker-compose.yml"
 SCHEMA_FILE = ROOT / "tests" / "fixtures" / "compose-spec.json"
@@ -61,7 +63,8 @@ SECRET_NAME = re.compile(r"PASSWORD|PASSWD|SECRET|TOKEN|API_?KEY|PRIVATE_?KEY|CR
 BASE_IMAGE = "python:3.11-slim"
 NATS_MIN_VERSION = (2, 10)
 NATS_CLUSTER_SIZE = 3
-TORCH_SERVICES = frozenset({"embedder", "query", "topics"})  # they embed text (MiniLM)
+# the services that embed text (MiniLM): their images need torch
+TORCH_SERVICES = frozenset(s.folder for s in catalog.SERVICES if s.embeds)
 
 
 # --- loading -------------------------------------------------------------------------------
