@@ -18,7 +18,7 @@ import pytest
 
 from agent_memory_common.core.runtime import autogroup_scheduling
 from agent_memory_embedded import postgres_memory_settings
-from agent_memory_embedded.servers import free_port
+from agent_memory_embedded.servers import free_port, port_open
 from tests.helpers import eventually, make_event
 
 pytestmark = pytest.mark.slow
@@ -210,4 +210,40 @@ def test_second_up_on_same_home_is_refused(up: Up) -> None:
     )
     assert second.returncode != 0
     assert "another 'agent-memory up'" in second.stdout + second.stderr
+    assert up.stop() == 0
+
+
+# The HTTP services' own ports, which the test below leaves unset: each service then listens
+# where its default says, and agent-memory up must look for it there.
+DEFAULT_PORTS = {"gateway": 8700, "query": 8701, "dashboard": 8702, "pruner": 8704}
+
+
+def test_up_with_service_settings_but_not_their_ports(up: Up) -> None:
+    """Issue #58: ``AGENT_MEMORY_PRUNER__FIRST_RUN_AFTER_S=86400 make run`` refused to start
+    (``AGENT_MEMORY_PRUNER__PORT: Field required``), and so did any setting of an HTTP service
+    set without its port. Here each HTTP service gets one documented setting and no port, so
+    it listens on its default (each documented setting alone is checked at the settings level
+    by tests/test_documented_settings.py). And issue #56: the terminal shows only lines for a
+    person; the supervisor's JSON log (migrations of this fresh home) is in its log file."""
+    taken = [port for port in DEFAULT_PORTS.values() if port_open("127.0.0.1", port)]
+    if taken:
+        pytest.skip(f"the services' default ports are in use on this machine: {taken}")
+    for service in DEFAULT_PORTS:
+        del up.env[f"AGENT_MEMORY_{service.upper()}__PORT"]
+    up.env.update(
+        AGENT_MEMORY_PRUNER__FIRST_RUN_AFTER_S="86400",
+        AGENT_MEMORY_QUERY__SEARCH__LOAD_EMBEDDER="false",
+        AGENT_MEMORY_DASHBOARD__REFRESH_MS="1000",
+    )  # and the gateway's AGENT_MEMORY_GATEWAY__GRPC_PORT, which Up sets
+    up.start()
+    out = up.output()
+    for service, port in DEFAULT_PORTS.items():
+        url = f"http://127.0.0.1:{port}"
+        assert url in out, (service, out)
+        assert httpx.get(f"{url}/healthz", timeout=5).status_code == 200, service
+
+    records = [line for line in out.splitlines() if line.lstrip().startswith("{")]
+    assert not records, records
+    assert "migrations: " in out
+    assert "db.migration_applied" in (up.home / "logs" / "supervisor.log").read_text()
     assert up.stop() == 0

@@ -19,6 +19,7 @@ from types import FrameType
 from typing import IO
 
 from agent_memory_cli.settings import Settings
+from agent_memory_common.core.logs import configure_logging
 from agent_memory_common.db.postgres import prepare_database
 from agent_memory_embedded import (
     ManagedProcess,
@@ -123,6 +124,7 @@ class Supervisor:
     def run(self) -> int:
         self.home.mkdir(parents=True, exist_ok=True)
         lock = self._lock()
+        log = self._log_to_file()
         signal.signal(signal.SIGTERM, self._on_signal)
         signal.signal(signal.SIGINT, self._on_signal)
         try:
@@ -135,8 +137,20 @@ class Supervisor:
             return 1
         finally:
             self._stop_all()
+            log.close()
             lock.close()
         return 0
+
+    def _log_to_file(self) -> IO[str]:
+        """The supervisor's own log (migrations applied...) goes to ``logs/supervisor.log``, as
+        JSON unless ``AGENT_MEMORY_LOG_JSON=false``, beside the services' logs: the terminal
+        of ``make run`` shows only the lines said to a person (``say``), not JSON records
+        between them (issue #56)."""
+        self.logs.mkdir(parents=True, exist_ok=True)
+        handle = open(self.logs / "supervisor.log", "a", buffering=1)  # noqa: SIM115 - until stop
+        json = True if self.settings.log_json is None else self.settings.log_json
+        configure_logging("supervisor", self.settings.log_level, json, stream=handle)
+        return handle
 
     def _lock(self) -> IO[str]:
         path = self.home / "supervisor.lock"
