@@ -104,6 +104,11 @@ VIOLATIONS = {
         "The public API's shapes (agent_memory_api) import no other package of ours",
         "agent_memory_api is not allowed to import agent_memory_common",
     ),
+    "redaction imports a third-party package": (
+        {"agent_memory_common.redaction.values": "import httpx\n"},
+        "Redaction imports only the standard library",
+        "agent_memory_common.redaction.values imports httpx, which is not in the standard library",
+    ),
     "a lower layer of common imports a higher one": (
         {"agent_memory_common.contracts.event": "from agent_memory_common.bus import consumer\n"},
         "agent_memory_common is layered",
