@@ -54,6 +54,7 @@ from agent_memory_common.core.metrics import (
 )
 from agent_memory_common.db.postgres import make_pool
 from agent_memory_common.redaction.engine import Redactor
+from agent_memory_common.web.apidocs import install_api_docs
 from agent_memory_common.web.browser import CrossOriginGuard
 from agent_memory_common.web.http import (
     ApiError,
@@ -294,12 +295,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         title="agent-memory ingest gateway",
         dependencies=[Depends(reject_unknown_query_parameters), Depends(authorize)],
         version="0.1.0",
+        docs_url=None,  # install_api_docs: /docs and /redoc from local files
+        redoc_url=None,
         lifespan=lifespan,
         default_response_class=JSONBytesResponse,
     )
     app.state.gateway = gateway
     app.state.auth = gateway.auth
     install_error_handlers(app)
+    install_api_docs(app)
     app.add_middleware(IngestFrontDoor, gateway=gateway)
     # a browser's cross-site write is refused before the front door reads it
     app.add_middleware(CrossOriginGuard, allowed_origins=settings.allowed_origins)

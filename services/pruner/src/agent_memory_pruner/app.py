@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agent_memory_common.auth.access import ADMIN, PUBLIC, Authenticator, Principal, authorize
 from agent_memory_common.core.metrics import HttpMetrics
 from agent_memory_common.db.postgres import make_pool, prepare_database
+from agent_memory_common.web.apidocs import install_api_docs
 from agent_memory_common.web.browser import CrossOriginGuard
 from agent_memory_common.web.http import (
     ApiError,
@@ -81,11 +82,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # a route that declares no role (agent_memory_common.auth.access) is admin-only: fail closed
         dependencies=[Depends(reject_unknown_query_parameters), Depends(authorize)],
         version="0.1.0",
+        docs_url=None,  # install_api_docs: /docs and /redoc from local files
+        redoc_url=None,
         lifespan=lifespan,
         default_response_class=JSONBytesResponse,
     )
     app.state.auth = auth
     install_error_handlers(app)
+    install_api_docs(app)
     app.add_middleware(CrossOriginGuard, allowed_origins=settings.allowed_origins)
     app.add_middleware(HttpMetrics, service="pruner")  # outermost: counts every answer; /metrics
 

@@ -13,6 +13,7 @@ from agent_memory_common.auth.access import Authenticator, authorize
 from agent_memory_common.bus.natslink import NatsLink
 from agent_memory_common.core.metrics import HttpMetrics
 from agent_memory_common.db.postgres import make_pool, prepare_database
+from agent_memory_common.web.apidocs import install_api_docs
 from agent_memory_common.web.browser import CrossOriginGuard
 from agent_memory_common.web.http import (
     ApiError,
@@ -83,10 +84,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             Depends(authorize),
         ],
         version="0.1.0",
+        docs_url=None,  # install_api_docs: /docs and /redoc from local files
+        redoc_url=None,
         lifespan=lifespan,
         default_response_class=RedactingJSONResponse,
     )
     install_error_handlers(app)
+    install_api_docs(app)
     app.add_middleware(CrossOriginGuard, allowed_origins=settings.allowed_origins)
     app.add_middleware(HttpMetrics, service="query")  # outermost: counts every answer; /metrics
 

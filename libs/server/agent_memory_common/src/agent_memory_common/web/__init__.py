@@ -1,1 +1,2 @@
-"""HTTP plumbing of the services: one error shape, request limits, and what a browser may ask."""
+"""HTTP plumbing of the services: one error shape, request limits, what a browser may ask, and
+the API docs pages served offline."""
