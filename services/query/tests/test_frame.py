@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_memory_search.brainstem.engine import SearchQuery
 from agent_memory_search.brainstem.frame import without_frame
+from agent_memory_search.brainstem.query import SearchQuery
 from tests.raw_search import insert_messages, raw_search
 
 TS = datetime(2026, 9, 1, tzinfo=UTC)

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from agent_memory_retrieval.docs import IndexDoc
-from agent_memory_search.brainstem.engine import SearchQuery
 from agent_memory_search.brainstem.fusion import Candidate
 from agent_memory_search.brainstem.own_words import asks_own_words, prefer_own_words
+from agent_memory_search.brainstem.query import SearchQuery
 from tests.raw_search import insert_messages, raw_search
 
 TS = datetime(2026, 9, 1, tzinfo=UTC)

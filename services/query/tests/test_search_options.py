@@ -6,8 +6,8 @@ from __future__ import annotations
 from agent_memory_query.search.runtime import engine_options
 from agent_memory_query.search.schemas import SearchRequest
 from agent_memory_query.settings import SearchOptions
-from agent_memory_search.brainstem.engine import tier_depth
 from agent_memory_search.brainstem.planner import TierState, make_plan
+from agent_memory_search.brainstem.tiers import tier_depth
 
 UP = {t: TierState(t, True) for t in ("vector", "bm25", "toc", "scan")}
 

@@ -9,7 +9,6 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from agent_memory_retrieval.docs import Hit, IndexDoc
-from agent_memory_search.brainstem.engine import QueryVector
 from agent_memory_search.brainstem.fusion import Candidate, lift, rrf
 from agent_memory_search.brainstem.intent import classify, resumes
 from agent_memory_search.brainstem.planner import TierState, fetch_depth, make_plan
@@ -23,6 +22,7 @@ from agent_memory_search.brainstem.ranking import (
     usage_penalty,
     words_of,
 )
+from agent_memory_search.brainstem.tiers import QueryVector
 from agent_memory_search.brainstem.timeparse import TimeRange, parse_time
 
 NOW = datetime(2026, 3, 18, 15, 30, tzinfo=UTC)

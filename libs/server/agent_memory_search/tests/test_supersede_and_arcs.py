@@ -312,17 +312,15 @@ def test_a_stated_fix_brings_the_edit_made_last_before_it() -> None:
 
 def test_match_score_is_the_best_cosine_and_absent_without_the_vector_tier() -> None:
     from agent_memory_retrieval.docs import Hit
-    from agent_memory_search.brainstem.engine import _Execution, _TierRun, best_cosine
+    from agent_memory_search.brainstem.tiers import Execution, TierRun, best_cosine
 
-    def run(
-        scores: list[float], error: str | None = None, skipped: str | None = None
-    ) -> _Execution:
+    def run(scores: list[float], error: str | None = None, skipped: str | None = None) -> Execution:
         hits = [Hit(id=str(i), score=s, doc=doc(str(i))) for i, s in enumerate(scores)]
-        tier = _TierRun("vector", hits=hits, error=error, skipped=skipped)
-        return _Execution([], {"vector": tier}, [], [])
+        tier = TierRun("vector", hits=hits, error=error, skipped=skipped)
+        return Execution([], {"vector": tier}, [], [])
 
     assert best_cosine([run([0.41, 0.62]), run([0.55])]) == 0.62
     assert best_cosine([run([])]) is None  # nothing embedded in scope (yet): no evidence
     assert best_cosine([run([0.9], error="down")]) is None
     assert best_cosine([run([], skipped="no query words")]) is None
-    assert best_cosine([_Execution([], {}, [], [])]) is None
+    assert best_cosine([Execution([], {}, [], [])]) is None

@@ -25,8 +25,8 @@ from agent_memory_query.search.metrics import observe_search
 from agent_memory_query.search.schemas import SearchRequest, SearchResponse
 from agent_memory_query.search.topic_tier import add_topic_tier, start_topics
 from agent_memory_query.sharing.policy import attribute, scoped_agent, scoped_project
-from agent_memory_search.brainstem.engine import SearchOutcome, SearchQuery, Understanding
 from agent_memory_search.brainstem.fusion import Candidate
+from agent_memory_search.brainstem.query import SearchOutcome, SearchQuery, Understanding
 
 router = APIRouter(tags=["search"])
 

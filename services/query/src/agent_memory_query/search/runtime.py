@@ -24,7 +24,8 @@ from agent_memory_retrieval.factory import load_embedder, open_text_index, open_
 from agent_memory_retrieval.ports import TextIndex, VectorIndex
 from agent_memory_search import arc_store, period, supersession_store
 from agent_memory_search import store as search_store
-from agent_memory_search.brainstem.engine import Brainstem, EngineOptions
+from agent_memory_search.brainstem.engine import Brainstem
+from agent_memory_search.brainstem.options import EngineOptions
 from agent_memory_search.brainstem.ranking import RankingPolicy
 from agent_memory_search.brainstem.supersede import Links
 

@@ -12,7 +12,7 @@ from agent_memory_common.contracts.event import parse_ts
 from agent_memory_common.contracts.memory import MemoryKind
 from agent_memory_common.web.http import ApiError
 from agent_memory_query.inputs import ID_PATTERN
-from agent_memory_search.brainstem.engine import SearchQuery
+from agent_memory_search.brainstem.query import SearchQuery
 
 __all__ = ["IntentName", "MemoryKind", "SearchRequest", "SearchResponse", "TierName"]
 

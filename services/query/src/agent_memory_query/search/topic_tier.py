@@ -5,8 +5,9 @@ for an ``explore`` intent, the topic graph (written by the topics service) answe
 ``type: "topic"`` results ahead of the brainstem's moments. With no subject left once the
 question words are gone, the top topics of the period by importance; otherwise topics by
 meaning. Each result's ``event_ids`` are its members' provenance. The tier is an accelerator
-like the others: when it fails or the project has no topics yet, the answer is the
-brainstem's alone and ``explain`` says why (``explain.tiers.topic``, ``fallbacks``).
+like the others: when it is away (``failures.SURVIVABLE``) or the project has no topics yet, the
+answer is the brainstem's alone and ``explain`` says why (``explain.tiers.topic``,
+``fallbacks``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from agent_memory_common.db.postgres import reading
 from agent_memory_query.context import QueryContext
 from agent_memory_query.search.schemas import SearchRequest
 from agent_memory_query.topics import store as topic_store
+from agent_memory_search.brainstem.failures import SURVIVABLE
 from agent_memory_search.brainstem.intent import GENERIC_WORDS, content_words
 
 log = get_logger(__name__)
@@ -173,7 +175,7 @@ async def add_topic_tier(
             if early is not None:
                 await early.cancel()
             topics, ms = await _timed(ctx, tenant, body, answer.get("time_range"))
-    except Exception as exc:  # the tier is an accelerator: the brainstem's answer stands
+    except SURVIVABLE as exc:  # the tier is an accelerator: the brainstem's answer stands
         reason = f"{type(exc).__name__}: {exc}"
         log.warning("search.topic_tier_failed", error=reason)
         explain["tiers"]["topic"] = {"status": "failed", "reason": reason}
