@@ -1,4 +1,12 @@
-"""``agent-memory``: run the stack and talk to it from a terminal."""
+"""``agent-memory``: run the stack and talk to it from a terminal.
+
+Every command pays for what this module and the command modules import before the command runs,
+so they import only the standard library (and ``agent_memory_hooks``, which is nothing more) at
+the top; each command imports what it needs (psycopg, the client, pydantic settings, rich, the
+index adapters) when it runs. ``--help`` builds every parser and runs nothing: it costs no more
+than Python's start. ``tests/test_cli_startup.py`` fails when a heavy import creeps back to the
+top; ``make bench-cli`` measures the times.
+"""
 
 from __future__ import annotations
 
@@ -6,18 +14,20 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
-
-import psycopg
-import pydantic
+from typing import TYPE_CHECKING
 
 from agent_memory_cli.api import CommandFailed, run_with_client
-from agent_memory_cli.settings import Settings
-from agent_memory_cli.supervisor import Supervisor, replica_counts
-from agent_memory_common.core.logs import configure_logging
-from agent_memory_common.db.postgres import prepare_database
+
+if TYPE_CHECKING:
+    from agent_memory_cli.settings import Settings
+
+DESCRIPTION = "Run the agent-memory stack and talk to it from a terminal."
 
 
 def _cmd_up(settings: Settings, args: argparse.Namespace) -> int:
+    from agent_memory_cli.supervisor import Supervisor, replica_counts
+    from agent_memory_common.core.logs import configure_logging
+
     configure_logging("supervisor", settings.log_level, settings.log_json)
     try:
         replicas = replica_counts(args.replicas or [])
@@ -28,6 +38,10 @@ def _cmd_up(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _cmd_migrate(settings: Settings, _: argparse.Namespace) -> int:
+    import psycopg
+
+    from agent_memory_common.db.postgres import prepare_database
+
     try:
         applied = prepare_database(settings.pg_dsn)
     except psycopg.OperationalError as exc:
@@ -73,14 +87,14 @@ COMMAND_MODULES: tuple[str, ...] = (
     "agent_memory_cli.admin",
     "agent_memory_cli.toc",
     "agent_memory_cli.importer",
-    "agent_memory_cli.portable",
+    "agent_memory_cli.portable_cmd",
     "agent_memory_cli.erase",
     "agent_memory_cli.topics",
 )
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="agent-memory", description=__doc__)
+    parser = argparse.ArgumentParser(prog="agent-memory", description=DESCRIPTION)
     sub = parser.add_subparsers(dest="command", required=True)
     up = sub.add_parser("up", help="start the embedded stack and every service (Ctrl-C stops)")
     up.add_argument(
@@ -105,13 +119,13 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["import"] and len(argv) > 1:
-        from agent_memory_cli import portable
+        from agent_memory_cli import portable_cmd
 
-        if portable.is_dump(argv[1]):  # `import FILE`: an export, not a runtime's sessions
+        if portable_cmd.is_dump(argv[1]):  # `import FILE`: an export, not a runtime's sessions
             settings = load_settings()
             if settings is None:
                 return 2
-            return portable.run_import_dump(settings, argv[1], argv[2:])
+            return portable_cmd.run_import_dump(settings, argv[1], argv[2:])
     args = build_parser().parse_args(argv)
     settings = load_settings()
     if settings is None:
@@ -122,6 +136,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def load_settings() -> Settings | None:
     """The settings, or None after naming each wrong environment variable (not a traceback)."""
+    import pydantic
+
+    from agent_memory_cli.settings import Settings
+
     try:
         return Settings()
     except pydantic.ValidationError as exc:

@@ -23,35 +23,22 @@ import sys
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import psycopg
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
+from agent_memory_cli import erase, keys_cmd
 
-from agent_memory_cli import cleanup, erase, keys_cmd
-from agent_memory_cli.settings import Settings
-from agent_memory_common.db.postgres import prepare_database
-from agent_memory_retrieval.cleanup import RetentionGate, hold_index_writes
-from agent_memory_retrieval.factory import load_embedder, open_text_index, open_vector_index
-from agent_memory_retrieval.ports import Embedder, TextIndex, VectorIndex
-from agent_memory_retrieval.settings import RetrievalSettings
-from agent_memory_retrieval.sources import (
-    DocChanges,
-    count_sources,
-    event_pages,
-    grip_pages,
-    node_pages,
-    toc_present,
-)
+if TYPE_CHECKING:
+    # Every command builds this group's parsers; psycopg, rich and the index adapters are
+    # imported by the commands that use them (``__main__`` says why).
+    import psycopg
 
-PageReader = Callable[[psycopg.AsyncConnection, int], AsyncIterator[tuple[int, DocChanges]]]
+    from agent_memory_cli.settings import Settings
+    from agent_memory_retrieval.cleanup import RetentionGate
+    from agent_memory_retrieval.ports import Embedder, TextIndex, VectorIndex
+    from agent_memory_retrieval.settings import RetrievalSettings
+    from agent_memory_retrieval.sources import DocChanges
+
+    PageReader = Callable[[psycopg.AsyncConnection, int], AsyncIterator[tuple[int, DocChanges]]]
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -77,7 +64,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         ),
     )
     rebuild.set_defaults(run=_cmd_rebuild)
-    cleanup.register(admin_sub)
+    cleanup = admin_sub.add_parser(
+        "cleanup",
+        help="prune index entries beyond retention and faded topics (--dry-run: only count them)",
+    )
+    cleanup.add_argument("--dry-run", action="store_true", help="count, remove nothing")
+    cleanup.add_argument("--project-id", help="one project only")
+    cleanup.add_argument("--tenant", help="one tenant only (default: every tenant)")
+    cleanup.add_argument("--json", action="store_true", help="the report as JSON")
+    cleanup.set_defaults(run=_cmd_cleanup)
     erase.register_admin(admin_sub)  # admin redact --since: through the erasure path
     from agent_memory_cli.topics import register_admin  # the topic graph's rebuild
 
@@ -94,7 +89,18 @@ class RebuildReport:
     seconds: float = 0.0
 
 
+def _cmd_cleanup(settings: Settings, args: argparse.Namespace) -> int:
+    from agent_memory_cli import cleanup  # its settings class is built from the pruner's
+
+    return cleanup.run(settings, args)
+
+
 def _cmd_rebuild(settings: Settings, args: argparse.Namespace) -> int:
+    import psycopg
+
+    from agent_memory_common.db.postgres import prepare_database
+    from agent_memory_retrieval.settings import RetrievalSettings
+
     both = not args.bm25 and not args.vector
     if args.page_size < 1:
         print("agent-memory: --page-size must be at least 1", file=sys.stderr)
@@ -136,6 +142,27 @@ async def rebuild_index(
     beyond_retention: bool = False,
 ) -> RebuildReport:
     """Refill the selected indexes; ``embedder`` may be passed in (tests load it once)."""
+    import psycopg
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    from agent_memory_retrieval.cleanup import RetentionGate, hold_index_writes
+    from agent_memory_retrieval.factory import load_embedder, open_text_index, open_vector_index
+    from agent_memory_retrieval.sources import (
+        count_sources,
+        event_pages,
+        grip_pages,
+        node_pages,
+        toc_present,
+    )
+
     started = time.monotonic()
     report = RebuildReport()
     text: TextIndex | None = await open_text_index(settings, writer=True) if bm25 else None

@@ -4,17 +4,21 @@
 handling; they now share ``agent_memory_client.AgentMemoryClient`` (the same calls an agent's
 code makes), addressed by the CLI's settings and authenticated with ``--token`` or else
 ``AGENT_MEMORY_TOKEN``, and one mapping of its errors to a line and an exit code.
+
+The client (httpx, the API's pydantic types) is imported by ``run_with_client``, when a command
+talks to a service, not when this module is: every command module imports this one, and
+``--help`` should not pay for a client it never builds.
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from agent_memory_cli.settings import Settings
-from agent_memory_client import AgentMemoryClient, ApiError, UnavailableError
+if TYPE_CHECKING:
+    from agent_memory_cli.settings import Settings
+    from agent_memory_client import AgentMemoryClient
 
 T = TypeVar("T")
 
@@ -43,6 +47,9 @@ def run_with_client(
     timeout: float = 30.0,
 ) -> T:
     """Run ``work`` with a client for this stack; errors become ``CommandFailed``."""
+    import asyncio
+
+    from agent_memory_client import AgentMemoryClient, ApiError, UnavailableError
 
     async def main() -> T:
         async with AgentMemoryClient(
@@ -61,3 +68,8 @@ def run_with_client(
         ) from None
     except ApiError as exc:
         raise CommandFailed(REFUSED, f"{exc.status}: {exc.message}") from None
+
+
+def minute(ts: str | None) -> str:
+    """An API timestamp (RFC 3339, UTC) to the minute, as the commands print times."""
+    return (ts or "")[:16].replace("T", " ")

@@ -16,7 +16,6 @@ import argparse
 import asyncio
 import json
 import sys
-from typing import Any
 
 import psycopg
 
@@ -31,19 +30,6 @@ from agent_memory_retrieval.topic_prune import TopicPruneSettings, topic_step
 
 class CleanupSettings(TopicPruneSettings):
     pruner: EpisodeOptions = EpisodeOptions()
-
-
-def register(admin_sub: Any) -> None:
-    """Adds ``cleanup`` under ``agent-memory admin``."""
-    parser = admin_sub.add_parser(
-        "cleanup",
-        help="prune index entries beyond retention and faded topics (--dry-run: only count them)",
-    )
-    parser.add_argument("--dry-run", action="store_true", help="count, remove nothing")
-    parser.add_argument("--project-id", help="one project only")
-    parser.add_argument("--tenant", help="one tenant only (default: every tenant)")
-    parser.add_argument("--json", action="store_true", help="the report as JSON")
-    parser.set_defaults(run=_run)
 
 
 async def cleanup(
@@ -85,7 +71,8 @@ def render(report: CleanupReport) -> str:
     return "\n".join(lines)
 
 
-def _run(_: Settings, args: argparse.Namespace) -> int:
+def run(_: Settings, args: argparse.Namespace) -> int:
+    """``agent-memory admin cleanup`` (its parser is in ``admin``, which stays light)."""
     settings = CleanupSettings()
     # logs go to stderr, so that --json output stays one JSON document
     configure_logging("cleanup", settings.log_level, settings.log_json)

@@ -16,12 +16,14 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from agent_memory_cli.api import REFUSED, UNREACHABLE, token_from
-from agent_memory_cli.settings import Settings
+
+if TYPE_CHECKING:
+    import httpx
+
+    from agent_memory_cli.settings import Settings
 
 
 def _scope(args: argparse.Namespace) -> dict[str, Any] | None:
@@ -38,6 +40,8 @@ def _scope(args: argparse.Namespace) -> dict[str, Any] | None:
 
 
 def _client(settings: Settings, token: str | None) -> httpx.Client:
+    import httpx
+
     headers = {"Authorization": f"Bearer {t}"} if (t := token_from(token)) else {}
     return httpx.Client(base_url=settings.query_url, headers=headers, timeout=60)
 
@@ -61,6 +65,8 @@ def _show(answer: Any, as_json: bool) -> None:
 
 
 def _run(settings: Settings, args: argparse.Namespace) -> int:
+    import httpx
+
     try:
         with _client(settings, args.token) as http:
             return _work(http, args)

@@ -30,26 +30,18 @@ import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
-
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
+from typing import TYPE_CHECKING, Any, cast
 
 from agent_memory_cli import import_runtimes
 from agent_memory_cli.api import REFUSED, UNREACHABLE, token_from
-from agent_memory_cli.settings import Settings
-from agent_memory_client import AgentMemoryClient, ApiError, UnavailableError
-from agent_memory_client.types import EventIn
 from agent_memory_hooks import claude_code, lite
 from agent_memory_hooks.events import HookContext, now_ms
 from agent_memory_hooks.project import resolve_project_id
+
+if TYPE_CHECKING:  # the client and rich are imported when an import runs
+    from agent_memory_cli.settings import Settings
+    from agent_memory_client import AgentMemoryClient
+    from agent_memory_client.types import EventIn
 
 RUNTIMES = ("claude-code", "codex", "gemini-cli", "copilot-cli", "opencode")
 ALIASES = {"claude": "claude-code", "gemini": "gemini-cli", "copilot": "copilot-cli"}
@@ -169,6 +161,18 @@ async def run_import(
     reader: Reader = claude_events,
 ) -> ImportReport:
     """Read ``files`` and post their events (``client`` None: read and count only)."""
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    from agent_memory_client import ApiError
+
     report = ImportReport()
 
     @functools.lru_cache(maxsize=1024)
@@ -198,7 +202,7 @@ async def run_import(
             for chunk in batches(events, batch):
                 if client is not None:
                     try:
-                        await client.post_events(cast(list[EventIn], chunk))
+                        await client.post_events(cast("list[EventIn]", chunk))
                     except ApiError as exc:
                         if exc.status not in (400, 413, 422):
                             raise
@@ -228,6 +232,7 @@ def _run(settings: Settings, args: argparse.Namespace) -> int:
         print(f"agent-memory: {root} does not exist", file=sys.stderr)
         return 2
     files = find(root)
+    from agent_memory_client import AgentMemoryClient, ApiError, UnavailableError
 
     async def main() -> ImportReport:
         if args.dry_run:

@@ -10,15 +10,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import psycopg
+from agent_memory_common.auth.roles import ROLES
 
-from agent_memory_cli.settings import Settings
-from agent_memory_common.auth.access import ROLES
-from agent_memory_common.auth.keys import create_key, list_keys, parse_expiry, revoke_key
-from agent_memory_common.db.postgres import prepare_database
-from agent_memory_common.web.http import ApiError
+if TYPE_CHECKING:
+    from agent_memory_cli.settings import Settings
+
+# psycopg and the key store are imported by the commands: every command builds these parsers.
 
 
 def register(admin_sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -44,6 +43,8 @@ def register(admin_sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 
 
 async def _with_conn(dsn: str, work: Any) -> Any:
+    import psycopg
+
     async with await psycopg.AsyncConnection.connect(dsn) as conn:
         result = await work(conn)
         await conn.commit()
@@ -51,6 +52,10 @@ async def _with_conn(dsn: str, work: Any) -> Any:
 
 
 def _run(settings: Settings, work: Any) -> Any:
+    import psycopg
+
+    from agent_memory_common.db.postgres import prepare_database
+
     try:
         prepare_database(settings.pg_dsn)
         return asyncio.run(_with_conn(settings.pg_dsn, work))
@@ -73,6 +78,9 @@ def _describe(row: dict[str, Any]) -> str:
 
 
 def _cmd_create(settings: Settings, args: argparse.Namespace) -> int:
+    from agent_memory_common.auth.keys import create_key, parse_expiry
+    from agent_memory_common.web.http import ApiError
+
     try:
         expires_at = parse_expiry(args.expires)
     except ApiError as exc:
@@ -98,6 +106,8 @@ def _cmd_create(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _cmd_list(settings: Settings, args: argparse.Namespace) -> int:
+    from agent_memory_common.auth.keys import list_keys
+
     rows = _run(settings, lambda conn: list_keys(conn, args.tenant, include_revoked=args.all))
     for row in rows:
         print(_describe(row))
@@ -105,6 +115,8 @@ def _cmd_list(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _cmd_revoke(settings: Settings, args: argparse.Namespace) -> int:
+    from agent_memory_common.auth.keys import revoke_key
+
     row = _run(settings, lambda conn: revoke_key(conn, args.key_id, args.tenant))
     if row is None:
         print(f"agent-memory: no key {args.key_id!r}", file=sys.stderr)

@@ -8,15 +8,18 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agent_memory_cli.settings import Settings
-from agent_memory_client import AgentMemoryClient, resolve_project_id
-from agent_memory_mcp.server import ServerDefaults
-from agent_memory_mcp.stdio import run_stdio
+if TYPE_CHECKING:
+    from agent_memory_cli.settings import Settings
 
 
 def _run(settings: Settings, args: argparse.Namespace) -> int:
+    # the MCP SDK alone takes a second to import: only this command pays for it
+    from agent_memory_client import AgentMemoryClient, resolve_project_id
+    from agent_memory_mcp.server import ServerDefaults
+    from agent_memory_mcp.stdio import run_stdio
+
     defaults = ServerDefaults(
         project_id=args.project or resolve_project_id(),
         agent_id=args.agent_id or os.environ.get("AGENT_MEMORY_AGENT_ID", "mcp"),

@@ -13,6 +13,10 @@ Import replays the events through the gateway with their own ids and times, so i
 (or importing into the deployment they came from) stores each event once; episodes and playbook
 entries are written with their own ids and skipped when present; pins are applied once the
 pipeline has rebuilt the pinned memory (``--wait-pins``), and a later run applies the rest.
+
+The parser of ``export`` and the test that tells an export file from a runtime's name are in
+``portable_cmd``, which every command loads; this module (psycopg, orjson, rich, the client) is
+loaded when an export or an import of a file runs.
 """
 
 from __future__ import annotations
@@ -35,11 +39,11 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from agent_memory_cli.api import REFUSED, UNREACHABLE, token_from
+from agent_memory_cli.portable_cmd import FORMAT
 from agent_memory_cli.settings import Settings
 from agent_memory_client import AgentMemoryClient, ApiError, UnavailableError
 from agent_memory_client.types import EventIn
 
-FORMAT = "agent-memory-export"
 VERSION = 2
 # version 1 had no project settings; its files read the same (with none)
 READABLE_VERSIONS = (1, 2)
@@ -312,19 +316,6 @@ def read_dump(path: Path) -> Dump:
     return Dump(header=header, records=records)
 
 
-def is_dump(path_text: str) -> bool:
-    """Whether ``agent-memory import X`` names an export file rather than a runtime."""
-    path = Path(path_text).expanduser()
-    if not path.is_file():
-        return False
-    try:
-        with gzip.open(path, "rb") as f:
-            first = f.readline(4096)
-        return b'"format":"agent-memory-export"' in first
-    except (OSError, EOFError):
-        return False
-
-
 def _batches(items: list[dict[str, Any]], size: int) -> Iterator[list[dict[str, Any]]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
@@ -505,20 +496,3 @@ def run_import_dump(settings: Settings, path: str, argv: Sequence[str]) -> int:
             "memories: run the same import again later (it changes nothing else)"
         )
     return 0
-
-
-def register(sub: Any) -> None:
-    parser = sub.add_parser(
-        "export",
-        help="write a project's memory as a portable dump (gzip JSON Lines)",
-        description=(
-            "Events, pins, episodes and playbook entries of a tenant (one project, or all), "
-            "as gzip JSON Lines (docs/export-format.md). Derived data is rebuilt on import."
-        ),
-    )
-    parser.add_argument("--project", help="one project (default: every project)")
-    parser.add_argument("--since", help="only events from this ISO date or time on")
-    parser.add_argument("--tenant", default="default", help="tenant (default: 'default')")
-    parser.add_argument("-o", "--output", help="file to write (default: standard output)")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    parser.set_defaults(run=run_export)

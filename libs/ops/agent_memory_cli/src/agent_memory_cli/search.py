@@ -11,10 +11,12 @@ import argparse
 import json
 import shutil
 import textwrap
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agent_memory_cli.api import CommandFailed, run_with_client
-from agent_memory_cli.settings import Settings
+from agent_memory_cli.api import CommandFailed, minute, run_with_client
+
+if TYPE_CHECKING:
+    from agent_memory_cli.settings import Settings
 
 TEXT_CHARS = 400
 
@@ -38,10 +40,6 @@ def _split(values: list[str]) -> list[str]:
     return [p.strip() for v in values for p in v.split(",") if p.strip()]
 
 
-def _when(ts: str | None) -> str:
-    return (ts or "")[:16].replace("T", " ")
-
-
 def render(answer: dict[str, Any], *, width: int, explain: bool = False) -> str:
     """The answer as a person reads it: best first, where it came from, then how it was found."""
     lines: list[str] = []
@@ -49,7 +47,7 @@ def render(answer: dict[str, Any], *, width: int, explain: bool = False) -> str:
     time_range = answer.get("time_range")
     if time_range:
         span = (
-            f"{_when(time_range.get('since')) or '…'} → {_when(time_range.get('until')) or 'now'}"
+            f"{minute(time_range.get('since')) or '…'} → {minute(time_range.get('until')) or 'now'}"
         )
         label = time_range.get("expression") or "filter"
         relaxed = " (matched nothing: searched all time)" if time_range.get("relaxed") else ""
@@ -70,7 +68,7 @@ def render(answer: dict[str, Any], *, width: int, explain: bool = False) -> str:
         if r.get("session_id"):
             where += f" / {r['session_id']}"
         lines.append(
-            f"{n:>3}. {r.get('score', 0):.3f}  {_when(r.get('ts'))}  {where}  "
+            f"{n:>3}. {r.get('score', 0):.3f}  {minute(r.get('ts'))}  {where}  "
             f"{r.get('type')}:{r.get('level')}  [{r.get('memory_kind')}]"
         )
         if r.get("title"):

@@ -16,18 +16,16 @@ import argparse
 import json
 import shutil
 import textwrap
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agent_memory_cli.api import REFUSED, CommandFailed, run_with_client
-from agent_memory_cli.settings import Settings
-from agent_memory_client import AgentMemoryClient
+from agent_memory_cli.api import REFUSED, CommandFailed, minute, run_with_client
+
+if TYPE_CHECKING:
+    from agent_memory_cli.settings import Settings
+    from agent_memory_client import AgentMemoryClient
 
 EXCERPT_CHARS = 160
 EVENT_CHARS = 300
-
-
-def _when(ts: str | None) -> str:
-    return (ts or "")[:16].replace("T", " ")
 
 
 def _one_line(text: str, limit: int) -> str:
@@ -74,7 +72,7 @@ async def render_node(
     version_note = f"v{node['version']} of {node['latest_version']}"
     lines = [
         f"{node['node_id']}   {node['level']}   {version_note}   "
-        f"{_when(node['start_ts'])} → {_when(node['end_ts'])}",
+        f"{minute(node['start_ts'])} → {minute(node['end_ts'])}",
         f"  {node['title']}",
         f"  kind: {node['memory_kind']}   salience: {node['salience']:.2f}"
         + ("   pinned" if node["pinned"] else "")
@@ -117,7 +115,7 @@ async def render_node(
             lines.append("events:")
             for e in children["events"]:
                 mark = " (overlap)" if e["overlap"] else ""
-                head = f"  {_when(e['ts'])}  {e['role']:<9} {e['type']:<12} {e['event_id']}{mark}"
+                head = f"  {minute(e['ts'])}  {e['role']:<9} {e['type']:<12} {e['event_id']}{mark}"
                 lines.append(head)
                 text = _one_line(e["text"], EVENT_CHARS)
                 if text:

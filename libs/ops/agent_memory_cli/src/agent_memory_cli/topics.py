@@ -17,11 +17,13 @@ import json
 import os
 import subprocess
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent_memory_cli.api import CommandFailed, run_with_client
-from agent_memory_cli.settings import Settings
-from agent_memory_client import AgentMemoryClient
+
+if TYPE_CHECKING:
+    from agent_memory_cli.settings import Settings
+    from agent_memory_client import AgentMemoryClient
 
 
 def _when(ts: str | None) -> str:

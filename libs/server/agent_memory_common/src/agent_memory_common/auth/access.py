@@ -30,7 +30,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal, get_args
+from typing import Any
 
 import psycopg
 from fastapi import Depends, FastAPI, Request
@@ -39,11 +39,11 @@ from fastapi.routing import APIRoute, iter_route_contexts
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
+from agent_memory_common.auth.roles import ROLES as ROLES
+from agent_memory_common.auth.roles import Role as Role
 from agent_memory_common.db.postgres import load_queries
 from agent_memory_common.web.http import LOCAL_TENANT, ApiError
 
-Role = Literal["reader", "writer", "admin"]
-ROLES: tuple[Role, ...] = get_args(Role)
 _RANK: dict[str, int] = {"reader": 1, "writer": 2, "admin": 3}
 KEY_PREFIX = "amk_"
 _CACHE_MAX = 10_000
