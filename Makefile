@@ -16,7 +16,7 @@ export HF_HUB_OFFLINE := 1
 
 MEMBERS := $(wildcard libs/*/*/pyproject.toml services/*/pyproject.toml)
 
-.PHONY: help install run test check lint format typecheck test-fast k8s-tools k8s-render proto browser screenshots chaos bench bench-ingest bench-toc bench-search bench-locomo bench-coding bench-real bench-summary bench-lifecycle bench-erasure bench-topics bench-embed bench-scale clean
+.PHONY: help install run test check lint format typecheck test-fast k8s-tools k8s-render proto browser screenshots chaos bench bench-ingest bench-toc bench-search bench-locomo bench-coding bench-real bench-summary bench-lifecycle bench-erasure bench-topics bench-embed bench-scale node clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -43,8 +43,9 @@ install: $(VENV)/.synced ## create .venv with every package (uv workspace, one l
 run: install ## start NATS, Postgres and every service; Ctrl-C stops
 	$(BIN)/agent-memory up
 
-test: install check k8s-tools browser ## lint, type-check, then the whole test suite on real servers
-	$(BIN)/pytest
+# --durations=20: the 20 slowest tests printed at the end, so a test that grows is seen at once.
+test: install check k8s-tools browser node ## lint, type-check, then the whole test suite on real servers
+	$(BIN)/pytest --durations=20
 
 # The dashboard's browser tests drive Debian's chromium through its chromedriver (Selenium is
 # given both paths, so it never downloads a browser). Installed here when missing: as root
@@ -56,12 +57,22 @@ browser: ## Debian's chromium and chromedriver for the browser tests, installed 
 	$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
 		--no-install-recommends chromium chromium-driver fonts-dejavu-core
 
+# The OpenCode plugin test (libs/agents/agent_memory_hooks) runs the plugin file in node, as
+# OpenCode does. Debian's nodejs, installed here when no node is on PATH: as root directly,
+# otherwise through sudo.
+node: ## Debian's nodejs for the OpenCode plugin test, installed when missing
+	@if command -v node >/dev/null; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then SUDO=; elif command -v sudo >/dev/null; then SUDO=sudo; \
+	else echo "node missing: install Debian's nodejs as root" >&2; exit 1; fi; \
+	$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
+		--no-install-recommends nodejs
+
 SCREENSHOTS ?= docs/screenshots
 screenshots: install browser ## PNGs of every dashboard page, on a real stack (SCREENSHOTS=folder)
 	AGENT_MEMORY_SCREENSHOTS=$(abspath $(SCREENSHOTS)) $(BIN)/pytest tests/browser -q -k screenshots
 
-test-fast: install k8s-tools ## the test suite without the slow crash/restart tests
-	$(BIN)/pytest -m "not slow"
+test-fast: install k8s-tools node ## the test suite without the slow crash/restart tests
+	$(BIN)/pytest -m "not slow" --durations=20
 
 check: lint typecheck ## ruff lint and format check, import contracts, mypy
 
