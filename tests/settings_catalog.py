@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -87,12 +88,12 @@ def all_variables() -> dict[str, FieldInfo]:
     return found
 
 
-FULL = re.compile(
-    r"AGENT_MEMORY_[A-Z0-9_<>]*[A-Z0-9>](?:__(?:\*|\.\.\.))?|AGENT_MEMORY_[A-Z0-9_]+__"
-)
+FULL = re.compile(r"AGENT_MEMORY_[A-Z0-9_<>]*[A-Z0-9>](?:__(?:\*|\.\.\.)?)?")
 # a short form right after a full name: ``__PORT`` (another field of the same model),
 # ``..._LAG_DAYS`` (another end of the same name), ``HOST/PORT``
 SHORT = re.compile(r"(?<![A-Za-z0-9_])(?:\.\.\._|__|/)[A-Z][A-Z0-9_]*[A-Z0-9](?![A-Za-z0-9_(])")
+# after a group (``AGENT_MEMORY_RECORDER__DEDUP__*``), its fields: ``ENABLED``, ``WINDOW_S``
+BARE = re.compile(r"(?<=`)[A-Z][A-Z0-9_]*[A-Z0-9](?=`)")
 
 
 def _complete(last: str, token: str, known: set[str]) -> str | None:
@@ -106,41 +107,69 @@ def _complete(last: str, token: str, known: set[str]) -> str | None:
     return next((c for c in candidates if c in known), None)
 
 
-def named_in(text: str, known: set[str]) -> tuple[set[str], set[str]]:
-    """The settings that ``text`` names, and the nested names (``AGENT_MEMORY_<X>__<Y>``) it
-    uses that are no setting (a top-level one may be read elsewhere: ``AGENT_MEMORY_TOKEN`` by
-    the client). A wildcard (``AGENT_MEMORY_SEGMENTER__*``, ``...``)
-    names every setting it covers. A short form completes the last full name before it in the
-    same paragraph or table row (``AGENT_MEMORY_GATEWAY__HOST``, ``__PORT``)."""
-    names: set[str] = set()
-    unknown: set[str] = set()
-    for paragraph in re.split(r"\n\s*\n|\n(?=\|)", text):
-        last = ""
-        for m in re.finditer(f"{FULL.pattern}|{SHORT.pattern}", paragraph):
-            token = m.group(0)
-            if token.startswith(PREFIX):
-                if "<" in token:  # AGENT_MEMORY_<SERVICE>__PORT: a pattern, not a name
-                    last = ""
+@dataclass
+class Named:
+    """What a text names: settings by name (``explicit``), groups by a wildcard
+    (``AGENT_MEMORY_SEGMENTER__*``: the settings it covers in ``covered``, the stem in
+    ``wildcards``), and names that are no setting (``unknown``: nested ones, and top-level ones
+    in ``unknown_top``, which another program may read, e.g. the client's
+    ``AGENT_MEMORY_TOKEN``)."""
+
+    explicit: set[str] = field(default_factory=set)
+    wildcards: set[str] = field(default_factory=set)
+    covered: set[str] = field(default_factory=set)
+    unknown: set[str] = field(default_factory=set)
+    unknown_top: set[str] = field(default_factory=set)
+
+
+def named_in(text: str, known: set[str]) -> Named:
+    """The settings ``text`` names. A short form completes the last full name before it in
+    the same paragraph or table row (``AGENT_MEMORY_GATEWAY__HOST``, ``__PORT``); a bare
+    name, the last group before it in the paragraph or table (``AGENT_MEMORY_SEGMENTER__`` +
+    ``GAP_S``; a table headed ``AGENT_MEMORY_QUERY__SEARCH__*`` with a row per field)."""
+    named = Named()
+    for block in re.split(r"\n\s*\n", text):
+        group = ""
+        for row in re.split(r"\n(?=\|)", block):
+            last = ""
+            for m in re.finditer(f"{FULL.pattern}|{SHORT.pattern}|{BARE.pattern}", row):
+                token = m.group(0)
+                if token.startswith(PREFIX):
+                    last = _full_name(token, known, named)
+                    if last.endswith("__"):
+                        group = last
                     continue
-                last = token
-                stem = token.rstrip("*.")
-                if stem.endswith("__"):
-                    covered = {k for k in known if k.startswith(stem)}
-                    names |= covered
-                    if not covered:
-                        unknown.add(token)
-                elif token in known:
-                    names.add(token)
-                elif "__" in token:  # a top-level name may be no setting (AGENT_MEMORY_TOKEN)
-                    unknown.add(token)
-                continue
-            if last and "__" in last and not last.endswith(("__", "*", ".")):
-                full = _complete(last, token, known)
-                if full is None:
-                    unknown.add(f"{last} ... {token}")
-                else:
-                    names.add(full)
-    return names, unknown
+                if not token.startswith(("_", ".", "/")):  # a bare word: a field of the group
+                    if group and group + token in known:
+                        named.explicit.add(group + token)
+                    continue
+                if last and "__" in last and not last.endswith("__"):
+                    full = _complete(last, token, known)
+                    if full is None:
+                        named.unknown.add(f"{last} ... {token}")
+                    else:
+                        named.explicit.add(full)
+    return named
+
+
+def _full_name(token: str, known: set[str], named: Named) -> str:
+    """Records a full name (or a group: ``AGENT_MEMORY_X__*``) in ``named``; returns it, a
+    group as its stem (``AGENT_MEMORY_X__``), or "" for a pattern (``AGENT_MEMORY_<SERVICE>``)."""
+    if "<" in token:
+        return ""
+    stem = token.rstrip("*.")
+    if stem.endswith("__"):
+        covered = {k for k in known if k.startswith(stem)}
+        named.wildcards.add(stem)
+        named.covered |= covered
+        if not covered:
+            named.unknown.add(token)
+        return stem
+    if token in known:
+        named.explicit.add(token)
+    else:
+        (named.unknown if "__" in token else named.unknown_top).add(token)
+    return token
 
 
 def doc_files() -> list[Path]:
@@ -160,7 +189,7 @@ def documented_nested() -> tuple[set[str], set[str]]:
     names: set[str] = set()
     unknown: set[str] = set()
     for path in doc_files():
-        found, wrong = named_in(path.read_text(), known)
-        names |= {name for name in found if "__" in name}
-        unknown |= {f"{path.relative_to(ROOT)}: {name}" for name in wrong}
+        named = named_in(path.read_text(), known)
+        names |= {name for name in named.explicit | named.covered if "__" in name}
+        unknown |= {f"{path.relative_to(ROOT)}: {name}" for name in named.unknown}
     return names, unknown
