@@ -9,6 +9,9 @@ does not bring them back, and a second dry run finds nothing left to prune. (The
 answer with the week over the old segment: the novelty gate keeps one of two equal nodes.)
 The old session's decisions are the exception: their grips are never pruned, so a question
 still finds them.
+
+Issue 58 (the second test): a pruner run that lands before the indexers reach an import of old
+sessions keeps their entries out of both indexes for good, and so does every later old import.
 """
 
 from __future__ import annotations
@@ -24,9 +27,11 @@ import httpx
 import psycopg
 import pytest
 
+from agent_memory_common.contracts.subjects import STREAM_RECORDED, STREAM_TOC
 from agent_memory_embedded.servers import NatsServer
-from tests.helpers import eventually
+from tests.helpers import eventually, tantivy_folder_ids
 from tests.stack import Stack, make_stack
+from tests.toc_support import consumer_idle
 
 DAY_MS = 86_400_000
 OLD = "Decision: the flamingo cache is invalidated by a version stamp in every key."
@@ -49,11 +54,11 @@ def _events() -> list[dict[str, Any]]:
     return events
 
 
-def _event(event_id: str, session: str, ts: int, text: str) -> dict[str, Any]:
+def _event(event_id: str, session: str, ts: int, text: str, project: str = "ret") -> dict[str, Any]:
     return {
         "event_id": event_id,
         "ts": ts,
-        "project_id": "ret",
+        "project_id": project,
         "agent_id": "claude-code",
         "session_id": session,
         "role": "user",
@@ -80,10 +85,10 @@ def _search(stack: Stack, query: str, tiers: list[str]) -> dict[str, Any]:
     return answer
 
 
-def _cleanup(stack: Stack, dry_run: bool) -> dict[str, Any]:
+def _cleanup(stack: Stack, dry_run: bool, project_id: str = "ret") -> dict[str, Any]:
     r = httpx.post(
         f"{stack.pruner_url}/v1/admin/cleanup",
-        json={"dry_run": dry_run, "project_id": "ret"},
+        json={"dry_run": dry_run, "project_id": project_id},
         timeout=120,
     )
     assert r.status_code == 200, r.text
@@ -284,5 +289,203 @@ def test_pruning_forgets_old_detail_in_the_indexes_only(
         out = _cli(stack, "cleanup", "--dry-run", "--json").stdout
         again = json.loads(out[out.index("{\n") :])  # after any log line
         assert again["entries"] == 0, _cells(again)
+
+        # retention extended: a rebuild brings the pruned entries back (issue 53) ...
+        _set_retention(stack, {ix: dict.fromkeys(LEVELS, "forever") for ix in ("vector", "bm25")})
+        rebuilt = _cli(stack, "rebuild-index", "--quiet", "--retention")
+        assert ", 0 left out by retention" in rebuilt.stdout, rebuilt.stdout
+        assert wanted <= _vector_ids(stack.pg_dsn), rebuilt.stdout
+        ids = {h["id"] for h in _search(stack, "flamingo", ["bm25"])["results"]}
+        assert seg_doc in ids, ids
+        # ... and back to the defaults, the next run prunes them again: their records are
+        # older than the policy, so they are candidates once more
+        _set_retention(stack, {})
+        again = _cleanup(stack, dry_run=False)
+        assert _cells(again) == cells, _cells(again)
+        assert not wanted & _vector_ids(stack.pg_dsn)
+        ids = {h["id"] for h in _search(stack, "flamingo", ["bm25"])["results"]}
+        assert not ids & wanted, ids
+    finally:
+        stack.stop()
+
+
+LEVELS = ("event", "segment", "grip", "day", "week", "month", "year")
+
+
+def _set_retention(stack: Stack, overrides: dict[str, dict[str, str]]) -> None:
+    r = httpx.put(f"{stack.query_url}/v1/projects/ret/retention", json=overrides, timeout=30)
+    assert r.status_code == 200, r.text
+
+
+# --- issue 58: the pruner runs before the indexers reach the old events ------------------------
+
+RACE_OLD = (  # (session, days ago, texts): an import of old sessions, as a February import
+    ("s-feb-1", 40, (
+        "The heron importer reads the February export one session at a time.",
+        "Heron batches are retried with the same ids so a replay changes nothing.",
+        "Decision: the heron importer never rewrites an event it already stored.",
+    )),
+    ("s-feb-2", 38, (
+        "The egret dashboard shows the import backlog per project.",
+        "Egret alerts fire when the backlog grows for ten minutes.",
+        "The egret page polls every five seconds while an import runs.",
+    )),
+)  # fmt: skip
+RACE_NOTE = "Constraint noted: egret alerts page the on-call engineer only during office hours."
+RACE_LATE = (  # imported after the pruner's run
+    "The ibis archive holds the sessions exported before the migration.",
+    "Ibis sessions are replayed in the order they were recorded.",
+)
+RACE_RECENT = (
+    "The kestrel release notes list the import fixes of this week.",
+    "Kestrel ships once the import backlog is empty.",
+)
+
+
+def _race_events(now_ms: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(the first import: old sessions, a noted constraint, a recent session; the late one)."""
+    first: list[dict[str, Any]] = []
+    for session, days, texts in RACE_OLD:
+        start = now_ms - days * DAY_MS
+        first += [
+            _event(f"{session}-{i}", session, start + i * 1000, text, "race")
+            for i, text in enumerate(texts)
+        ]
+    note = _event("s-feb-2-note", "s-feb-2", now_ms - 38 * DAY_MS + 10_000, RACE_NOTE, "race")
+    note["metadata"] = {"memory_kind": "constraint"}  # durable: kept at any age
+    first.append(note)
+    recent = now_ms - 2 * DAY_MS
+    first += [
+        _event(f"s-now-{i}", "s-now", recent + i * 1000, text, "race")
+        for i, text in enumerate(RACE_RECENT)
+    ]
+    late_start = now_ms - 41 * DAY_MS
+    late = [
+        _event(f"s-late-{i}", "s-late", late_start + i * 1000, text, "race")
+        for i, text in enumerate(RACE_LATE)
+    ]
+    return first, late
+
+
+def _race_docs(dsn: str) -> tuple[set[str], set[str]]:
+    """(doc ids the default matrix prunes from both indexes, doc ids it keeps), from Postgres:
+    events and segments older than 30 days and their grips, bar the durable ones."""
+    pruned: set[str] = set()
+    kept: set[str] = set()
+    with psycopg.connect(dsn) as conn:
+        for tenant, event_id, old, durable in conn.execute(
+            "SELECT tenant, event_id, ts < now() - interval '30 days', "
+            "coalesce(metadata->>'memory_kind', '') = 'constraint' FROM events "
+            "WHERE project_id = 'race'"
+        ):
+            (pruned if old and not durable else kept).add(f"event:{tenant}:{event_id}")
+        for tenant, node_id, old in conn.execute(
+            "SELECT n.tenant, n.node_id, n.start_ts < now() - interval '30 days' "
+            "FROM toc_nodes n WHERE n.project_id = 'race' AND n.level = 'segment' "
+            "AND n.latest_version > 0 AND NOT n.is_empty"
+        ):
+            (pruned if old else kept).add(f"node:{tenant}:{node_id}")
+        for tenant, grip_id, old, kind in conn.execute(
+            "SELECT g.tenant, g.grip_id, v.start_ts < now() - interval '30 days', g.memory_kind "
+            "FROM toc_grips g JOIN toc_node_versions v ON v.tenant = g.tenant "
+            "AND v.node_id = g.node_id AND v.version = g.node_version WHERE g.project_id = 'race'"
+        ):
+            durable = kind in ("decision", "constraint", "preference", "procedure", "definition")
+            (pruned if old and not durable else kept).add(f"grip:{tenant}:{grip_id}")
+    return pruned, kept
+
+
+def _segments_of(dsn: str, sessions: set[str]) -> bool:
+    """Whether every one of ``sessions`` has a summarized segment with its grips."""
+    with psycopg.connect(dsn) as conn:
+        rows = conn.execute(
+            "SELECT DISTINCT v.session_id FROM toc_nodes n JOIN toc_node_versions v "
+            "ON v.tenant = n.tenant AND v.node_id = n.node_id AND v.version = n.latest_version "
+            "WHERE n.level = 'segment' AND NOT n.is_empty AND n.project_id = 'race' "
+            "AND EXISTS (SELECT 1 FROM toc_grips g WHERE g.node_id = n.node_id)"
+        ).fetchall()
+    return sessions <= {str(r[0]) for r in rows}
+
+
+def _bm25_ids(home: Path) -> set[str]:
+    """Every live document id in the Tantivy folders under ``home``, read with Tantivy."""
+    ids: set[str] = set()
+    for meta in sorted((home / "tantivy").glob("**/meta.json")):
+        ids.update(tantivy_folder_ids(meta.parent))
+    return ids
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1500)  # seven services and the model load on two shared cores
+def test_entries_pruned_before_they_are_indexed_stay_out_of_both_indexes(
+    nats_server: NatsServer, pg_dsn: str, tmp_path: Path
+) -> None:
+    """Issue 58: the pruner's run lands while an import of old sessions is still queued for the
+    indexers (its first run is 60 s after start, mid-import). It records the old entries it
+    finds in Postgres before the embedder and the bm25-indexer have written any; another old
+    session is imported after the run. Once the pipeline is drained, neither index holds an
+    entry the matrix prunes (old events, segments, grips), and both hold what it keeps (recent
+    entries, a noted constraint, decision grips). Before the fix the indexers wrote them all
+    when they reached them, and later runs skipped them as already pruned."""
+    stack = make_stack(
+        nats_server,
+        pg_dsn,
+        tmp_path,
+        AGENT_MEMORY_SEGMENTER__IDLE_FLUSH_S="1",
+        AGENT_MEMORY_SEGMENTER__IDLE_CHECK_INTERVAL_S="1",
+        AGENT_MEMORY_PRUNER__FIRST_RUN_AFTER_S="3600",  # the run is asked for below
+    )
+    first, late = _race_events(int(time.time() * 1000))
+    try:
+        for name in ("query", "pruner", "gateway", "recorder", "segmenter", "summarizer"):
+            stack.start(name, timeout=300)
+        r = httpx.post(f"{stack.gateway_url}/v1/events", json={"events": first}, timeout=30)
+        assert r.status_code == 202, r.text
+        eventually(
+            lambda: _segments_of(stack.pg_dsn, {"s-feb-1", "s-feb-2", "s-now"}),
+            timeout=300,
+            what="the first import recorded and summarized",
+        )
+        # the old entries wait for the indexers, which are not there yet
+        assert not consumer_idle(stack.nats.url, STREAM_RECORDED, "embedder")
+        assert not consumer_idle(stack.nats.url, STREAM_TOC, "bm25-indexer-toc")
+        done = _cleanup(stack, dry_run=False, project_id="race")
+        cells = _cells(done)
+        assert cells[("vector", "event")] == cells[("bm25", "event")] == 6, cells
+        assert cells[("vector", "segment")] == cells[("bm25", "segment")] == 2, cells
+
+        r = httpx.post(f"{stack.gateway_url}/v1/events", json={"events": late}, timeout=30)
+        assert r.status_code == 202, r.text
+        eventually(
+            lambda: _segments_of(stack.pg_dsn, {"s-late"}),
+            timeout=300,
+            what="the late import recorded and summarized",
+        )
+        for name in ("bm25-indexer", "embedder"):
+            stack.start(name, timeout=300)
+        pruned, kept = _race_docs(stack.pg_dsn)
+        assert len(pruned) >= 6 + 2 + 2 + 1, pruned  # events, segments of both imports
+        assert {"event:default:s-feb-2-note", "event:default:s-now-0"} <= kept, kept
+
+        def drained() -> bool:
+            return all(
+                consumer_idle(stack.nats.url, stream, durable)
+                for stream, durable in (
+                    (STREAM_RECORDED, "embedder"),
+                    (STREAM_RECORDED, "bm25-indexer"),
+                    (STREAM_TOC, "embedder-toc"),
+                    (STREAM_TOC, "bm25-indexer-toc"),
+                )
+            )
+
+        eventually(drained, timeout=600, what="both indexers drained")
+        home = Path(stack.env["AGENT_MEMORY_HOME"])
+        vector, bm25 = _vector_ids(stack.pg_dsn), _bm25_ids(home)
+        # the indexers ran: what the matrix keeps is in both indexes ...
+        assert kept <= vector, sorted(kept - vector)
+        assert kept <= bm25, sorted(kept - bm25)
+        # ... and nothing it prunes, whether recorded before they reached it or imported after
+        assert not pruned & vector, sorted(pruned & vector)
+        assert not pruned & bm25, sorted(pruned & bm25)
     finally:
         stack.stop()
