@@ -93,6 +93,8 @@ def heavy(modules: set[str], names: tuple[str, ...]) -> list[str]:
         ("import", "--help"),
         ("admin", "keys", "create", "--help"),
         ("admin", "cleanup", "--help"),
+        ("projects", "--help"),
+        ("sessions", "--help"),
     ],
 )
 def test_help_loads_no_heavy_module(argv: tuple[str, ...]) -> None:

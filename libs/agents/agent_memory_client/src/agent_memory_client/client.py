@@ -18,6 +18,7 @@ from urllib.parse import quote
 import httpx
 
 from agent_memory_api.episodes import ActionsAdded
+from agent_memory_api.listing import Projects, Sessions
 from agent_memory_api.status import Status
 from agent_memory_api.toc import PinAnswer
 from agent_memory_api.topics import TopicDetail, TopicList, TopicSearchAnswer
@@ -280,6 +281,19 @@ class AgentMemoryClient:
 
     async def status(self) -> Status:
         return cast(Status, await self._get("/v1/status"))
+
+    # -- what is stored -----------------------------------------------------------------------
+
+    async def projects(self, *, limit: int = 100) -> Projects:
+        """The projects this key may read, most recently recorded first: events, sessions,
+        agents, first and last activity, segments still open."""
+        return cast(Projects, await self._get("/v1/projects", limit=limit))
+
+    async def sessions(self, project_id: str, *, limit: int = 100) -> Sessions:
+        """A project's sessions, latest first (``ApiError`` 404 for a project with none this
+        key may read)."""
+        path = f"/v1/projects/{quote(project_id, safe='')}/sessions"
+        return cast(Sessions, await self._get(path, limit=limit))
 
     # -- recall -----------------------------------------------------------------------------
 

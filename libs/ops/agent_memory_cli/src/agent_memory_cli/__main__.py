@@ -84,6 +84,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "agent_memory_hooks.commands",
     "agent_memory_hooks.install.commands",
     "agent_memory_cli.search",
+    "agent_memory_cli.listing",
     "agent_memory_cli.admin",
     "agent_memory_cli.toc",
     "agent_memory_cli.importer",
