@@ -117,6 +117,35 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    """The command line, with a command's options allowed before, between and after its
+    positionals.
+
+    argparse matches positionals in runs between options: in ``import claude-code --dry-run
+    PATH`` it fills RUNTIME and the optional PATH (with nothing) at ``claude-code``, and PATH is
+    then left over ("unrecognized arguments", issue 58). So a command without subcommands is
+    parsed by its own parser's ``parse_intermixed_args``, which takes the options out first and
+    the positionals after. A group with subcommands (admin, topics, install) keeps the usual
+    parsing, which intermixed parsing does not support; its commands have no optional
+    positional after another, the case that goes wrong.
+    """
+    parser = build_parser()
+    command = _subcommands(parser).get(argv[0]) if argv else None
+    if command is None or _subcommands(command):
+        return parser.parse_args(argv)
+    args = command.parse_intermixed_args(argv[1:])
+    args.command = argv[0]
+    return args
+
+
+def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """The parsers of ``parser``'s subcommands by name (none for a command)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["import"] and len(argv) > 1:
@@ -127,7 +156,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if settings is None:
                 return 2
             return portable_cmd.run_import_dump(settings, argv[1], argv[2:])
-    args = build_parser().parse_args(argv)
+    args = parse_args(argv)
     settings = load_settings()
     if settings is None:
         return 2
