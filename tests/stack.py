@@ -3,6 +3,13 @@
 Registered by the repository's root ``conftest.py``. Postgres starts once per test session with a
 migrated template database; every test gets its own database cloned from it (milliseconds) and
 its own nats-server (tens of milliseconds), so tests never see each other's streams or rows.
+
+What costs time is the services: each is a Python process that takes seconds of CPU to import
+and start, and the query service then loads the sentence model in the background (seconds more,
+on a machine of two cores that the tests share). So stacks are started once per module where the
+module's tests are independent (each its own project, session or tenant), and the model is
+loaded only where a test ranks by vectors (``LEAN`` leaves it unloaded). A test that kills,
+stops or restarts a process, or counts every row of the database, keeps a stack of its own.
 """
 
 from __future__ import annotations
@@ -24,6 +31,11 @@ from agent_memory_common.db.postgres import apply_migrations
 from agent_memory_embedded.servers import ManagedProcess, NatsServer, PostgresServer, free_port
 
 TEMPLATE_DB = "agent_memory_template"
+
+# The query service leaves its sentence model unloaded: no vector tier (search answers from BM25,
+# the TOC and the raw scan, and explain says why), ready sooner, and seconds of CPU saved per
+# stack. For the stacks of tests that do not rank by vectors.
+LEAN = {"AGENT_MEMORY_QUERY__SEARCH__LOAD_EMBEDDER": "false"}
 
 
 @pytest.fixture(scope="session")
@@ -191,8 +203,11 @@ def running_stack(
 
 @pytest.fixture
 def stack(nats_server: NatsServer, pg_dsn: str, tmp_path: Path) -> Iterator[Stack]:
-    """Gateway, recorder and query service running against this test's servers."""
-    with running_stack(nats_server, pg_dsn, tmp_path) as s:
+    """Gateway, recorder and query service on this test's own servers, for a test that stops,
+    kills or restarts one of them (or NATS) or counts every stored row; without the sentence
+    model (``LEAN``): none of these tests ranks by vectors. Tests that need neither use
+    ``shared_stack``."""
+    with running_stack(nats_server, pg_dsn, tmp_path, **LEAN) as s:
         yield s
 
 
@@ -218,8 +233,10 @@ def module_stack(
 def shared_stack(
     pg_server: PostgresServer, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Stack]:
-    """One stack for a whole module, for tests that only read or only get refused."""
-    with module_stack(pg_server, tmp_path_factory) as s:
+    """One stack for a whole module, for tests that only read, only get refused, or each write
+    and read their own sessions or projects; without the sentence model (``LEAN``): its tests
+    do not rank by vectors. A module whose tests do starts its own with ``module_stack``."""
+    with module_stack(pg_server, tmp_path_factory, **LEAN) as s:
         yield s
 
 
@@ -230,7 +247,5 @@ def lean_stack(
     """One stack for a module whose tests do not rank by vectors: the query service leaves the
     sentence model unloaded (search answers from its other tiers, the playbook curator uses its
     deterministic hashing embedder), so it is ready in seconds even on a busy machine."""
-    with module_stack(
-        pg_server, tmp_path_factory, AGENT_MEMORY_QUERY__SEARCH__LOAD_EMBEDDER="false"
-    ) as s:
+    with module_stack(pg_server, tmp_path_factory, **LEAN) as s:
         yield s

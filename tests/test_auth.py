@@ -3,28 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
 
-from agent_memory_embedded.servers import NatsServer
+from agent_memory_embedded.servers import PostgresServer
 from tests.helpers import drained, eventually, make_event
-from tests.stack import Stack, make_stack
+from tests.stack import LEAN, Stack, module_stack
 
 A = {"authorization": "Bearer token-a"}
 B = {"authorization": "Bearer token-b"}
 
 
-@pytest.fixture
-def secured(nats_server: NatsServer, pg_dsn: str, tmp_path: Path) -> Iterator[Stack]:
-    s = make_stack(nats_server, pg_dsn, tmp_path, AGENT_MEMORY_TOKENS="token-a:acme,token-b:globex")
-    try:
-        for name in ("gateway", "recorder", "query"):
-            s.start(name)
+@pytest.fixture(scope="module")
+def secured(pg_server: PostgresServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    """One stack for the module: only the tenant test stores events (one per tenant, read back
+    per tenant); the others are refused or read counters that carry no counts."""
+    with module_stack(
+        pg_server, tmp_path_factory, AGENT_MEMORY_TOKENS="token-a:acme,token-b:globex", **LEAN
+    ) as s:
         yield s
-    finally:
-        s.stop()
 
 
 def test_missing_or_unknown_token_is_401(secured: Stack) -> None:

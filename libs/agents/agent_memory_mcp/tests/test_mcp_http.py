@@ -19,7 +19,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult, TextContent
 
 from agent_memory_embedded.servers import NatsServer
-from tests.stack import Stack, running_stack
+from tests.stack import LEAN, Stack, running_stack
 
 
 def data_of(result: CallToolResult) -> dict[str, Any]:
@@ -74,7 +74,8 @@ async def test_http_endpoint_serves_the_tools(lean_stack: Stack) -> None:
 async def test_http_endpoint_forwards_the_callers_token(
     nats_server: NatsServer, pg_dsn: str, tmp_path: Path
 ) -> None:
-    with running_stack(nats_server, pg_dsn, tmp_path, AGENT_MEMORY_TOKENS="ta:acme,tb:bolt") as s:
+    tokens = "ta:acme,tb:bolt"  # notes and timelines only: no sentence model (LEAN)
+    with running_stack(nats_server, pg_dsn, tmp_path, AGENT_MEMORY_TOKENS=tokens, **LEAN) as s:
         async with httpx.AsyncClient() as http:
             refused = await http.post(f"{s.query_url}/mcp", json={})
             assert refused.status_code == 401

@@ -17,7 +17,7 @@ import pytest
 
 from agent_memory_cli.__main__ import main
 from agent_memory_embedded.servers import NatsServer, PostgresServer
-from tests.stack import Stack, make_stack
+from tests.stack import LEAN, Stack, make_stack
 
 AGENT_MEMORY = str(Path(sys.executable).parent / "agent-memory")
 
@@ -70,7 +70,8 @@ def test_a_wrong_setting_is_named_not_a_traceback(tmp_path: Path) -> None:
 
 @pytest.fixture
 def secured(nats_server: NatsServer, pg_dsn: str, tmp_path: Path) -> Iterator[Stack]:
-    s = make_stack(nats_server, pg_dsn, tmp_path, AGENT_MEMORY_TOKENS="token-a:acme")
+    # no sentence model: the search below finds nothing by any tier
+    s = make_stack(nats_server, pg_dsn, tmp_path, AGENT_MEMORY_TOKENS="token-a:acme", **LEAN)
     try:
         s.start("query")
         yield s

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from tests.stack import Stack
 
@@ -26,6 +27,13 @@ FIXTURES = HOOK_TESTS / "fixtures" / "hooks" / "claude-code"
 PROJECTS = FIXTURES / "projects"
 SESSION = "5d0c7a3e-9b1f-4e2a-8c6d-2f4e6a8b0c1d"
 AGENT_MEMORY = str(Path(sys.executable).parent / "agent-memory")
+
+
+@pytest.fixture(scope="module")
+def stack(shared_stack: Stack) -> Stack:
+    """One stack for the module: each test imports and reads sessions of its own (their event
+    ids, made from the transcripts' line ids, differ too), so none sees another's events."""
+    return shared_stack
 
 
 def events_of(stack: Stack, session: str) -> list[dict[str, Any]]:
