@@ -1,5 +1,9 @@
 """The event log end to end: gateway -> JetStream -> recorder -> Postgres -> query service,
-every part a real process on a real nats-server and Postgres."""
+every part a real process on a real nats-server and Postgres.
+
+The tests that post and read back events of their own ids share the module's stack
+(``shared_stack``); those that count every stored event, or stop NATS, get one each (``stack``).
+"""
 
 from __future__ import annotations
 
@@ -14,15 +18,15 @@ from tests.helpers import drained, eventually, make_event
 from tests.stack import Stack
 
 
-def test_round_trip_single_event(stack: Stack) -> None:
+def test_round_trip_single_event(shared_stack: Stack) -> None:
     body = make_event(1, text="remember: the schema uses ULIDs", metadata={"speaker": "Ann"})
-    r = httpx.post(f"{stack.gateway_url}/v1/events", json=body)
+    r = httpx.post(f"{shared_stack.gateway_url}/v1/events", json=body)
     assert r.status_code == 202, r.text
     assert r.json() == {"accepted": 1, "event_ids": ["e-000001"]}
 
     got = eventually(
         lambda: (
-            (resp := httpx.get(f"{stack.query_url}/v1/events/e-000001")).status_code == 200
+            (resp := httpx.get(f"{shared_stack.query_url}/v1/events/e-000001")).status_code == 200
             and resp.json()
         ),
         what="event stored",
@@ -35,13 +39,13 @@ def test_round_trip_single_event(stack: Stack) -> None:
     assert got["ts"].startswith("2026-01-01T00:00:01")
 
 
-def test_an_id_with_a_slash_can_be_fetched(stack: Stack) -> None:
+def test_an_id_with_a_slash_can_be_fetched(shared_stack: Stack) -> None:
     """The gateway accepts any printable id, so the query service must serve every one back."""
     body = make_event(1, event_id="run/7/step-1")
-    assert httpx.post(f"{stack.gateway_url}/v1/events", json=body).status_code == 202
+    assert httpx.post(f"{shared_stack.gateway_url}/v1/events", json=body).status_code == 202
 
     def fetched(path: str) -> dict[str, Any] | None:
-        resp = httpx.get(f"{stack.query_url}/v1/events/{path}")
+        resp = httpx.get(f"{shared_stack.query_url}/v1/events/{path}")
         return resp.json() if resp.status_code == 200 else None
 
     for path in ("run/7/step-1", "run%2F7%2Fstep-1"):  # as typed, and as clients quote it
@@ -49,16 +53,16 @@ def test_an_id_with_a_slash_can_be_fetched(stack: Stack) -> None:
         assert got["event_id"] == "run/7/step-1"
 
 
-def test_event_without_id_or_ts_gets_ulid_and_receive_time(stack: Stack) -> None:
+def test_event_without_id_or_ts_gets_ulid_and_receive_time(shared_stack: Stack) -> None:
     body = {"project_id": "p", "agent_id": "a", "session_id": "s", "role": "user", "text": "hi"}
     before = time.time()
-    r = httpx.post(f"{stack.gateway_url}/v1/events", json=body)
+    r = httpx.post(f"{shared_stack.gateway_url}/v1/events", json=body)
     assert r.status_code == 202, r.text
     (event_id,) = r.json()["event_ids"]
     assert len(event_id) == 26
     got = eventually(
         lambda: (
-            (resp := httpx.get(f"{stack.query_url}/v1/events/{event_id}")).status_code == 200
+            (resp := httpx.get(f"{shared_stack.query_url}/v1/events/{event_id}")).status_code == 200
             and resp.json()
         )
     )
@@ -80,16 +84,16 @@ def test_retried_batch_is_stored_once(stack: Stack) -> None:
     assert n == 100
 
 
-def test_secrets_are_redacted_before_storage(stack: Stack) -> None:
+def test_secrets_are_redacted_before_storage(shared_stack: Stack) -> None:
     text = "use AKIAIOSFODNN7EXAMPLE and postgres://app:hunter2secret@db/x to connect"
     r = httpx.post(
-        f"{stack.gateway_url}/v1/events",
+        f"{shared_stack.gateway_url}/v1/events",
         json=make_event(7, text=text, metadata={"cmd": "export PGPASSWORD=s3cr3tValue42"}),
     )
     assert r.status_code == 202, r.text
     got = eventually(
         lambda: (
-            (resp := httpx.get(f"{stack.query_url}/v1/events/e-000007")).status_code == 200
+            (resp := httpx.get(f"{shared_stack.query_url}/v1/events/e-000007")).status_code == 200
             and resp.json()
         )
     )
@@ -98,7 +102,7 @@ def test_secrets_are_redacted_before_storage(stack: Stack) -> None:
     assert "[REDACTED:aws_access_key]" in got["text"]
     assert "s3cr3tValue42" not in str(got["metadata"])
     assert sum(got["metadata"]["_redactions"].values()) >= 3
-    with psycopg.connect(stack.pg_dsn) as conn:
+    with psycopg.connect(shared_stack.pg_dsn) as conn:
         raw = conn.execute("SELECT text, metadata::text FROM events").fetchall()
     assert all("AKIAIOSFODNN7EXAMPLE" not in t and "s3cr3tValue42" not in m for t, m in raw)
 

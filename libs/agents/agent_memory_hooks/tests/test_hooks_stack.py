@@ -365,7 +365,7 @@ def test_opencode_plugin_in_node_records_a_session(
     script = (FIXTURES.parent / "opencode_host.mjs").read_text()
     host.write_text(script.replace("__PLUGIN__", str(plugin)).replace("__SESSION__", session))
     node = shutil.which("node")
-    assert node, "node is needed to run the OpenCode plugin"
+    assert node, "node is needed to run the OpenCode plugin: `make node` installs Debian's nodejs"
     started = time.monotonic()
     env = hook_env(shared_stack.env)
     proc = subprocess.run([node, str(host)], env=env, capture_output=True, text=True, timeout=60)
