@@ -21,7 +21,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from agent_memory_cli.supervisor import SERVICES
+from agent_memory_common.core.catalog import SERVICES
 
 ROOT = Path(__file__).resolve().parent.parent
 OVERLAY = ROOT / "deploy/k8s/overlays/example"
@@ -110,7 +110,7 @@ def test_every_service_is_deployed_probed_and_sized(
 def test_consumers_serve_probes_on_the_metrics_port(rendered: list[dict[str, Any]]) -> None:
     """A consumer's probes are its WorkerProbe: the port must be set and bound on all addresses."""
     for svc in SERVICES:
-        if svc.port_of is not None:
+        if svc.http is not None:
             continue
         container = by_kind(rendered, "Deployment")[svc.name]["spec"]["template"]["spec"][
             "containers"
@@ -127,13 +127,13 @@ def test_http_services_listen_on_all_addresses_at_their_port(
     """An HTTP service binds where AGENT_MEMORY_<NAME>__HOST/__PORT say (127.0.0.1 by default:
     unreachable for the probes and the Service)."""
     for svc in SERVICES:
-        if svc.port_of is None:
+        if svc.http is None:
             continue
         container = by_kind(rendered, "Deployment")[svc.name]["spec"]["template"]["spec"][
             "containers"
         ][0]
         env = {e["name"]: e.get("value") for e in container["env"]}
-        prefix = f"AGENT_MEMORY_{svc.port_of.upper()}__"
+        prefix = f"AGENT_MEMORY_{svc.http.upper()}__"
         assert env.get(prefix + "HOST") == "0.0.0.0", svc.name
         ports = [p["containerPort"] for p in container["ports"]]
         grpc = [int(env[prefix + "GRPC_PORT"])] if prefix + "GRPC_PORT" in env else []

@@ -25,6 +25,7 @@ import httpx
 import psycopg
 import pytest
 
+from agent_memory_common.core.catalog import CONSUMERS
 from agent_memory_embedded.servers import PostgresServer
 from agent_memory_retrieval import RetrievalSettings, SearchFilter
 from agent_memory_retrieval.factory import open_text_index
@@ -32,7 +33,7 @@ from tests.helpers import eventually, make_event
 from tests.stack import Stack, create_database, make_stack, start_nats
 from tests.toc_support import latest_snapshot
 
-CONSUMER_SERVICES = ("recorder", "segmenter", "summarizer", "bm25-indexer", "embedder", "topics")
+CONSUMER_SERVICES = CONSUMERS
 ENV = {
     # no segment closes for idleness while the events arrive (see the module's docstring)
     "AGENT_MEMORY_SEGMENTER__IDLE_FLUSH_S": "3600",

@@ -13,12 +13,12 @@ import signal
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from functools import partial
 from types import FrameType
 from typing import IO
 
 from agent_memory_cli.settings import Settings
+from agent_memory_common.core.catalog import CONSUMERS, SERVICES
 from agent_memory_common.core.logs import configure_logging
 from agent_memory_common.db.postgres import prepare_database
 from agent_memory_embedded import (
@@ -28,29 +28,6 @@ from agent_memory_embedded import (
     postgres_memory_settings,
 )
 from agent_memory_embedded.servers import port_open
-
-
-@dataclass(frozen=True)
-class ServiceDef:
-    name: str
-    module: str
-    port_of: str | None = None  # settings attribute holding its address, for readiness
-
-
-SERVICES: tuple[ServiceDef, ...] = (
-    ServiceDef("recorder", "agent_memory_recorder"),
-    ServiceDef("segmenter", "agent_memory_segmenter"),
-    ServiceDef("summarizer", "agent_memory_summarizer"),
-    ServiceDef("bm25-indexer", "agent_memory_bm25"),
-    ServiceDef("embedder", "agent_memory_embedder"),
-    ServiceDef("topics", "agent_memory_topics"),
-    ServiceDef("gateway", "agent_memory_gateway", "gateway"),
-    ServiceDef("query", "agent_memory_query", "query"),
-    ServiceDef("pruner", "agent_memory_pruner", "pruner"),
-    ServiceDef("dashboard", "agent_memory_dashboard", "dashboard"),
-)
-
-CONSUMERS: tuple[str, ...] = tuple(s.name for s in SERVICES if s.port_of is None)
 
 
 def replica_counts(values: Sequence[str]) -> dict[str, int]:
@@ -210,11 +187,11 @@ class Supervisor:
         }
         for svc in SERVICES:
             ready = None
-            if svc.port_of is not None:
-                address = getattr(self.settings, svc.port_of)
+            if svc.http is not None:
+                address = getattr(self.settings, svc.http)
                 host = "127.0.0.1" if address.host in ("0.0.0.0", "::") else address.host
                 self._check_port_free(
-                    address.port, svc.name, f"AGENT_MEMORY_{svc.name.upper()}__PORT"
+                    address.port, svc.name, f"AGENT_MEMORY_{svc.http.upper()}__PORT"
                 )
                 ready = partial(port_open, host, address.port)
             copies = self.replicas.get(svc.name, 1)
