@@ -27,6 +27,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
+from agent_memory_common.core.catalog import BY_NAME
 from agent_memory_common.db.postgres import apply_migrations
 from agent_memory_embedded.servers import ManagedProcess, NatsServer, PostgresServer, free_port
 
@@ -107,17 +108,11 @@ class Stack:
         """Start service ``name``; ``replica`` > 0 starts a further process of a consumer
         service (named ``<name>-<replica>``) that shares its durable consumers. ``timeout``:
         generous by default, for a busy CI machine (the query service loads its model)."""
-        module, url = {
-            "gateway": ("agent_memory_gateway", self.gateway_url),
-            "recorder": ("agent_memory_recorder", ""),
-            "segmenter": ("agent_memory_segmenter", ""),
-            "summarizer": ("agent_memory_summarizer", ""),
-            "embedder": ("agent_memory_embedder", ""),
-            "bm25-indexer": ("agent_memory_bm25", ""),
-            "topics": ("agent_memory_topics", ""),
-            "query": ("agent_memory_query", self.query_url),
-            "pruner": ("agent_memory_pruner", self.pruner_url),
-        }[name]
+        spec = BY_NAME[name]  # the one declaration of the services (core.catalog)
+        urls = {"gateway": self.gateway_url, "query": self.query_url, "pruner": self.pruner_url}
+        if spec.http is not None and spec.http not in urls:
+            raise ValueError(f"{name}: the test stack gives it no address (tests/stack.py)")
+        module, url = spec.module, urls.get(spec.http or "", "")
         ready = _http_ok(url + "/readyz") if url else None
         key = f"{name}-{replica}" if replica else name
         env = self.env
