@@ -17,7 +17,7 @@ import pytest
 
 from agent_memory_embedded.servers import NatsServer
 from tests.helpers import drained, eventually
-from tests.stack import make_stack
+from tests.stack import LEAN, make_stack
 
 T0 = 1_767_225_600_000
 PROMPT = "The reconciliation job takes nine seconds again; find out why and make it fast."
@@ -95,7 +95,9 @@ def vector_docs(dsn: str, session: str) -> list[str]:
 def test_a_duplicate_is_stored_once_indexed_once_and_adds_no_bullet(
     nats_server: NatsServer, pg_dsn: str, tmp_path: Path
 ) -> None:
-    stack = make_stack(nats_server, pg_dsn, tmp_path)
+    # the embedder service loads the model (vectors are checked); the query service need not:
+    # its one search asks the BM25 tier alone
+    stack = make_stack(nats_server, pg_dsn, tmp_path, **LEAN)
     try:
         for name in (
             "gateway",

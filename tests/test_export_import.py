@@ -110,8 +110,6 @@ def settled(stack: Stack, expected: int) -> bool:
     return drained(stack.query_url, expected, consumers=CONSUMERS)
 
 
-@pytest.mark.slow
-@pytest.mark.timeout(900)  # the whole pipeline, the model load included, on a busy machine
 def settings_of(stack: Stack, path: str) -> dict[str, Any]:
     """A project's retention or sharing answer, without when it was set."""
     answer: dict[str, Any] = httpx.get(f"{stack.query_url}/v1/projects/{path}").json()
@@ -119,6 +117,7 @@ def settings_of(stack: Stack, path: str) -> dict[str, Any]:
     return answer
 
 
+@pytest.mark.slow  # two pipelines without the model (FAST_TOC): pytest's 300 s bound
 def test_a_project_round_trips_between_deployments(
     two_stacks: tuple[Stack, Stack], tmp_path: Path
 ) -> None:
