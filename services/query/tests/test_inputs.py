@@ -51,7 +51,7 @@ async def test_nul_and_out_of_range_numbers_are_a_422_naming_the_field(
     method: str, url: str, body: bytes | None, field: str
 ) -> None:
     transport = httpx.ASGITransport(app=create_app())
-    async with httpx.AsyncClient(transport=transport, base_url="http://query") as client:
+    async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
         r = await client.request(
             method, url, content=body, headers={"content-type": "application/json"}
         )
@@ -64,7 +64,7 @@ async def test_parameters_a_route_does_not_read_are_not_inspected_but_refused_by
     """The NUL guard looks only at what a route reads; a parameter the route does not read is
     an unknown parameter (issue 16: it is named, never silently ignored)."""
     transport = httpx.ASGITransport(app=create_app())
-    async with httpx.AsyncClient(transport=transport, base_url="http://query") as client:
+    async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
         r = await client.get("/healthz?unused=%00")
     assert r.status_code == 422
     assert r.json()["field"] == "unused" and "unknown query parameter" in r.json()["message"]

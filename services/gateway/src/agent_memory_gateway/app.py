@@ -36,6 +36,7 @@ from agent_memory_common.auth.access import (
     Principal,
     authorize,
     caller,
+    install_http_guards,
 )
 from agent_memory_common.bus.natslink import NatsLink
 from agent_memory_common.bus.publisher import NoStreamError, Outgoing
@@ -55,7 +56,6 @@ from agent_memory_common.core.metrics import (
 from agent_memory_common.db.postgres import make_pool
 from agent_memory_common.redaction.engine import Redactor
 from agent_memory_common.web.apidocs import install_api_docs
-from agent_memory_common.web.browser import CrossOriginGuard
 from agent_memory_common.web.http import (
     ApiError,
     JSONBytesResponse,
@@ -305,8 +305,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_error_handlers(app)
     install_api_docs(app)
     app.add_middleware(IngestFrontDoor, gateway=gateway)
-    # a browser's cross-site write is refused before the front door reads it
-    app.add_middleware(CrossOriginGuard, allowed_origins=settings.allowed_origins)
+    # a foreign Host, a browser's cross-site write, an address with too many failed keys, an
+    # unauthenticated or oversized body: refused before the front door reads it
+    install_http_guards(app, settings, max_body_bytes=settings.gateway.max_body_bytes)
     # outermost: every answer is counted and timed; GET /metrics is served here
     app.add_middleware(HttpMetrics, service="gateway")
     event_schema = EventIn.model_json_schema()

@@ -19,11 +19,17 @@ import psycopg
 from fastapi import Depends, FastAPI
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent_memory_common.auth.access import ADMIN, PUBLIC, Authenticator, Principal, authorize
+from agent_memory_common.auth.access import (
+    ADMIN,
+    PUBLIC,
+    Authenticator,
+    Principal,
+    authorize,
+    install_http_guards,
+)
 from agent_memory_common.core.metrics import HttpMetrics
 from agent_memory_common.db.postgres import make_pool, prepare_database
 from agent_memory_common.web.apidocs import install_api_docs
-from agent_memory_common.web.browser import CrossOriginGuard
 from agent_memory_common.web.http import (
     ApiError,
     JSONBytesResponse,
@@ -34,7 +40,7 @@ from agent_memory_common.web.http import (
 from agent_memory_pruner.admin import cleanup_tenant
 from agent_memory_pruner.pruner import Pruner
 from agent_memory_pruner.settings import Settings
-from agent_memory_retrieval.cleanup import CleanupReport, CleanupScope
+from agent_memory_retrieval.lifecycle.cleanup import CleanupReport, CleanupScope
 
 _ID = r"^[^\x00-\x1f\x7f]+$"
 
@@ -90,7 +96,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.auth = auth
     install_error_handlers(app)
     install_api_docs(app)
-    app.add_middleware(CrossOriginGuard, allowed_origins=settings.allowed_origins)
+    install_http_guards(app, settings)  # Host, browsers, failed keys, bodies
     app.add_middleware(HttpMetrics, service="pruner")  # outermost: counts every answer; /metrics
 
     @app.exception_handler(psycopg.OperationalError)

@@ -9,12 +9,11 @@ from collections.abc import AsyncIterator
 import psycopg
 from fastapi import Depends, FastAPI
 
-from agent_memory_common.auth.access import Authenticator, authorize
+from agent_memory_common.auth.access import Authenticator, authorize, install_http_guards
 from agent_memory_common.bus.natslink import NatsLink
 from agent_memory_common.core.metrics import HttpMetrics
 from agent_memory_common.db.postgres import make_pool, prepare_database
 from agent_memory_common.web.apidocs import install_api_docs
-from agent_memory_common.web.browser import CrossOriginGuard
 from agent_memory_common.web.http import (
     ApiError,
     JSONBytesResponse,
@@ -91,7 +90,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     install_error_handlers(app)
     install_api_docs(app)
-    app.add_middleware(CrossOriginGuard, allowed_origins=settings.allowed_origins)
+    install_http_guards(app, settings)  # Host, browsers, failed keys, bodies
     app.add_middleware(HttpMetrics, service="query")  # outermost: counts every answer; /metrics
 
     @app.exception_handler(psycopg.OperationalError)

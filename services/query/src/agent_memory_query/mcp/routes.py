@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator
 
 import httpx
 from fastapi import FastAPI
+from mcp.server.transport_security import TransportSecuritySettings
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -29,7 +30,9 @@ from agent_memory_mcp.server import ServerDefaults, build_server, caller_token
 from agent_memory_query.settings import Settings
 
 MCP_PATH = "/mcp"
-_SELF_URL = "http://query.internal"  # never resolved: the ASGI transport answers in-process
+# never resolved (the ASGI transport answers in-process); a loopback name, which the Host
+# allowlist of CrossOriginGuard always accepts
+_SELF_URL = "http://localhost"
 
 
 class _RequireTenant:
@@ -79,6 +82,9 @@ class McpEndpoint:
             stateless_http=True,
             json_response=True,
             host=self.settings.query.host,
+            # the Host allowlist (DNS rebinding, 421) is CrossOriginGuard's, in front of every
+            # route of this service: one implementation, configured by AGENT_MEMORY_ALLOWED_HOSTS
+            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         )
         app.router.routes.append(Route(MCP_PATH, endpoint=_RequireTenant(inner, app)))
 

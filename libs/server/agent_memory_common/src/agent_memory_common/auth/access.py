@@ -38,11 +38,21 @@ from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute, iter_route_contexts
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from agent_memory_common.auth.roles import ROLES as ROLES
 from agent_memory_common.auth.roles import Role as Role
+from agent_memory_common.core.settings import CommonSettings
 from agent_memory_common.db.postgres import load_queries
+from agent_memory_common.web.browser import CrossOriginGuard, send_error
 from agent_memory_common.web.http import LOCAL_TENANT, ApiError
+from agent_memory_common.web.limits import (
+    PROBE_PATHS,
+    BodyLimit,
+    FailureBuckets,
+    client_address,
+    send_too_many,
+)
 
 _RANK: dict[str, int] = {"reader": 1, "writer": 2, "admin": 3}
 KEY_PREFIX = "amk_"
@@ -244,6 +254,11 @@ class Authenticator:
             return None
         return principal_from_row(row, secret, datetime.now(UTC))
 
+    def known(self, authorization: str) -> bool:
+        """Whether the cache holds this key as good right now (no lookup needed)."""
+        cached = self._cache.get(authorization)
+        return cached is not None and cached[0] > time.monotonic() and cached[1] is not None
+
     def forget(self) -> None:
         """Drop the cache (a revocation through this process takes effect at once here)."""
         self._cache.clear()
@@ -335,3 +350,81 @@ async def authorize(request: Request) -> None:
         declared = _DECLARED[id(route)] = declared_access(route) is not None
     if not declared:
         (await caller(request)).require("admin")
+
+
+# ---- before the body ---------------------------------------------------------------------------
+
+
+class AuthenticateFirst:
+    """ASGI middleware: authenticate a request that carries a key or a body before anything
+    else of it is read, within a limit of failed attempts per client address.
+
+    FastAPI reads and parses a route's body before it runs the route's dependencies (where
+    ``READ``/``WRITE`` authenticate), so an unauthenticated 100 MB body used to be parsed
+    before its 401. The principal found here is kept in the request state, where ``caller``
+    finds it: one lookup per request still.
+
+    Each refused key takes a token of the address's ``FailureBuckets``; an address with none
+    left gets 429 and ``Retry-After`` instead of a Postgres lookup, unless its key is one the
+    cache already knows good. Probes (``/healthz``...) are never looked at.
+    """
+
+    def __init__(self, app: ASGIApp, burst: int = 20, per_s: float = 1.0) -> None:
+        self.app = app
+        self.failures = FailureBuckets(burst, per_s)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] in PROBE_PATHS:
+            await self.app(scope, receive, send)
+            return
+        authorization = None
+        has_body = False
+        for name, value in scope["headers"]:
+            if name == b"authorization":
+                authorization = value.decode("latin-1")
+            elif name == b"transfer-encoding" or (
+                name == b"content-length" and value.strip() not in (b"", b"0")
+            ):
+                has_body = True
+        if authorization is None and not has_body:
+            await self.app(scope, receive, send)  # the route's own Access decides
+            return
+        auth = getattr(scope["app"].state, "auth", None)
+        if not isinstance(auth, Authenticator):  # not started (no lifespan): the route decides
+            await self.app(scope, receive, send)
+            return
+        address = client_address(scope)
+        if authorization is not None and not auth.known(authorization):
+            wait = self.failures.wait(address)
+            if wait is not None and address is not None:
+                await send_too_many(send, address, wait)
+                return
+        try:
+            principal = await auth.principal(authorization)
+        except ApiError as exc:
+            if exc.status == 401:
+                self.failures.charge(address)
+            headers = [(k.lower().encode(), v.encode()) for k, v in (exc.headers or {}).items()]
+            await send_error(send, exc.status, exc.code, exc.message, exc.field, headers)
+            return
+        scope.setdefault("state", {})["principal"] = principal
+        await self.app(scope, receive, send)
+
+
+def install_http_guards(
+    app: FastAPI, settings: CommonSettings, *, max_body_bytes: int | None = None
+) -> None:
+    """The request guards of an HTTP service, outermost first (add ``HttpMetrics`` after):
+    the Host allowlist and browser rules (``CrossOriginGuard``), authentication (with its
+    limit of failures per address) of a request that carries a key or a body, then the body
+    limit. One function, so that every service has all of them in this order: a request is
+    refused before it costs anything. ``app.state.auth`` must hold the ``Authenticator``."""
+    app.add_middleware(BodyLimit, max_bytes=max_body_bytes or settings.max_body_bytes)
+    app.add_middleware(
+        AuthenticateFirst, burst=settings.auth_fail_burst, per_s=settings.auth_fail_per_s
+    )
+    app.add_middleware(
+        CrossOriginGuard,
+        allowed_origins=settings.allowed_origins,
+        allowed_hosts=settings.host_allowlist,
+    )

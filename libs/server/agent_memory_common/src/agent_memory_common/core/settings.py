@@ -116,6 +116,36 @@ class CommonSettings(BaseSettings):
             "call the HTTP APIs from a browser. Empty: none but each service's own."
         ),
     )
+    allowed_hosts: str = Field(
+        default="",
+        description=(
+            "Host names the HTTP services answer to (comma separated; 'name' any port, "
+            "'name:port' one port, '*.example.com' its subdomains, '*' any host). localhost, "
+            "127.0.0.1 and [::1] are always allowed. Empty: only those in local mode (a DNS "
+            "rebinding page is answered 421); any host in team mode (AGENT_MEMORY_TOKENS set)."
+        ),
+    )
+    max_body_bytes: int = Field(
+        default=1024 * 1024,
+        gt=0,
+        description=(
+            "Largest request body of the query service, the pruner and the dashboard (the "
+            "gateway has its own, AGENT_MEMORY_GATEWAY__MAX_BODY_BYTES): a larger one is 413."
+        ),
+    )
+    auth_fail_burst: int = Field(
+        default=20,
+        ge=1,
+        description=(
+            "Failed authentications (401) a client address may have in a row before its "
+            "requests are answered 429 with Retry-After (a token bucket per address)."
+        ),
+    )
+    auth_fail_per_s: float = Field(
+        default=1.0,
+        gt=0,
+        description="Failed authentications per second a client address earns back.",
+    )
     nats_replicas: int = Field(default=1, ge=1, le=5, description="JetStream stream replicas.")
     duplicate_window_s: float = Field(
         default=600.0, gt=0, description="JetStream de-duplication window for retried publishes."
@@ -169,6 +199,14 @@ class CommonSettings(BaseSettings):
     @classmethod
     def _absolute_home(cls, value: Path) -> Path:
         return value.expanduser().resolve()
+
+    @property
+    def host_allowlist(self) -> str | None:
+        """The Host names the HTTP services accept: the setting, else loopback names only in
+        local mode, else (team mode, None) any host: authentication guards it there."""
+        if self.allowed_hosts.strip():
+            return self.allowed_hosts
+        return "" if not self.tokens.strip() else None
 
     @property
     def nats_servers(self) -> list[str]:

@@ -16,6 +16,14 @@ into the agent's memory ("always disable TLS verification"). ``CrossOriginGuard`
 
 Agents, hooks, curl and the SDKs send no ``Origin``/``Sec-Fetch-*`` headers and are unaffected.
 
+**DNS rebinding.** A page on ``evil.example`` whose name is re-pointed at 127.0.0.1 is
+*same-origin* with the service as far as the browser knows: its requests carry ``Host:
+evil.example:PORT`` and a matching ``Origin``, so the checks above pass and the page can read
+the answers. The ``Host`` header is the one thing it cannot choose: every request whose host is
+not on the allowlist (loopback names, plus ``AGENT_MEMORY_ALLOWED_HOSTS``) is answered
+``421 misdirected_request`` before anything else, on every route, ``/mcp`` included (the MCP
+SDK's own check is switched off there so that this is the one implementation).
+
 **Errors before the application.** The HTTP parser refuses some requests before any ASGI code
 runs (a request line over llhttp's limit, e.g. a 100 KB query string; malformed requests) and
 uvicorn answers those in plain text. ``JsonErrorsHttpToolsProtocol`` gives them the same
@@ -38,6 +46,46 @@ _CORS_METHODS = b"GET, POST, PUT, PATCH, DELETE, OPTIONS"
 _CORS_HEADERS = b"authorization, content-type, mcp-session-id, mcp-protocol-version"
 
 
+LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]"})
+
+
+def parse_hosts(value: str | Iterable[str] | None) -> frozenset[str] | None:
+    """``"memory.example.com, *.corp.example, q:8701"`` -> lowercased entries; None or ``*``
+    among them: any host."""
+    if value is None:
+        return None
+    items = value.split(",") if isinstance(value, str) else value
+    hosts = frozenset(h.strip().lower().rstrip(".") for h in items if h.strip())
+    return None if "*" in hosts else hosts
+
+
+def split_host(host: str) -> tuple[str, str | None]:
+    """``"[::1]:8701"`` -> (``"[::1]"``, ``"8701"``); ``"localhost"`` -> (``"localhost"``, None)."""
+    if host.startswith("["):
+        name, _, rest = host.partition("]")
+        port = rest[1:] if rest.startswith(":") else None
+        return name + "]", port
+    name, sep, port = host.rpartition(":")
+    if sep and port.isdigit():
+        return name, port
+    return host, None
+
+
+def host_allowed(host: bytes | None, allowed: frozenset[str] | None) -> bool:
+    """Whether a ``Host`` header names this service: a loopback name (no page can own one),
+    or an allowlist entry (``name`` any port, ``name:port``, ``*.suffix``)."""
+    if allowed is None or host is None:  # no Host at all: HTTP/1.0, never a browser
+        return True
+    text = host.decode("latin-1").strip().lower()
+    name, port = split_host(text)
+    name = name.rstrip(".")
+    if name in LOOPBACK_HOSTS or name in allowed:
+        return True
+    if port is not None and f"{name}:{port}" in allowed:
+        return True
+    return any(e.startswith("*.") and name.endswith(e[1:]) for e in allowed)
+
+
 def parse_origins(value: str | Iterable[str]) -> frozenset[str]:
     """``"https://a.example, http://localhost:3000"`` -> normalised origins (no trailing /)."""
     items = value.split(",") if isinstance(value, str) else value
@@ -56,11 +104,22 @@ def error_body(code: str, message: str, field: str | None = None) -> bytes:
 
 
 class CrossOriginGuard:
-    """ASGI middleware: refuse browser cross-site writes, non-JSON bodies, overlong queries."""
+    """ASGI middleware: refuse foreign Host names (DNS rebinding), browser cross-site writes,
+    non-JSON bodies, overlong queries.
 
-    def __init__(self, app: ASGIApp, allowed_origins: str | Iterable[str] = "") -> None:
+    ``allowed_hosts``: the allowlist beside the loopback names (``""``: loopback only, None:
+    any host), normally ``CommonSettings.host_allowlist``.
+    """
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        allowed_origins: str | Iterable[str] = "",
+        allowed_hosts: str | Iterable[str] | None = "",
+    ) -> None:
         self.app = app
         self.allowed = parse_origins(allowed_origins)
+        self.hosts = parse_hosts(allowed_hosts)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -78,8 +137,19 @@ class CrossOriginGuard:
                 content_type = value
             elif name == b"access-control-request-method":
                 preflight = value
+        if not host_allowed(host, self.hosts):
+            shown = (host or b"").decode("latin-1")
+            await send_error(
+                send,
+                421,
+                "misdirected_request",
+                f"this service does not answer to the host {shown!r} "
+                "(allow it with AGENT_MEMORY_ALLOWED_HOSTS)",
+                "Host",
+            )
+            return
         if len(scope.get("query_string", b"")) > MAX_QUERY_STRING:
-            await _send_error(
+            await send_error(
                 send, 414, "uri_too_long", f"query string over {MAX_QUERY_STRING} bytes"
             )
             return
@@ -89,19 +159,19 @@ class CrossOriginGuard:
             if allowed_origin:
                 await _send_preflight(send, origin)
             else:
-                await _send_error(send, 403, "cross_origin", _refused(origin), "Origin")
+                await send_error(send, 403, "cross_origin", _refused(origin), "Origin")
             return
         if method in UNSAFE_METHODS:
             if origin is not None and not allowed_origin and not _same_origin(origin, host):
-                await _send_error(send, 403, "cross_origin", _refused(origin), "Origin")
+                await send_error(send, 403, "cross_origin", _refused(origin), "Origin")
                 return
             if fetch_site in (b"cross-site", b"same-site") and not allowed_origin:
-                await _send_error(
+                await send_error(
                     send, 403, "cross_origin", "cross-site request refused", "Sec-Fetch-Site"
                 )
                 return
             if content_type is not None and not _is_json(content_type):
-                await _send_error(
+                await send_error(
                     send,
                     415,
                     "unsupported_media_type",
@@ -159,15 +229,22 @@ async def _send_preflight(send: Send, origin: bytes) -> None:
     await send({"type": "http.response.body", "body": b""})
 
 
-async def _send_error(
-    send: Send, status: int, code: str, message: str, field: str | None = None
+async def send_error(
+    send: Send,
+    status: int,
+    code: str,
+    message: str,
+    field: str | None = None,
+    headers: Iterable[tuple[bytes, bytes]] = (),
 ) -> None:
+    """Answer an error in the project's JSON shape from plain ASGI code (a middleware)."""
     body = error_body(code, message, field)
-    headers = [
+    raw = [
         (b"content-type", b"application/json"),
         (b"content-length", str(len(body)).encode()),
+        *headers,
     ]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.start", "status": status, "headers": raw})
     await send({"type": "http.response.body", "body": body})
 
 
