@@ -21,6 +21,9 @@ def main() -> None:
         host=settings.dashboard.host,
         port=settings.dashboard.port,
         **uvicorn_options(),
+        # the scheme (Secure cookie) and client address (failed sign-in limit) from a proxy
+        proxy_headers=True,
+        forwarded_allow_ips=settings.dashboard.trusted_proxies,
     )
 
 

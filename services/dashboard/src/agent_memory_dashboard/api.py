@@ -10,7 +10,7 @@ from fastapi.responses import Response
 from pydantic import BaseModel, Field
 
 from agent_memory_common.web.http import ApiError
-from agent_memory_dashboard.security import KEY_COOKIE, WRITE_HEADER
+from agent_memory_dashboard.security import KEY_COOKIE, WRITE_HEADER, Sessions
 from agent_memory_dashboard.upstream import QueryApi, SignInRequired
 
 router = APIRouter()
@@ -34,8 +34,25 @@ def upstream_for(request: Request, path: str) -> QueryApi:
     return query_api(request)
 
 
+def sessions(request: Request) -> Sessions:
+    found = request.app.state.sessions
+    assert isinstance(found, Sessions)
+    return found
+
+
 def key_of(request: Request) -> str | None:
-    return request.cookies.get(KEY_COOKIE) or None
+    """The signed-in key: the one the session cookie names, while that session lasts."""
+    return sessions(request).key(request.cookies.get(KEY_COOKIE))
+
+
+def signed_in(request: Request) -> bool:
+    return key_of(request) is not None
+
+
+def _is_https(request: Request) -> bool:
+    """Over TLS: the socket's scheme, or X-Forwarded-Proto when uvicorn trusts the proxy
+    (``trusted_proxies``), which it has already written into the scheme."""
+    return request.url.scheme == "https"
 
 
 @router.get("/healthz", include_in_schema=False)
@@ -61,31 +78,49 @@ class SignIn(BaseModel):
 
 @router.post("/login", include_in_schema=False)
 async def login(request: Request, body: SignIn) -> Response:
-    """Check the key against the API, then keep it in an HttpOnly cookie."""
+    """Check the key against the API, then keep it here and give the browser a session id."""
     try:
         answer = await query_api(request).get("/v1/projects", body.key.strip(), limit=1)
     except SignInRequired:
         raise ApiError(
             401, "unauthorized", "the query service refused this key", field="key"
         ) from None
+    if answer.status == 429:  # the query service's limit of failed keys from this address
+        raise ApiError(
+            429,
+            "too_many_failures",
+            answer.message,
+            field="key",
+            headers={"Retry-After": answer.retry_after or "1"},
+        )
     if not answer.ok:
         raise ApiError(502, "bad_gateway", answer.message)
+    options = request.app.state.settings.dashboard
     response = Response(status_code=204)
     response.set_cookie(
         KEY_COOKIE,
-        body.key.strip(),
+        sessions(request).open(body.key.strip()),
+        max_age=options.session_max_age_s,
         httponly=True,
         samesite="strict",
-        secure=request.app.state.settings.dashboard.secure_cookie,
+        secure=options.secure_cookie or _is_https(request),
         path="/",
     )
     return response
 
 
 @router.post("/logout", include_in_schema=False)
-async def logout() -> Response:
+async def logout(request: Request) -> Response:
+    """Forget the session here (a copy of the cookie stops working), and in the browser."""
+    sessions(request).close(request.cookies.get(KEY_COOKIE))
     response = Response(status_code=204)
-    response.delete_cookie(KEY_COOKIE, path="/")
+    response.delete_cookie(
+        KEY_COOKIE,
+        path="/",
+        httponly=True,
+        samesite="strict",
+        secure=request.app.state.settings.dashboard.secure_cookie or _is_https(request),
+    )
     return response
 
 
@@ -101,6 +136,9 @@ async def passthrough(request: Request, path: ApiPath) -> Response:
     """
     if request.method != "GET" and request.headers.get(WRITE_HEADER) != "1":
         raise ApiError(403, "forbidden", f"dashboard writes need the {WRITE_HEADER} header")
+    key = key_of(request)
+    if key is None and (KEY_COOKIE in request.cookies or request.app.state.settings.tokens):
+        raise SignInRequired  # 401 before the body is read: a stale cookie, or team mode
     raw = request.scope.get("raw_path") or request.url.path.encode()
     upstream_path = raw.decode("latin-1").removeprefix("/api")  # as sent: ids stay encoded
     if "/../" in upstream_path or upstream_path.endswith("/.."):
@@ -108,7 +146,7 @@ async def passthrough(request: Request, path: ApiPath) -> Response:
     upstream = await upstream_for(request, upstream_path).forward(
         request.method,
         upstream_path,
-        key_of(request),
+        key,
         request.url.query.encode(),
         await request.body(),
     )

@@ -12,8 +12,8 @@ from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
-from agent_memory_dashboard.api import key_of, query_api
-from agent_memory_dashboard.security import KEY_COOKIE
+from agent_memory_dashboard.api import key_of, query_api, signed_in
+from agent_memory_dashboard.security import safe_next
 from agent_memory_dashboard.upstream import Answer
 
 router = APIRouter(default_response_class=HTMLResponse)
@@ -35,7 +35,7 @@ def render(request: Request, name: str, page: str, **context: Any) -> HTMLRespon
         name,
         {
             "page": page,
-            "signed_in": KEY_COOKIE in request.cookies,
+            "signed_in": signed_in(request),
             "refresh_ms": settings.dashboard.refresh_ms,
             **context,
         },
@@ -52,8 +52,7 @@ def _id(value: str) -> str:
 
 @router.get("/login")
 async def login_page(request: Request, next: str = "/") -> HTMLResponse:
-    target = next if next.startswith("/") and not next.startswith("//") else "/"
-    return render(request, "login.html", "login", next=target)
+    return render(request, "login.html", "login", next=safe_next(next))
 
 
 @router.get("/")

@@ -23,7 +23,26 @@ class DashboardOptions(BaseModel):
         default=2000, ge=250, description="How often the live pages poll the API."
     )
     secure_cookie: bool = Field(
-        default=False, description="Mark the key cookie Secure (set it behind HTTPS)."
+        default=False,
+        description=(
+            "Always mark the session cookie Secure; without it, Secure whenever the request "
+            "came over HTTPS (directly, or per X-Forwarded-Proto from a trusted proxy)."
+        ),
+    )
+    session_max_age_s: int = Field(
+        default=8 * 3600,
+        ge=60,
+        description=(
+            "Lifetime of a sign-in: the cookie's Max-Age, and when this process forgets the "
+            "session (signing out forgets it at once)."
+        ),
+    )
+    trusted_proxies: str = Field(
+        default="127.0.0.1",
+        description=(
+            "Addresses (or CIDRs, comma separated; '*' any) whose X-Forwarded-Proto and "
+            "X-Forwarded-For the dashboard believes: the TLS-terminating proxy in front of it."
+        ),
     )
 
 

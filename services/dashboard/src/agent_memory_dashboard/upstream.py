@@ -23,6 +23,7 @@ class Answer:
 
     status: int
     body: Any
+    retry_after: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -78,7 +79,7 @@ class QueryApi:
             body = r.json()
         except ValueError:
             body = None
-        return Answer(r.status_code, body)
+        return Answer(r.status_code, body, r.headers.get("retry-after"))
 
     async def get(self, path: str, key: str | None, **params: Any) -> Answer:
         return await self.call("GET", path, key, params=params)
