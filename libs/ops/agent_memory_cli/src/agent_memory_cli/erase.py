@@ -1,14 +1,9 @@
 """``agent-memory erase``: erase a session (an agent, a user, events, a project) for real.
 
-    agent-memory erase --project p --session s1            dry run: what would go
-    agent-memory erase --project p --session s1 --yes      erase, wait for the verified receipt
-    agent-memory erase --list [--project p]                the audit log
-    agent-memory erase --status er_...                     one receipt
-
-Without ``--yes`` nothing changes: the query service counts what the scope holds now (events,
-sessions, segments, TOC versions, grips, episodes). With it, the erasure is accepted and this
-command waits until the receipt says ``verified`` (every store searched, nothing found) or
-``--wait`` seconds have passed; the erasure goes on either way. See docs/lifecycle.md.
+Without ``--yes`` nothing changes: the query service counts what the scope holds now. With it,
+the erasure is accepted and the command waits for the receipt to say ``verified`` or for
+``--wait`` seconds. ``DESCRIPTION`` is what ``agent-memory erase --help`` prints (plain text:
+a terminal shows no markup). See docs/lifecycle.md.
 """
 
 from __future__ import annotations
@@ -24,6 +19,25 @@ if TYPE_CHECKING:
     import httpx
 
     from agent_memory_cli.settings import Settings
+
+DESCRIPTION = """\
+Erase a session (an agent, a user, events, a project) for real.
+
+    agent-memory erase --project p --session s1            dry run: what would go
+    agent-memory erase --project p --session s1 --yes      erase, wait for the verified receipt
+    agent-memory erase --list [--project p]                the audit log
+    agent-memory erase --status er_...                     one receipt
+
+Without --yes nothing changes: the query service counts what the scope holds now (events,
+sessions, segments, TOC versions, grips, episodes). With it, the erasure is accepted and this
+command waits until the receipt says "verified" (every store searched, nothing found) or
+--wait seconds have passed; the erasure goes on either way. See docs/lifecycle.md.
+"""
+REDACT_DESCRIPTION = (
+    "The stored events since --since that hold a secret the current redactor finds are erased, "
+    "with everything derived from them, through the erasure path (not rewritten in place: "
+    "docs/lifecycle.md says why). Without --yes: a dry run."
+)
 
 
 def _scope(args: argparse.Namespace) -> dict[str, Any] | None:
@@ -132,7 +146,7 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "erase",
         help="erase a session, agent, user, events or project everywhere (dry run first)",
-        description=__doc__,
+        description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--project", help="the project (every scope is within one)")
@@ -163,7 +177,7 @@ def register_admin(admin_sub: Any) -> None:
     redact = admin_sub.add_parser(
         "redact",
         help="erase stored events holding a secret the current redactor finds (dry run first)",
-        description=register_admin.__doc__,
+        description=REDACT_DESCRIPTION,
     )
     redact.add_argument("--since", required=True, help="RFC 3339 time: events since then")
     redact.add_argument("--project", required=True, help="the project")

@@ -49,6 +49,13 @@ NOT_SUPPORTED = {
     "copilot-cli": "Copilot CLI sessions (~/.copilot/session-state/*/events.jsonl)",
 }
 BATCH = 200
+DESCRIPTION = (
+    "Backfill the sessions a coding agent already stored (Claude Code, Codex, Gemini CLI, "
+    "OpenCode), with the ids and times its hook gives them: importing twice, or importing "
+    "what the hook already captured, stores each event once. PATH is one session file, one "
+    "project's folder, or the runtime's whole folder (the default). Options may come before or "
+    "after the runtime and the path. agent-memory import FILE imports an export instead."
+)
 
 
 @dataclass
@@ -277,7 +284,7 @@ def register(sub: Any) -> None:
     parser = sub.add_parser(
         "import",
         help="backfill a coding agent's existing sessions (idempotent: same ids as the hook)",
-        description=__doc__.split("\n\n")[0] if __doc__ else None,
+        description=DESCRIPTION,
     )
     parser.add_argument("runtime", choices=[*RUNTIMES, *ALIASES], help="whose sessions")
     parser.add_argument(

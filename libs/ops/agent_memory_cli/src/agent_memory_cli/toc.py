@@ -1,13 +1,8 @@
 """``agent-memory toc``: browse the table of contents from a year down to a segment's events.
 
-    agent-memory toc --project my-project            years (and their months)
-    agent-memory toc month:2026-03@my-project        a node: bullets, grips, children
-    agent-memory toc segment:sg_...  --events        a segment and the events it holds
-    agent-memory toc --project my-project --at 2026-03-31T14:00:00Z   the path to an instant
-    agent-memory toc --project my-project --user dana                  only what Dana wrote in
-
 Everything goes through the query service's HTTP API, so the CLI shows exactly what an agent
-sees; ids printed can be pasted back as the next argument.
+sees; ids printed can be pasted back as the next argument. ``DESCRIPTION`` is what
+``agent-memory toc --help`` prints (plain text: a terminal shows no markup).
 """
 
 from __future__ import annotations
@@ -24,6 +19,18 @@ if TYPE_CHECKING:
     from agent_memory_cli.settings import Settings
     from agent_memory_client import AgentMemoryClient
 
+DESCRIPTION = """\
+Browse the table of contents from a year down to a segment's events.
+
+    agent-memory toc --project my-project            years (and their months)
+    agent-memory toc month:2026-03@my-project        a node: bullets, grips, children
+    agent-memory toc segment:sg_...  --events        a segment and the events it holds
+    agent-memory toc --project my-project --at 2026-03-31T14:00:00Z   the path to an instant
+    agent-memory toc --project my-project --user dana                  only what Dana wrote in
+
+Everything goes through the query service's HTTP API, so this shows exactly what an agent
+sees; ids printed can be pasted back as the next argument.
+"""
 EXCERPT_CHARS = 160
 EVENT_CHARS = 300
 
@@ -190,7 +197,7 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "toc",
         help="browse the table of contents: years, months, weeks, days, segments, events",
-        description=__doc__,
+        description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("node_id", nargs="?", help="a node id printed by a previous call")

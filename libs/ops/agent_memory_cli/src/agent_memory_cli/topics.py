@@ -1,13 +1,8 @@
 """``agent-memory topics``: the themes you have worked on, from the query service's API.
 
-    agent-memory topics --project my-project --since 2026-11-01      themes this month
-    agent-memory topics search "billing" --project my-project         topics about X
-    agent-memory topics --project my-project --user dana               themes Dana worked on
-    agent-memory topics show topic:4f1c...                            a topic, members, related
-    agent-memory admin rebuild-topics [--project P]                   the graph again from the TOC
-
 The listing is ranked by importance (the members' salience, halved every 30 days of age, as of
-``--until``); ids printed can be pasted into ``topics show``.
+``--until``); ids printed can be pasted into ``topics show``. ``DESCRIPTION`` is what
+``agent-memory topics --help`` prints (plain text: a terminal shows no markup).
 """
 
 from __future__ import annotations
@@ -24,6 +19,19 @@ from agent_memory_cli.api import CommandFailed, run_with_client
 if TYPE_CHECKING:
     from agent_memory_cli.settings import Settings
     from agent_memory_client import AgentMemoryClient
+
+DESCRIPTION = """\
+The themes you have worked on, from the query service's API.
+
+    agent-memory topics --project my-project --since 2026-11-01      themes this month
+    agent-memory topics search "billing" --project my-project         topics about X
+    agent-memory topics --project my-project --user dana               themes Dana worked on
+    agent-memory topics show topic:4f1c...                            a topic, members, related
+    agent-memory admin rebuild-topics [--project P]                   the graph again from the TOC
+
+The listing is ranked by importance (the members' salience, halved every 30 days of age, as of
+--until); ids printed can be pasted into "topics show".
+"""
 
 
 def _when(ts: str | None) -> str:
@@ -112,7 +120,7 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "topics",
         help="the themes you have worked on: list, search, show",
-        description=__doc__,
+        description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--project", help="one project (every project if omitted)")
