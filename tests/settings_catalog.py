@@ -34,8 +34,8 @@ def settings_classes() -> list[type[BaseSettings]]:
     from agent_memory_query.episodes.routes import PlaybookSettings
     from agent_memory_query.settings import Settings as Query
     from agent_memory_recorder.settings import Settings as Recorder
+    from agent_memory_retrieval.lifecycle.topic_prune import TopicPruneSettings
     from agent_memory_retrieval.settings import RetrievalSettings
-    from agent_memory_retrieval.topic_prune import TopicPruneSettings
     from agent_memory_segmenter.settings import Settings as Segmenter
     from agent_memory_summarizer.settings import Settings as Summarizer
     from agent_memory_topics.settings import Settings as Topics

@@ -19,7 +19,7 @@ import orjson
 import psycopg
 import pytest
 
-from agent_memory_retrieval.pgvector_index import vector_literal
+from agent_memory_retrieval.adapters.pgvector_index import vector_literal
 from tests.bench.bench_scale import (
     MAX_CHARS,
     MIN_CHARS,

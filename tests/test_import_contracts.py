@@ -85,7 +85,7 @@ VIOLATIONS = {
         "agent_memory_segmenter is not allowed to import agent_memory_summarizer",
     ),
     "library imports a service": (
-        {"agent_memory_retrieval.sources": "import agent_memory_query\n"},
+        {"agent_memory_retrieval.indexing.sources": "import agent_memory_query\n"},
         "Libraries never import services",
         "agent_memory_retrieval is not allowed to import agent_memory_query",
     ),
@@ -108,6 +108,11 @@ VIOLATIONS = {
         {"agent_memory_common.redaction.values": "import httpx\n"},
         "Redaction imports only the standard library",
         "agent_memory_common.redaction.values imports httpx, which is not in the standard library",
+    ),
+    "the retention lifecycle imports the indexing feed": (
+        {"agent_memory_retrieval.lifecycle.cleanup": "import agent_memory_retrieval.indexing\n"},
+        "agent_memory_retrieval is layered",
+        "agent_memory_retrieval.lifecycle.cleanup -> agent_memory_retrieval.indexing",
     ),
     "a lower layer of common imports a higher one": (
         {"agent_memory_common.contracts.event": "from agent_memory_common.bus import consumer\n"},

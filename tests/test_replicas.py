@@ -28,7 +28,7 @@ import pytest
 from agent_memory_common.core.catalog import CONSUMERS
 from agent_memory_embedded.servers import PostgresServer
 from agent_memory_retrieval import RetrievalSettings, SearchFilter
-from agent_memory_retrieval.factory import open_text_index
+from agent_memory_retrieval.adapters.factory import open_text_index
 from tests.helpers import eventually, make_event
 from tests.stack import Stack, create_database, make_stack, start_nats
 from tests.toc_support import latest_snapshot

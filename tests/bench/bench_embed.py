@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from agent_memory_embedder.settings import EmbedderOptions
-from agent_memory_retrieval.minilm import MAX_SEQ_LENGTH, RUN_FLOAT32, MiniLMEmbedder
+from agent_memory_retrieval.adapters.minilm import MAX_SEQ_LENGTH, RUN_FLOAT32, MiniLMEmbedder
 from tests.bench.bench_scale import embedding_texts, event_stream, load_pools
 from tests.bench.report import stop_on_sigterm, table
 from tests.bench.stack import shared_data

@@ -5,7 +5,8 @@ folder; 100,000 events spread evenly over the last 120 days in 5 projects are co
 ``events``, and their index documents written straight into both embedded stores (``vector_docs``
 rows in pgvector, with one constant embedding, as the vectors' values do not matter to a delete;
 Tantivy documents through the adapter). Then the cleanup the pruner runs
-(``agent_memory_retrieval.cleanup.run_cleanup``) is timed as a dry run and as a real run, and
+(``agent_memory_retrieval.lifecycle.cleanup.run_cleanup``) is timed as a dry run and as a real
+run, and
 a second dry run checks nothing is left. About 75 % of the events are beyond the 30-day
 retention of event entries.
 
@@ -32,11 +33,11 @@ import psycopg
 
 from agent_memory_common.db.postgres import prepare_database
 from agent_memory_embedded import PostgresServer, free_port
-from agent_memory_retrieval.cleanup import CleanupReport, CleanupScope, run_cleanup
+from agent_memory_retrieval.adapters.pgvector_index import PgVectorIndex
+from agent_memory_retrieval.adapters.tantivy_index import TantivyIndex
 from agent_memory_retrieval.docs import IndexDoc, event_doc_id
-from agent_memory_retrieval.pgvector_index import PgVectorIndex
+from agent_memory_retrieval.lifecycle.cleanup import CleanupReport, CleanupScope, run_cleanup
 from agent_memory_retrieval.ports import EMBEDDING_DIM
-from agent_memory_retrieval.tantivy_index import TantivyIndex
 
 PROJECTS = 5
 SPAN_DAYS = 120

@@ -67,8 +67,8 @@ import psycopg
 from agent_memory_common.bus.streams import PIPELINE_CONSUMERS
 from agent_memory_embedder.settings import EmbedderOptions
 from agent_memory_embedder.settings import Settings as EmbedderSettings
+from agent_memory_retrieval.indexing.sources import context_of, speaker_of
 from agent_memory_retrieval.settings import RetrievalSettings
-from agent_memory_retrieval.sources import context_of, speaker_of
 from tests.bench.bench_ingest import CODE, PROSE
 from tests.bench.report import percentile, stop_on_sigterm, table, timed_search
 from tests.bench.scale_state import (
@@ -916,7 +916,7 @@ class ModelBench:
     def runtime(self) -> tuple[str, int]:
         """What the embedder runs batches through with these settings, and its texts per run
         (``load_embedder``'s own choice)."""
-        from agent_memory_retrieval.factory import batch_runtime
+        from agent_memory_retrieval.adapters.factory import batch_runtime
 
         bf16, batch = batch_runtime(self.settings())
         return "bfloat16" if bf16 else (self.precision if self.onnx else "torch"), batch
@@ -960,8 +960,8 @@ def _embed_alone(
     untimed batch (and, with ``start``, once every process of the measurement is ready).
     Pieces, because the embedder embeds TOC nodes and grips too, shorter or longer than
     events: pieces are what the model's time grows with."""
-    from agent_memory_retrieval.factory import load_embedder
-    from agent_memory_retrieval.minilm import MiniLMEmbedder
+    from agent_memory_retrieval.adapters.factory import load_embedder
+    from agent_memory_retrieval.adapters.minilm import MiniLMEmbedder
 
     os.nice(setup.nice)
     embedder = load_embedder(setup.settings())

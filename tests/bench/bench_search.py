@@ -64,7 +64,7 @@ from agent_memory_embedded import (
     postgres_memory_settings,
 )
 from agent_memory_retrieval import IndexDoc, RetrievalSettings, event_doc_id
-from agent_memory_retrieval.factory import open_text_index, open_vector_index
+from agent_memory_retrieval.adapters.factory import open_text_index, open_vector_index
 from tests.bench.report import http_ok, stop_on_sigterm, timed_search
 from tests.bench.report import interpolated as pct
 
@@ -283,7 +283,7 @@ def corpus_vectors(texts: Sequence[str], folder: Path, threads: int) -> np.ndarr
         return out
     todo = sum(min(CHUNK, len(texts) - start) for start, _ in missing)
     print(f"  corpus vectors: embedding {todo:,} texts (then cached in {folder})")
-    from agent_memory_retrieval.factory import load_embedder
+    from agent_memory_retrieval.adapters.factory import load_embedder
 
     embedder = load_embedder(RetrievalSettings(torch_threads=threads))
     folder.mkdir(parents=True, exist_ok=True)

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
 
-from agent_memory_retrieval.factory import load_embedder
+from agent_memory_retrieval.adapters.factory import load_embedder
 from agent_memory_retrieval.settings import RetrievalSettings
 from agent_memory_topics.clustering import nearest, unit
 from agent_memory_topics.recluster import plan

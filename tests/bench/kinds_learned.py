@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
-from agent_memory_retrieval.minilm import MiniLMEmbedder
+from agent_memory_retrieval.adapters.minilm import MiniLMEmbedder
 from agent_memory_summarizer.salience import classify
 from tests.bench.bench_coding import (
     HELDOUT,

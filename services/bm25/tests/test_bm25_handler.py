@@ -16,7 +16,7 @@ from agent_memory_common.bus.natslink import NatsLink
 from agent_memory_common.contracts.event import Event
 from agent_memory_common.contracts.subjects import STREAM_RECORDED, recorded_subject
 from agent_memory_common.db.postgres import make_pool
-from agent_memory_retrieval.tantivy_index import TantivyIndex
+from agent_memory_retrieval.adapters.tantivy_index import TantivyIndex
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -17,7 +17,7 @@ from agent_memory_common.contracts.subjects import STREAM_RECORDED, recorded_sub
 from agent_memory_common.db.postgres import make_pool
 from agent_memory_embedder.app import consumers
 from agent_memory_embedder.settings import Settings
-from agent_memory_retrieval.factory import open_vector_index
+from agent_memory_retrieval.adapters.factory import open_vector_index
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from agent_memory_common.db.postgres import make_pool
 from agent_memory_query.search.runtime import open_search
 from agent_memory_query.settings import Settings
-from agent_memory_retrieval.minilm import MiniLMEmbedder
+from agent_memory_retrieval.adapters.minilm import MiniLMEmbedder
 
 
 def test_auto_embeds_questions_at_int8_through_the_export_else_as_the_store() -> None:

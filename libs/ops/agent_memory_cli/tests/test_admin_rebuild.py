@@ -13,8 +13,8 @@ import httpx
 import psycopg
 
 from agent_memory_embedded.servers import NatsServer
+from agent_memory_retrieval.adapters.tantivy_index import TantivyIndex
 from agent_memory_retrieval.docs import IndexDoc, SearchFilter
-from agent_memory_retrieval.tantivy_index import TantivyIndex
 from tests.helpers import eventually, make_event
 from tests.stack import Stack, make_stack
 

@@ -20,14 +20,14 @@ from typing import Any
 import pytest
 from openmock import AsyncFakeOpenSearch  # type: ignore[import-untyped]
 
+from agent_memory_retrieval.adapters.minilm import MiniLMEmbedder
+from agent_memory_retrieval.adapters.opensearch_index import OpenSearchIndex
+from agent_memory_retrieval.adapters.pgvector_index import PgVectorIndex
+from agent_memory_retrieval.adapters.qdrant_index import QdrantIndex
+from agent_memory_retrieval.adapters.tantivy_index import TantivyIndex
 from agent_memory_retrieval.docs import IndexDoc, event_doc_id
-from agent_memory_retrieval.minilm import MiniLMEmbedder
-from agent_memory_retrieval.opensearch_index import OpenSearchIndex
-from agent_memory_retrieval.pgvector_index import PgVectorIndex
 from agent_memory_retrieval.ports import TextIndex, VectorIndex
-from agent_memory_retrieval.qdrant_index import QdrantIndex
 from agent_memory_retrieval.settings import RetrievalSettings
-from agent_memory_retrieval.tantivy_index import TantivyIndex
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 

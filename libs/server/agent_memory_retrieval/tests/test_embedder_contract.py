@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_memory_retrieval.minilm import MiniLMEmbedder
+from agent_memory_retrieval.adapters.minilm import MiniLMEmbedder
 from agent_memory_retrieval.ports import EMBEDDING_DIM, Embedder
 
 
@@ -125,7 +125,7 @@ def test_an_export_that_differs_in_a_batch_is_not_used(
 ) -> None:
     """The load-time check covers batches (padding, order), not only one text: an encoder
     whose batches come back in the wrong order leaves torch to answer."""
-    from agent_memory_retrieval.onnx_encoder import OnnxEncoder
+    from agent_memory_retrieval.adapters.onnx_encoder import OnnxEncoder
 
     real = OnnxEncoder.embed_many
 
@@ -263,7 +263,7 @@ def test_max_tokens_cuts_every_text_at_that_many_pieces(onnx_cache: Path) -> Non
     passes the setting on."""
     from pydantic import ValidationError
 
-    from agent_memory_retrieval.factory import load_embedder
+    from agent_memory_retrieval.adapters.factory import load_embedder
     from agent_memory_retrieval.settings import RetrievalSettings
 
     head = "we keep the event log in a postgres table, one row per event, " * 3
@@ -326,8 +326,8 @@ def test_the_factory_turns_bfloat16_on_where_the_cpu_has_amx(onnx_cache: Path) -
     off whatever the CPU; anything else is refused by name."""
     from pydantic import ValidationError
 
-    from agent_memory_retrieval.factory import load_embedder
-    from agent_memory_retrieval.minilm import amx_tiles
+    from agent_memory_retrieval.adapters.factory import load_embedder
+    from agent_memory_retrieval.adapters.minilm import amx_tiles
     from agent_memory_retrieval.settings import RetrievalSettings
 
     def loaded(**kw: str) -> MiniLMEmbedder:

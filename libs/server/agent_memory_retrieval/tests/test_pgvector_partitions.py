@@ -22,8 +22,8 @@ from psycopg import sql
 
 from agent_memory_common.db.postgres import apply_migrations, migrations
 from agent_memory_embedded import PostgresServer
+from agent_memory_retrieval.adapters.pgvector_index import QUERIES, PgVectorIndex, vector_literal
 from agent_memory_retrieval.docs import IndexDoc, SearchFilter
-from agent_memory_retrieval.pgvector_index import QUERIES, PgVectorIndex, vector_literal
 from agent_memory_retrieval.ports import EMBEDDING_DIM
 
 PARTITIONS = 4

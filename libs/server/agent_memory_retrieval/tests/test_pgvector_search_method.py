@@ -16,13 +16,13 @@ import psycopg.pq
 import pytest
 
 from agent_memory_common.db.postgres import make_pool
-from agent_memory_retrieval.docs import IndexDoc, SearchFilter
-from agent_memory_retrieval.pgvector_index import (
+from agent_memory_retrieval.adapters.pgvector_index import (
     EXACT_MAX_ROWS,
     EXACT_MIN_ROWS,
     PgVectorIndex,
     exact_row_limit,
 )
+from agent_memory_retrieval.docs import IndexDoc, SearchFilter
 from agent_memory_retrieval.ports import EMBEDDING_DIM, IndexUnavailableError
 
 T0_OFFSET = timedelta(minutes=1)

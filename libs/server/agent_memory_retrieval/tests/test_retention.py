@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from agent_memory_retrieval.retention import (
+from agent_memory_retrieval.lifecycle.retention import (
     DEFAULT_POLICY,
     EpisodeValueRule,
     RetentionPolicy,

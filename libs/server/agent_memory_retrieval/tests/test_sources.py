@@ -20,17 +20,16 @@ from psycopg.types.json import Jsonb
 from agent_memory_common.contracts.event import Event
 from agent_memory_common.contracts.messages import toc_node_message
 from agent_memory_common.core.errors import PoisonMessageError
-from agent_memory_retrieval.docs import IndexDoc, SearchFilter
-from agent_memory_retrieval.feed import IndexFeed
-from agent_memory_retrieval.sources import (
-    DocChanges,
+from agent_memory_retrieval.adapters.tantivy_index import TantivyIndex
+from agent_memory_retrieval.docs import DocChanges, IndexDoc, SearchFilter
+from agent_memory_retrieval.indexing.feed import IndexFeed
+from agent_memory_retrieval.indexing.sources import (
     event_pages,
     grip_pages,
     node_pages,
     recorded_changes,
     toc_changes,
 )
-from agent_memory_retrieval.tantivy_index import TantivyIndex
 
 T = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 SEG = "segment:seg-1"
@@ -432,7 +431,7 @@ async def test_bad_messages_are_poison(pg_dsn: str) -> None:
 
 @pytest.mark.parametrize("kind", ["decision", "constraint", "observation"])
 def test_an_event_keeps_the_kind_its_metadata_names(kind: str) -> None:
-    from agent_memory_retrieval.sources import event_doc
+    from agent_memory_retrieval.indexing.sources import event_doc
 
     event = Event(
         event_id="e1", ts=T, tenant="acme", project_id="p", agent_id="a", session_id="s",
@@ -463,7 +462,7 @@ def test_only_what_people_said_weighs_by_its_length(
 ) -> None:
     """A 2,000-character test log is not more important than a short decision: a tool's
     call or output, or a session marker, gets the salience of an empty text of its kind."""
-    from agent_memory_retrieval.sources import event_doc
+    from agent_memory_retrieval.indexing.sources import event_doc
 
     event = Event(
         event_id="e1", ts=T, tenant="acme", project_id="p", agent_id="a", session_id="s",

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from agent_memory_retrieval.adapters.tantivy_index import TantivyIndex, wide
 from agent_memory_retrieval.docs import IndexDoc, SearchFilter
 from agent_memory_retrieval.ports import IndexUnavailableError
-from agent_memory_retrieval.tantivy_index import TantivyIndex, wide
 
 
 async def test_reader_waits_for_the_writer_then_sees_its_commits(
@@ -40,7 +40,7 @@ WRITER_SCRIPT = textwrap.dedent(
     import asyncio, sys
     from datetime import UTC, datetime
     from agent_memory_retrieval.docs import IndexDoc
-    from agent_memory_retrieval.tantivy_index import TantivyIndex
+    from agent_memory_retrieval.adapters.tantivy_index import TantivyIndex
 
     async def main() -> None:
         index = TantivyIndex(__import__("pathlib").Path(sys.argv[1]), writer=True)

@@ -7,8 +7,8 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+from agent_memory_retrieval.adapters.tantivy_index import READY_MARK, TantivyIndex, segments_only
 from agent_memory_retrieval.docs import IndexDoc, SearchFilter, node_doc_id
-from agent_memory_retrieval.tantivy_index import READY_MARK, TantivyIndex, segments_only
 from tests.helpers import tantivy_folder_ids
 
 SEGMENTS = SearchFilter("acme", types=("toc_node",), levels=("segment",))

@@ -7,8 +7,8 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from agent_memory_retrieval.adapters.opensearch_index import OpenSearchIndex
 from agent_memory_retrieval.docs import IndexDoc, SearchFilter, grip_doc_id, node_doc_id
-from agent_memory_retrieval.opensearch_index import OpenSearchIndex
 from agent_memory_retrieval.ports import TextIndex
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)  # make_doc(n) is at T0 + n minutes

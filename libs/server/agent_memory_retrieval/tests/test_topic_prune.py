@@ -11,8 +11,17 @@ from typing import Any
 import psycopg
 import pytest
 
-from agent_memory_retrieval.cleanup import CleanupReport, CleanupScope, IndexReport, run_cleanup
-from agent_memory_retrieval.topic_prune import TopicPruneRule, TopicPruneSettings, topic_step
+from agent_memory_retrieval.lifecycle.cleanup import (
+    CleanupReport,
+    CleanupScope,
+    IndexReport,
+    run_cleanup,
+)
+from agent_memory_retrieval.lifecycle.topic_prune import (
+    TopicPruneRule,
+    TopicPruneSettings,
+    topic_step,
+)
 from tests.topics_support import seed_topic, topic_rows
 
 NOW = datetime.now(UTC)

@@ -15,7 +15,7 @@ from agent_memory_common.bus.natslink import NatsLink
 from agent_memory_common.bus.streams import BM25_INDEXER, BM25_INDEXER_TOC
 from agent_memory_common.core.logs import get_logger
 from agent_memory_common.service import consumer_service
-from agent_memory_retrieval.factory import open_text_index
+from agent_memory_retrieval.adapters.factory import open_text_index
 from agent_memory_retrieval.ports import IndexUnavailableError, TextIndex
 
 log = get_logger(__name__)

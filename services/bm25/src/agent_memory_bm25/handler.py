@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from agent_memory_bm25.logic import searchable
 from agent_memory_common.core.logs import get_logger
-from agent_memory_retrieval.feed import IndexFeed
+from agent_memory_retrieval.docs import DocChanges
+from agent_memory_retrieval.indexing.feed import IndexFeed
 from agent_memory_retrieval.ports import TextIndex
-from agent_memory_retrieval.sources import DocChanges
 
 log = get_logger(__name__)
 

@@ -15,7 +15,7 @@ from agent_memory_common.core.logs import get_logger
 from agent_memory_common.service import consumer_service
 from agent_memory_embedder.handler import EmbedHandler
 from agent_memory_embedder.settings import Settings
-from agent_memory_retrieval.factory import load_embedder, open_vector_index
+from agent_memory_retrieval.adapters.factory import load_embedder, open_vector_index
 from agent_memory_retrieval.ports import Embedder, VectorIndex
 
 log = get_logger(__name__)

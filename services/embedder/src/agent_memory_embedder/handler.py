@@ -12,10 +12,9 @@ from dataclasses import dataclass
 
 from agent_memory_common.core.logs import get_logger
 from agent_memory_embedder.logic import embeddable
-from agent_memory_retrieval.docs import IndexDoc
-from agent_memory_retrieval.feed import IndexFeed
+from agent_memory_retrieval.docs import DocChanges, IndexDoc
+from agent_memory_retrieval.indexing.feed import IndexFeed
 from agent_memory_retrieval.ports import Embedder, VectorIndex
-from agent_memory_retrieval.sources import DocChanges
 
 log = get_logger(__name__)
 

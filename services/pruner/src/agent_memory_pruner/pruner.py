@@ -17,10 +17,15 @@ import psycopg
 from agent_memory_common.core.logs import get_logger
 from agent_memory_common.core.metrics import LIFECYCLE_RUNS
 from agent_memory_pruner.settings import Settings
-from agent_memory_retrieval.cleanup import CleanupReport, CleanupScope, ExtraStep, run_cleanup
-from agent_memory_retrieval.factory import open_text_index, open_vector_index
+from agent_memory_retrieval.adapters.factory import open_text_index, open_vector_index
+from agent_memory_retrieval.lifecycle.cleanup import (
+    CleanupReport,
+    CleanupScope,
+    ExtraStep,
+    run_cleanup,
+)
+from agent_memory_retrieval.lifecycle.topic_prune import topic_step
 from agent_memory_retrieval.ports import TextIndex, VectorIndex
-from agent_memory_retrieval.topic_prune import topic_step
 
 log = get_logger(__name__)
 

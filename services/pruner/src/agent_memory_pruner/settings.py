@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from agent_memory_retrieval.retention import EpisodeOptions
-from agent_memory_retrieval.topic_prune import TopicPruneSettings
+from agent_memory_retrieval.lifecycle.retention import EpisodeOptions
+from agent_memory_retrieval.lifecycle.topic_prune import TopicPruneSettings
 
 
 class PrunerOptions(EpisodeOptions):

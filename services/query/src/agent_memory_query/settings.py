@@ -6,8 +6,8 @@ from typing import Literal, Self
 
 from pydantic import BaseModel, Field, model_validator
 
+from agent_memory_retrieval.lifecycle.topic_prune import DEFAULT_HALF_LIFE_DAYS
 from agent_memory_retrieval.settings import RetrievalSettings
-from agent_memory_retrieval.topic_prune import DEFAULT_HALF_LIFE_DAYS
 
 
 class SearchOptions(BaseModel):

@@ -16,7 +16,7 @@ from agent_memory_common.bus.streams import TOPICS
 from agent_memory_common.core.logs import get_logger
 from agent_memory_common.core.metrics import TOPICS_RECLUSTER_SECONDS, TOPICS_RECLUSTER_STARTED
 from agent_memory_common.service import consumer_service
-from agent_memory_retrieval.factory import load_embedder
+from agent_memory_retrieval.adapters.factory import load_embedder
 from agent_memory_topics import store
 from agent_memory_topics.erasure import erase
 from agent_memory_topics.handler import TopicsHandler

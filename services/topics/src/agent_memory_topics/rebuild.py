@@ -18,7 +18,7 @@ from psycopg.rows import dict_row
 
 from agent_memory_common.contracts.memory import pinned_salience
 from agent_memory_common.db.postgres import prepare_database
-from agent_memory_retrieval.factory import load_embedder
+from agent_memory_retrieval.adapters.factory import load_embedder
 from agent_memory_topics import store
 from agent_memory_topics.handler import segment_text
 from agent_memory_topics.settings import Settings

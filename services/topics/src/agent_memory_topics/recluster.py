@@ -18,8 +18,8 @@ import numpy as np
 from psycopg import AsyncConnection
 
 from agent_memory_common.core.logs import get_logger
-from agent_memory_retrieval.cleanup import CleanupScope
-from agent_memory_retrieval.topic_prune import TopicPruneRule, prune_topics
+from agent_memory_retrieval.lifecycle.cleanup import CleanupScope
+from agent_memory_retrieval.lifecycle.topic_prune import TopicPruneRule, prune_topics
 from agent_memory_topics import labels, store
 from agent_memory_topics.clustering import (
     UNASSIGNED,
@@ -147,7 +147,7 @@ async def recluster(
 async def prune(conn: AsyncConnection, rule: TopicPruneRule) -> int:
     """Drop topics whose importance now is below ``rule.below``, every tenant; their members
     stay, unassigned. The same code as the retention pruner's "topics" step
-    (``agent_memory_retrieval.topic_prune``)."""
+    (``agent_memory_retrieval.lifecycle.topic_prune``)."""
     report = await prune_topics(conn, rule, CleanupScope(), dry_run=False, now=datetime.now(UTC))
     if report.entries:
         log.info("topics.pruned", topics=report.entries)

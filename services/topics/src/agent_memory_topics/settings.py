@@ -1,14 +1,15 @@
 """Topics settings: ``AGENT_MEMORY_TOPICS__*``, plus three top-level ones:
 ``AGENT_MEMORY_TOPIC_HALF_LIFE_DAYS`` (shared with the query service and the retention pruner),
 ``AGENT_MEMORY_TOPIC_PRUNE_BELOW`` (shared with the pruner, which prunes on its schedule; both
-from ``agent_memory_retrieval.topic_prune``) and ``AGENT_MEMORY_TOPIC_PRUNE_INTERVAL`` (this
+from ``agent_memory_retrieval.lifecycle.topic_prune``) and
+``AGENT_MEMORY_TOPIC_PRUNE_INTERVAL`` (this
 service's own prune timer, off by default: for a deployment without the pruner)."""
 
 from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from agent_memory_retrieval.topic_prune import TopicPruneSettings
+from agent_memory_retrieval.lifecycle.topic_prune import TopicPruneSettings
 from agent_memory_topics.clustering import ClusterParams
 
 

@@ -8,11 +8,12 @@ twice, or while the indexer services run, changes nothing but what was missing o
 Search keeps answering meanwhile; with ``--fresh`` the selected index is emptied first, and
 until it is refilled search leans on the other tiers.
 
-A rebuild keeps the writers' retention rule (``agent_memory_retrieval.cleanup.RetentionGate``,
-docs/lifecycle.md): the index of a project the pruner has pruned under its current matrix gets
-only what the matrix keeps; with ``--retention`` every project's does (else the next pruner run
-removes the rest). Each page is written under the tenants' index lock, held shared like an
-indexer's batch, so that no pruning page falls between the rebuild's check and its write.
+A rebuild keeps the writers' retention rule
+(``agent_memory_retrieval.lifecycle.cleanup.RetentionGate``, docs/lifecycle.md): the index of a
+project the pruner has pruned under its current matrix gets only what the matrix keeps; with
+``--retention`` every project's does (else the next pruner run removes the rest). Each page is
+written under the tenants' index lock, held shared like an indexer's batch, so that no pruning
+page falls between the rebuild's check and its write.
 """
 
 from __future__ import annotations
@@ -33,10 +34,10 @@ if TYPE_CHECKING:
     import psycopg
 
     from agent_memory_cli.settings import Settings
-    from agent_memory_retrieval.cleanup import RetentionGate
+    from agent_memory_retrieval.docs import DocChanges
+    from agent_memory_retrieval.lifecycle.cleanup import RetentionGate
     from agent_memory_retrieval.ports import Embedder, TextIndex, VectorIndex
     from agent_memory_retrieval.settings import RetrievalSettings
-    from agent_memory_retrieval.sources import DocChanges
 
     PageReader = Callable[[psycopg.AsyncConnection, int], AsyncIterator[tuple[int, DocChanges]]]
 
@@ -153,15 +154,19 @@ async def rebuild_index(
         TimeRemainingColumn,
     )
 
-    from agent_memory_retrieval.cleanup import RetentionGate, hold_index_writes
-    from agent_memory_retrieval.factory import load_embedder, open_text_index, open_vector_index
-    from agent_memory_retrieval.sources import (
+    from agent_memory_retrieval.adapters.factory import (
+        load_embedder,
+        open_text_index,
+        open_vector_index,
+    )
+    from agent_memory_retrieval.indexing.sources import (
         count_sources,
         event_pages,
         grip_pages,
         node_pages,
         toc_present,
     )
+    from agent_memory_retrieval.lifecycle.cleanup import RetentionGate, hold_index_writes
 
     started = time.monotonic()
     report = RebuildReport()

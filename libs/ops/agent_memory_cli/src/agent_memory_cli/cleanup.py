@@ -1,7 +1,8 @@
 """``agent-memory admin cleanup [--dry-run]``: apply the retention matrix (and prune faded topics)
 now, from a terminal.
 
-Runs the pruner's own cleanup (``agent_memory_retrieval.cleanup``) in this process, against the
+Runs the pruner's own cleanup (``agent_memory_retrieval.lifecycle.cleanup``) in this process,
+against the
 stack's Postgres and index engines, like ``admin rebuild-index``: it works whether or not the
 pruner service is up, and is safe beside it (both are idempotent). Every tenant unless
 ``--tenant``; per index and level, how many entries would go (``--dry-run``) or went, with a few
@@ -22,10 +23,10 @@ import psycopg
 from agent_memory_cli.settings import Settings
 from agent_memory_common.core.logs import configure_logging
 from agent_memory_common.db.postgres import prepare_database
-from agent_memory_retrieval.cleanup import CleanupReport, CleanupScope, run_cleanup
-from agent_memory_retrieval.factory import open_text_index, open_vector_index
-from agent_memory_retrieval.retention import EpisodeOptions
-from agent_memory_retrieval.topic_prune import TopicPruneSettings, topic_step
+from agent_memory_retrieval.adapters.factory import open_text_index, open_vector_index
+from agent_memory_retrieval.lifecycle.cleanup import CleanupReport, CleanupScope, run_cleanup
+from agent_memory_retrieval.lifecycle.retention import EpisodeOptions
+from agent_memory_retrieval.lifecycle.topic_prune import TopicPruneSettings, topic_step
 
 
 class CleanupSettings(TopicPruneSettings):

@@ -1,5 +1,10 @@
 """Layered retrieval's ports (text index, vector index, embedder) and their adapters."""
 
+from agent_memory_retrieval.adapters.factory import (
+    load_embedder,
+    open_text_index,
+    open_vector_index,
+)
 from agent_memory_retrieval.docs import (
     Hit,
     IndexDoc,
@@ -8,7 +13,6 @@ from agent_memory_retrieval.docs import (
     grip_doc_id,
     node_doc_id,
 )
-from agent_memory_retrieval.factory import load_embedder, open_text_index, open_vector_index
 from agent_memory_retrieval.ports import (
     EMBEDDING_DIM,
     Embedder,

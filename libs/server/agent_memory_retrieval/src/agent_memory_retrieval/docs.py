@@ -9,7 +9,7 @@ rebuilt document overwrites its earlier copy instead of adding a second one.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -180,3 +180,15 @@ def doc_from_json(data: Mapping[str, Any]) -> IndexDoc:
         event_ids=tuple(str(e) for e in data.get("event_ids") or ()),
         context=str(data.get("context") or ""),
     )
+
+
+@dataclass
+class DocChanges:
+    """What one message or one page of rows does to the indexes."""
+
+    upserts: list[IndexDoc] = field(default_factory=list)
+    deletes: list[str] = field(default_factory=list)
+
+    def extend(self, other: DocChanges) -> None:
+        self.upserts.extend(other.upserts)
+        self.deletes.extend(other.deletes)

@@ -20,7 +20,7 @@ from psycopg.rows import dict_row
 
 from agent_memory_common.contracts.event import Event
 from agent_memory_retrieval.docs import Hit, SearchFilter
-from agent_memory_retrieval.sources import event_doc
+from agent_memory_retrieval.indexing.sources import event_doc
 from agent_memory_search.event_scope import event_conditions
 
 # Words without which a message cannot state a cause or a fix: a looser superset of

@@ -27,7 +27,7 @@ from agent_memory_retrieval.docs import (
     IndexDoc,
     SearchFilter,
 )
-from agent_memory_retrieval.sources import event_doc
+from agent_memory_retrieval.indexing.sources import event_doc
 from agent_memory_search.event_scope import event_conditions
 
 QUERIES = load_queries(__package__ or "", "sql/search.sql")

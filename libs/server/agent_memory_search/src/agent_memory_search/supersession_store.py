@@ -10,7 +10,7 @@ from psycopg.rows import dict_row
 
 from agent_memory_common.contracts.event import Event
 from agent_memory_common.db.postgres import load_queries
-from agent_memory_retrieval.sources import event_doc
+from agent_memory_retrieval.indexing.sources import event_doc
 from agent_memory_search.brainstem.supersede import SHOWN_CHARS, SHOWN_LINKS, Link, Links
 
 QUERIES = load_queries(__package__ or "", "sql/supersession.sql")

@@ -16,7 +16,7 @@ from psycopg_pool import AsyncConnectionPool
 from agent_memory_common.db.postgres import reading
 from agent_memory_query.retention import store
 from agent_memory_retrieval.docs import IndexDoc, as_utc
-from agent_memory_retrieval.retention import DEFAULT_POLICY, INDEXES
+from agent_memory_retrieval.lifecycle.retention import DEFAULT_POLICY, INDEXES
 
 
 async def retention_notes(

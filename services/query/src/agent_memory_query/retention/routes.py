@@ -18,7 +18,11 @@ from agent_memory_query.context import Caller, Ctx
 from agent_memory_query.inputs import ID_PATTERN
 from agent_memory_query.retention import store
 from agent_memory_query.retention.schemas import RetentionAnswer, RetentionUpdate
-from agent_memory_retrieval.retention import DEFAULT_MATRIX, RetentionPolicy, check_overrides
+from agent_memory_retrieval.lifecycle.retention import (
+    DEFAULT_MATRIX,
+    RetentionPolicy,
+    check_overrides,
+)
 
 router = APIRouter(tags=["retention"])
 ProjectId = Annotated[str, Path(min_length=1, max_length=200, pattern=ID_PATTERN)]

@@ -11,7 +11,7 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from agent_memory_common.db.postgres import load_queries
-from agent_memory_retrieval.retention import RetentionPolicy
+from agent_memory_retrieval.lifecycle.retention import RetentionPolicy
 
 Q = load_queries(__package__ or "", "sql/retention.sql")
 

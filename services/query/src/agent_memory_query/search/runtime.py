@@ -19,8 +19,12 @@ from agent_memory_common.core.logs import get_logger
 from agent_memory_common.db.postgres import reading
 from agent_memory_query.search import toc_tier
 from agent_memory_query.settings import SearchOptions, Settings
+from agent_memory_retrieval.adapters.factory import (
+    load_embedder,
+    open_text_index,
+    open_vector_index,
+)
 from agent_memory_retrieval.docs import Hit, SearchFilter
-from agent_memory_retrieval.factory import load_embedder, open_text_index, open_vector_index
 from agent_memory_retrieval.ports import TextIndex, VectorIndex
 from agent_memory_search import arc_store, period, supersession_store
 from agent_memory_search import store as search_store

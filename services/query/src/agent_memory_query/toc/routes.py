@@ -34,7 +34,7 @@ from agent_memory_query.toc.schemas import (
     TocSearchAnswer,
     TocYears,
 )
-from agent_memory_retrieval.sources import node_version_message
+from agent_memory_retrieval.indexing.sources import node_version_message
 
 router = APIRouter(tags=["toc"])
 log = get_logger(__name__)

@@ -160,7 +160,8 @@ def toc_node_message(
     node's ``is_empty`` flag when the row has it) and the ``toc_grips`` rows by id.
 
     Used by the summarizer for the versions it makes and by the query service (through
-    ``agent_memory_retrieval.sources``) when a pin changes a node's salience; rebuild-index reads
+    ``agent_memory_retrieval.indexing.sources``) when a pin changes a node's salience;
+    rebuild-index reads
     the same rows through it, so every writer of the indexes sees one shape.
     """
     bullets = list(row["bullets"] or ())

@@ -21,10 +21,10 @@ async def open_text_index(settings: RetrievalSettings, *, writer: bool) -> TextI
     any number of processes see its commits on their next search.
     """
     if settings.opensearch_url:
-        from agent_memory_retrieval.opensearch_index import OpenSearchIndex
+        from agent_memory_retrieval.adapters.opensearch_index import OpenSearchIndex
 
         return OpenSearchIndex.from_settings(settings)
-    from agent_memory_retrieval.tantivy_index import TantivyIndex
+    from agent_memory_retrieval.adapters.tantivy_index import TantivyIndex
 
     return TantivyIndex(settings.tantivy_path, writer=writer)
 
@@ -38,14 +38,14 @@ async def open_vector_index(
     and closes its own small pool.
     """
     if settings.qdrant_url:
-        from agent_memory_retrieval.qdrant_index import QdrantIndex
+        from agent_memory_retrieval.adapters.qdrant_index import QdrantIndex
 
         return await QdrantIndex.open(
             url=settings.qdrant_url,
             api_key=settings.qdrant_api_key,
             collection=settings.qdrant_collection,
         )
-    from agent_memory_retrieval.pgvector_index import PgVectorIndex
+    from agent_memory_retrieval.adapters.pgvector_index import PgVectorIndex
 
     return await PgVectorIndex.open(settings.pg_dsn, pool=pool)
 
@@ -54,7 +54,7 @@ def batch_runtime(settings: RetrievalSettings) -> tuple[bool, int]:
     """Whether batches run in bfloat16 (``embedding_bfloat16``: auto is on where the CPU has
     AMX tiles and the precision is float32), and their texts per run (unset: that runtime's
     fastest)."""
-    from agent_memory_retrieval.minilm import RUN_BFLOAT16, RUN_FLOAT32, amx_tiles
+    from agent_memory_retrieval.adapters.minilm import RUN_BFLOAT16, RUN_FLOAT32, amx_tiles
 
     choice = settings.embedding_bfloat16
     bfloat16 = choice == "on" or (
@@ -65,7 +65,7 @@ def batch_runtime(settings: RetrievalSettings) -> tuple[bool, int]:
 
 def load_embedder(settings: RetrievalSettings) -> Embedder:
     """all-MiniLM-L6-v2 from the installed wheel, offline; slow (seconds), so call it once."""
-    from agent_memory_retrieval.minilm import MiniLMEmbedder
+    from agent_memory_retrieval.adapters.minilm import MiniLMEmbedder
 
     bfloat16, batch_size = batch_runtime(settings)
     return MiniLMEmbedder.load(

@@ -29,7 +29,7 @@ from typing import Any
 from agent_memory_common.core.errors import ConfigurationError
 from agent_memory_common.core.logs import get_logger
 from agent_memory_common.core.metrics import EMBEDDING_PIECES, EMBEDDING_SECONDS, EMBEDDING_TEXTS
-from agent_memory_retrieval.onnx_encoder import OnnxEncoder, Precision, open_encoder
+from agent_memory_retrieval.adapters.onnx_encoder import OnnxEncoder, Precision, open_encoder
 from agent_memory_retrieval.ports import EMBEDDING_DIM
 
 log = get_logger(__name__)

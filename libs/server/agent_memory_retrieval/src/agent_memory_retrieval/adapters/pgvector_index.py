@@ -50,7 +50,7 @@ from agent_memory_common.db.postgres import load_queries, make_pool
 from agent_memory_retrieval.docs import Hit, IndexDoc, SearchFilter, as_utc
 from agent_memory_retrieval.ports import EMBEDDING_DIM, IndexUnavailableError
 
-QUERIES = load_queries("agent_memory_retrieval", "sql/pgvector.sql")
+QUERIES = load_queries("agent_memory_retrieval.adapters", "sql/pgvector.sql")
 # The graphs order by half-precision vectors (migration 0023); an exact search ranks the
 # stored float32 ones, so its answer is the true nearest neighbours, not the nearly true.
 GRAPH_ORDER = "ORDER BY embedding::halfvec(384) <=> %(vec)s::halfvec(384)"

@@ -26,13 +26,13 @@ from agent_memory_common.bus.consumer import Publication
 from agent_memory_common.bus.erasure import ErasureResult, erased_items
 from agent_memory_common.contracts.messages import ErasureRequest
 from agent_memory_common.db.locks import hold_xact_locks, lock_name
-from agent_memory_retrieval.cleanup import RetentionGate, hold_index_writes
-from agent_memory_retrieval.sources import (
-    DocChanges,
+from agent_memory_retrieval.docs import DocChanges
+from agent_memory_retrieval.indexing.sources import (
     erasure_changes,
     recorded_changes,
     toc_changes,
 )
+from agent_memory_retrieval.lifecycle.cleanup import RetentionGate, hold_index_writes
 
 P = TypeVar("P")
 

@@ -18,7 +18,7 @@ the same functions, so that a rebuild produces exactly the documents the pipelin
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -36,6 +36,7 @@ from agent_memory_common.contracts.messages import RecordedMessage, TocNodeMessa
 from agent_memory_common.core.errors import PoisonMessageError
 from agent_memory_common.db.postgres import load_queries
 from agent_memory_retrieval.docs import (
+    DocChanges,
     IndexDoc,
     as_utc,
     event_doc_id,
@@ -43,7 +44,7 @@ from agent_memory_retrieval.docs import (
     node_doc_id,
 )
 
-QUERIES = load_queries("agent_memory_retrieval", "sql/sources.sql")
+QUERIES = load_queries("agent_memory_retrieval.indexing", "sql/sources.sql")
 
 CONTEXT_CHARS = 600  # enough for the question a turn answers, not a whole tool output
 
@@ -108,18 +109,6 @@ def event_doc(event: Event, context: str = "") -> IndexDoc:
         event_ids=(event.event_id,),
         context=context,
     )
-
-
-@dataclass
-class DocChanges:
-    """What one message or one page of rows does to the indexes."""
-
-    upserts: list[IndexDoc] = field(default_factory=list)
-    deletes: list[str] = field(default_factory=list)
-
-    def extend(self, other: DocChanges) -> None:
-        self.upserts.extend(other.upserts)
-        self.deletes.extend(other.deletes)
 
 
 def _ts(value: Any) -> datetime:

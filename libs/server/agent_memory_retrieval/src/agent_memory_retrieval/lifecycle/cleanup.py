@@ -48,9 +48,8 @@ from pydantic import BaseModel, Field
 
 from agent_memory_common.db.locks import hold_xact_locks
 from agent_memory_common.db.postgres import load_queries
-from agent_memory_retrieval.docs import IndexDoc, as_utc
-from agent_memory_retrieval.ports import IndexUnavailableError, TextIndex, VectorIndex
-from agent_memory_retrieval.retention import (
+from agent_memory_retrieval.docs import DocChanges, IndexDoc, as_utc
+from agent_memory_retrieval.lifecycle.retention import (
     DEFAULT_POLICY,
     DURABLE_KINDS,
     INDEXES,
@@ -58,9 +57,9 @@ from agent_memory_retrieval.retention import (
     EpisodeValueRule,
     RetentionPolicy,
 )
-from agent_memory_retrieval.sources import DocChanges
+from agent_memory_retrieval.ports import IndexUnavailableError, TextIndex, VectorIndex
 
-QUERIES = load_queries("agent_memory_retrieval", "sql/cleanup.sql")
+QUERIES = load_queries("agent_memory_retrieval.lifecycle", "sql/cleanup.sql")
 EXAMPLES = 3
 PAGE = 1000
 NODE_LEVELS = ("segment", "day", "week", "month", "year")

@@ -24,7 +24,7 @@ from psycopg.rows import dict_row
 from pydantic import Field
 
 from agent_memory_common.db.postgres import load_queries
-from agent_memory_retrieval.cleanup import (
+from agent_memory_retrieval.lifecycle.cleanup import (
     EXAMPLES,
     PAGE,
     CleanupScope,
@@ -34,7 +34,7 @@ from agent_memory_retrieval.cleanup import (
 )
 from agent_memory_retrieval.settings import RetrievalSettings
 
-QUERIES = load_queries("agent_memory_retrieval", "sql/topic_prune.sql")
+QUERIES = load_queries("agent_memory_retrieval.lifecycle", "sql/topic_prune.sql")
 DEFAULT_HALF_LIFE_DAYS = 30.0
 DEFAULT_PRUNE_BELOW = 0.05
 
