@@ -36,8 +36,9 @@ ASSIGN_TAIL = r"""
     )
     (?:
         \\"(?P<eq>(?:[^"\\\n]|\\[^"\n]){0,4096})\\"
-      | "(?P<dq>(?:[^"\\\n]|\\.){0,4096})"
-      | '(?P<sq>[^'\n]{0,4096})'
+      | "(?P<dq>(?:[^"\\\n]|\\\r?\n|\\.){0,4096})"
+      | '(?P<sq>(?:[^'\n]|(?<=\\)\n|(?<=\\\r)\n){0,4096})'
+      | (?P<block>[|>][0-9+\-]{0,2})(?=[ \t]{0,64}(?:\#[^\n]{0,80})?(?:\r?\n|\Z))
       | (?P<uq>[^\s"'`,;&\\<>{}()=\[\]][^\s"'`,;&]{0,1023})
     )
 """
@@ -122,6 +123,12 @@ def assignment_extract(m: re.Match[str]) -> Span | None:
             return m.span(group) if is_literal_secret(value) else None
     if m.group("csep") is not None:
         return None
+    if m.group("block") is not None:
+        return (
+            _block_scalar(m.string, m.start(), m.end("block"))
+            if ":" in (m.group("sep") or "")
+            else None
+        )
     start, end = m.span("uq")
     sep = m.group("sep") or ""
     key_start = _word_start(m.string, m.start(), "_-.")
@@ -172,6 +179,47 @@ def assignment_extract(m: re.Match[str]) -> Span | None:
     if _is_prose(m, sep, value, value_end):
         return None
     return start, value_end
+
+
+_INDENT = re.compile(r"[ \t]*")
+_BLOCK_LINES_MAX = 256
+
+
+def _block_scalar(text: str, key_start: int, indicator_end: int) -> Span | None:
+    """A YAML block scalar under a secret's key: ``apiToken: |`` with the value below it.
+
+    The value is every following line indented deeper than the key's line (blank lines
+    included), up to the first line that is not. An encrypted value (``!vault |`` then
+    ``$ANSIBLE_VAULT;...``) has a tag before the indicator, so the rule's regex never gets
+    here, and a template or a sentence below the key is not a secret.
+    """
+    line_start = text.rfind("\n", max(0, key_start - 256), key_start) + 1
+    if line_start == 0 and key_start > 256:
+        return None  # not a YAML line
+    indent = _INDENT.match(text, line_start)
+    parent = indent.end() - line_start if indent is not None else 0
+    pos = text.find("\n", indicator_end)
+    start = end = -1
+    for _ in range(_BLOCK_LINES_MAX):
+        if pos < 0:
+            break
+        line_begin = pos + 1
+        pos = text.find("\n", line_begin)
+        line = text[line_begin : len(text) if pos < 0 else pos].rstrip()
+        content = line.lstrip(" \t")
+        if not content:
+            continue
+        if len(line) - len(content) <= parent:
+            break
+        if start < 0:
+            start = line_begin + len(line) - len(content)
+        end = line_begin + len(line)
+    if start < 0:
+        return None
+    value = text[start:end]
+    if not is_literal_secret(value) or (" " in value and _reads_as_sentence(text, start)):
+        return None
+    return start, end
 
 
 _FUNCTION_WORDS = frozenset(

@@ -37,7 +37,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import TypeVar, cast
 
-from agent_memory_common.redaction.extractors import group_or_whole
+from agent_memory_common.redaction.extractors import continued_end, group_or_whole
 from agent_memory_common.redaction.prefilter import build_prefilter
 from agent_memory_common.redaction.rules import (
     BUILTIN_KINDS,
@@ -161,6 +161,10 @@ class Redactor:
                 span = rule.extract(m)
                 if span is not None:
                     found.append((ri, span[0], span[1]))
+        if found and ("\\\n" in text or "\\\r" in text):
+            # A value split by a backslash line continuation goes on after the break.
+            memo: dict[int, int] = {}
+            found = [(ri, start, continued_end(text, end, memo)) for ri, start, end in found]
         return found
 
     def _apply(self, text: str, found: list[tuple[int, int, int]]) -> tuple[str, dict[str, int]]:

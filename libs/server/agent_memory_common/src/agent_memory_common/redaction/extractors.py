@@ -17,7 +17,9 @@ from agent_memory_common.redaction.values import (
     is_literal_secret,
     is_plausible_token,
     looks_like_aws_secret,
+    looks_like_url_token,
     prose_password_ok,
+    varied,
 )
 
 Span = tuple[int, int]
@@ -146,3 +148,143 @@ def azure_secret_extract(m: re.Match[str]) -> Span | None:
     if head is None:
         return None
     return head.start(), m.end()
+
+
+def standalone_token_extract(m: re.Match[str]) -> Span | None:
+    """A token found by a literal-first regex, unless it is the tail of a longer word.
+
+    Scanned rules start with their literal (``ya29.``), so sre finds it at ``memchr`` speed;
+    a look-behind in front would turn that search off. The word boundary is checked here.
+    """
+    start = m.start()
+    if start > 0 and (m.string[start - 1].isalnum() or m.string[start - 1] in "_-/"):
+        return None
+    return m.span() if varied(m.group()) else None
+
+
+def url_token_extract(m: re.Match[str]) -> Span | None:
+    """``https://<token>@host``: a key sent as the user name (``values.looks_like_url_token``)."""
+    start, end = m.span("secret")
+    return (start, end) if looks_like_url_token(m.string[start:end]) else None
+
+
+# A libpq password file line, ``hostname:port:database:username:password``: the rule finds
+# ``:port:`` (digits or ``*``), this checks the whole line. No field holds a space, so log lines
+# and ``12:34:56:789 worker ...`` timestamps never fit; ``\:`` escapes a colon in a field.
+_PGPASS_HOST = re.compile(r"[ \t]*(?:[^\s:\\]|\\.){1,253}")
+_PGPASS_REST = re.compile(
+    r"(?:[^\s:\\]|\\.){1,128}:(?:[^\s:\\]|\\.){1,128}:(?P<secret>(?:[^\s:\\]|\\.){1,256})(?=\r?\n|\Z)"
+)
+_PGPASS_HOST_MAX = 320
+
+
+def pgpass_extract(m: re.Match[str]) -> Span | None:
+    text = m.string
+    # Both ends are looked for within the fields' bounds, so a long line with many
+    # ``:1:`` costs each candidate a few hundred characters, not the line.
+    lo = max(0, m.start() - _PGPASS_HOST_MAX)
+    line_start = text.rfind("\n", lo, m.start()) + 1
+    if line_start == 0 and lo > 0:
+        return None
+    if _PGPASS_HOST.fullmatch(text, line_start, m.start()) is None:
+        return None
+    rest = _PGPASS_REST.match(text, m.end())
+    if rest is None:
+        return None
+    secret = rest.group("secret")
+    if secret.isdigit() or not is_literal_secret(secret):
+        return None  # ``10:20:30:40:50``: numbers, not a password file
+    return rest.span("secret")
+
+
+# Oracle's ``user/password@connect_identifier``. SQL*Plus's CONNECT is a command only at the
+# start of a line (after an optional ``SQL>`` prompt); in a program it is a call, ``connect(``.
+_SQLPLUS_LINE_START = re.compile(r"(?:SQL>[ \t]*)?")
+_CALL_OPENS = re.compile(r"\([ \t]*[\"']?")
+# After "oracle", what comes before the login in a driver call (``cx_Oracle.connect("``,
+# ``oracledb.connect(``), a JDBC URL (``jdbc:oracle:thin:``) or a setting
+# (``ORACLE_CONN="``, ``oracle_dsn: ``).
+_AFTER_ORACLE = re.compile(
+    r"""[\w.]*connect\([ \t]*["']?|:(?:thin|oci8?|kprb):|\w*[ \t]*[=:][ \t]*["']?""",
+    re.IGNORECASE,
+)
+# The tools take the login as their first argument, after flags (``sqlplus -s -L``) or as
+# ``userid=`` (``sqlldr``, ``expdp``).
+_BEFORE_LOGIN = re.compile(r"""(?:[ \t]+-{1,2}[A-Za-z]+)*[ \t]+(?:userid=["']?)?""", re.IGNORECASE)
+_ORACLE_TOOLS = frozenset({"sqlplus", "sqlldr", "expdp", "impdp"})
+_ENDS_A_WORD = frozenset({"", " ", "\t", "\r", "\n", '"', "'", "`"})
+
+
+def oracle_login_extract(m: re.Match[str]) -> Span | None:
+    """``sqlplus scott/tiger@db``, ``jdbc:oracle:thin:scott/tiger@//host``, ``connect(...)``.
+
+    ``a/b@c`` is also a GitHub Actions reference (``actions/checkout@v4``) or a package spec,
+    so the rule starts at an Oracle tool, ``oracle`` or SQL*Plus's CONNECT on the same line.
+    Without ``@`` (a local login, ``sqlplus scott/tiger``) only the tools count.
+    """
+    text = m.string
+    tool = m.group("tool").lower()
+    if tool.startswith(("conn", "sql>")):
+        between = text[m.end("tool") : m.start("user")]
+        if _CALL_OPENS.fullmatch(between) is None:
+            if between.strip(" \t"):
+                return None  # "connect via client/server@home": not CONNECT's argument
+            line_start = text.rfind("\n", max(0, m.start() - 80), m.start()) + 1
+            head = text[line_start : m.start()].strip()
+            if _SQLPLUS_LINE_START.fullmatch(head) is None:
+                return None
+    elif (
+        tool in _ORACLE_TOOLS
+        and _BEFORE_LOGIN.fullmatch(text, m.end("tool"), m.start("user")) is None
+    ):
+        return None  # "the sqlplus notes in ops/runbook@main": not the tool's login argument
+    elif tool == "oracle" and _AFTER_ORACLE.fullmatch(text, m.end("tool"), m.start("user")) is None:
+        return None  # "see the oracle docs at docs/guide@v2": prose, not a connect string
+    if m.group("at") is None and (
+        tool not in _ORACLE_TOOLS or text[m.end() : m.end() + 1] not in _ENDS_A_WORD
+    ):
+        return None
+    return any_group_extract(cli_value_ok)(m)
+
+
+_CONTINUED_TOKEN = re.compile(r"[^\s\"'`\\]+")
+_LINE_BREAK = re.compile(r"\\\r?\n([ \t]{0,256})")
+
+
+def continued_end(text: str, end: int, memo: dict[int, int]) -> int:
+    """Where a secret cut by a backslash line continuation really ends.
+
+    ``TOKEN="abc\\<newline>def"`` and ``--password abc\\<newline>def`` are one value split for
+    width; a span that ends at such a break would leave its second half readable. A value
+    quoted across the break keeps the next line's indentation inside the string, so an
+    indented continuation only counts when it ends at a quote; an unindented one is one shell
+    word with the first half. ``--password x \\`` (a space before the backslash) is a new
+    argument on the next line and is left alone.
+
+    ``memo`` maps every end already followed to where its chain stops, shared by the spans of
+    one text, so a text of many continued lines is walked once rather than once per span.
+    """
+    chain: list[int] = []
+    while True:
+        known = memo.get(end)
+        if known is not None:
+            end = known
+            break
+        chain.append(end)
+        at = end - 1 if end > 0 and text[end - 1] == "\\" else end
+        brk = _LINE_BREAK.match(text, at)
+        if brk is None:
+            break
+        token = _CONTINUED_TOKEN.match(text, brk.end())
+        if token is None:
+            break
+        indented = brk.group(1) != ""
+        closes = text[token.end() : token.end() + 1] in ('"', "'") or text.startswith(
+            "\\\n", token.end()
+        )
+        if indented and not closes:
+            break
+        end = token.end()
+    for e in chain:
+        memo[e] = end
+    return end

@@ -26,7 +26,11 @@ from agent_memory_common.redaction.extractors import (
     group_or_whole,
     header_extract,
     login_extract,
+    oracle_login_extract,
+    pgpass_extract,
     prose_password_extract,
+    standalone_token_extract,
+    url_token_extract,
 )
 from agent_memory_common.redaction.values import (
     basic_ok,
@@ -109,6 +113,9 @@ def _rule(
     )
 
 
+# ``:port:db:user:`` and the first character of the password, after a ``.pgpass`` host.
+_PGPASS_AFTER_HOST = r"(?:[0-9]{1,5}|\*):(?:[^\s:\\]|\\.){1,128}:(?:[^\s:\\]|\\.){1,128}:[^\s:]"
+
 # Card numbers are the one rule with no literal to anchor on, and digits are everywhere in
 # logs, so a candidate needs a cheaper gate than a regex: map every byte to a digit, a
 # separator or "other" in C (``bytes.translate``), then look for the digit shapes a card has.
@@ -124,6 +131,10 @@ def _may_contain_url_password(text: str) -> bool:
     return "@" in text and "://" in text
 
 
+def _may_contain_google_oauth_token(text: str) -> bool:
+    return "ya29." in text or "1//0" in text
+
+
 def _may_contain_card(text: str) -> bool:
     if len(text) < 13:
         return False
@@ -131,7 +142,13 @@ def _may_contain_card(text: str) -> bool:
     return _CARD_SHAPE.search(shape) is not None
 
 
-_ASSIGNMENT_KEYS_PASSWORD = r"(?i:passw(?:or)?d|passphrase|pwd|(?<![A-Za-z])pass(?![A-Za-z]))"
+# A bare ``pass`` is a key on its own (``pass=``, ``db_pass:``) or glued to an upper-case
+# prefix in an environment name (``SSHPASS``, ``SMBPASS``), never inside a lower-case word
+# (``bypass``, ``compass``).
+_ASSIGNMENT_KEYS_PASSWORD = (
+    r"(?:(?i:passw(?:or)?d|passphrase|pwd|(?<![A-Za-z])pass(?![A-Za-z]))"
+    r"|(?<=[A-Z])PASS(?![A-Za-z]))"
+)
 # A bare ``auth`` key is only recognised in metadata dict keys: as a text trigger its letters
 # are too common to anchor on cheaply (see the prefilter notes).
 _ASSIGNMENT_KEYS_GENERIC = r"""(?i:
@@ -247,6 +264,17 @@ BUILTIN_RULES: tuple[Rule, ...] = (
         r"GOCSPX-[A-Za-z0-9_\-]{24,40}(?![A-Za-z0-9_\-])",
         _cs("GOCSPX-"),
     ),
+    # Google OAuth access tokens (``ya29.``, what ``gcloud auth print-access-token`` prints)
+    # and refresh tokens (``1//0``). Scanned behind two substring tests in C: neither literal
+    # is worth a new prefilter anchor.
+    _rule(
+        "google_oauth_token",
+        r"""(?:ya29\.[A-Za-z0-9_\-]{20,2048}(?:\.[A-Za-z0-9_\-]{1,2048}){0,3}
+              |1//0[A-Za-z0-9_\-]{30,2048})(?![A-Za-z0-9_\-])""",
+        (),
+        standalone_token_extract,
+        precheck=_may_contain_google_oauth_token,
+    ),
     _rule(
         "npm_token",
         r"(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])",
@@ -328,6 +356,15 @@ BUILTIN_RULES: tuple[Rule, ...] = (
         r"""://[^\s:/?#@'"<>\[\]]{0,256}:(?P<secret>[^\s/?#'"<>]{1,512})@(?=[A-Za-z0-9\[])""",
         (),
         group_or_whole(is_literal_secret),
+        precheck=_may_contain_url_password,
+    ),
+    _rule(
+        "url_token",
+        # A key sent as the URL's user name, with no password: a Sentry DSN
+        # (``https://<key>@o1.ingest.sentry.io/1``), ``https://<token>@github.com/...``.
+        r"://(?P<secret>[A-Za-z0-9_\-.~]{20,256})@(?=[A-Za-z0-9\[])",
+        (),
+        url_token_extract,
         precheck=_may_contain_url_password,
     ),
     _rule(
@@ -452,6 +489,38 @@ BUILTIN_RULES: tuple[Rule, ...] = (
         prose_password_extract,
     ),
     _rule(
+        "password",
+        # Oracle's ``user/password@db``: ``sqlplus scott/tiger@orcl``, ``CONNECT scott/tiger``,
+        # ``jdbc:oracle:thin:scott/tiger@//host:1521/svc``, ``oracledb.connect("scott/...")``.
+        # SQL*Plus's CONNECT is matched in upper case or after the ``SQL>`` prompt: a
+        # lower-case "conn" trigger would stop the prefilter at every "co" of ordinary text.
+        r"""(?P<tool>(?i:sqlplus|sqlldr|expdp|impdp|oracle)
+              |SQL>[ \t]*(?i:conn(?:ect)?)|CONN(?:ECT)?)"""
+        + _rest_of_command("(?i:sqlplus|sqlldr|expdp|impdp|oracle)", 160)
+        + r"""(?<![\w$\#/@.\-])(?P<user>[A-Za-z][\w$\#]{0,127})/
+            (?:"(?P<dq>[^"\n]{1,128})"|(?P<uq>[^\s/@"'`,;()]{1,128}))
+            (?P<at>@(?=[A-Za-z0-9(\[/]))?""",
+        (
+            Trigger("sqlplus", True, "", "q"),
+            Trigger("sqlldr", True, "", "q"),
+            Trigger("expdp", True, "", "x"),
+            Trigger("impdp", True, "", "p"),
+            Trigger("oracle", True, "", "c"),
+            Trigger("SQL>", False, "", "Q"),
+            Trigger("CONN", False, r"(?:ECT)?[ \t]", "C"),
+        ),
+        oracle_login_extract,
+    ),
+    _rule(
+        "password",
+        # A libpq password file (``~/.pgpass``) line: ``host:port:db:user:password``.
+        # The prefilter stops at ``:port:`` followed by two more fields (a timestamp fails at
+        # its space, JSON at the space after its colon); ``pgpass_extract`` checks the line.
+        r":(?:[0-9]{1,5}|\*):",
+        _cs(":", guard=_PGPASS_AFTER_HOST),
+        pgpass_extract,
+    ),
+    _rule(
         "url_password",
         # Go's MySQL DSN has no scheme: ``user:password@tcp(host:3306)/db``.
         r"@(?:tcp|unix)\(",
@@ -505,7 +574,7 @@ BUILTIN_KINDS: tuple[str, ...] = tuple(dict.fromkeys(r.kind for r in BUILTIN_RUL
 # than text next to the value. Same key vocabulary as the assignment rules, matched as a whole.
 SENSITIVE_KEY = re.compile(
     r"""(?i)^[\w.\-]*?(?:
-        (?P<password>passw(?:or)?d|passphrase|pwd|(?<![A-Za-z])pass)
+        (?P<password>passw(?:or)?d|passphrase|pwd|(?<![A-Za-z])pass|(?-i:(?<=[A-Z])PASS))
       | (?P<generic_secret>secret|token|api[_\-]?key|access[_\-]?key|account[_\-]?key
           |private[_\-]?key
           |credentials?|(?<![A-Za-z])auth)(?:[_\-]?key)?

@@ -216,6 +216,21 @@ def looks_like_aws_secret(value: str) -> bool:
     )
 
 
+def looks_like_url_token(value: str) -> bool:
+    """A URL's user name that is a credential: ``https://<key>@o1.ingest.sentry.io/1``.
+
+    User names (``git``, ``jane.doe``, ``deploy-bot``) are words; a key used as the user name
+    is random. So: 20+ characters mixing letters and digits, and either hex of 32+ (a Sentry
+    DSN key, a classic GitHub token) or mixed case with no 8-letter word and ~4+ bits of
+    entropy per character.
+    """
+    if len(value) < 20 or not _has_letter_and_digit(value) or not is_literal_secret(value):
+        return False
+    if _HEX.fullmatch(value):
+        return len(value) >= 32
+    return mixed_case(value) and not _LOWER_RUN.search(value) and _shannon_bits(value) >= 4.0
+
+
 def prose_password_ok(value: str) -> bool:
     value = value.rstrip(".,;:!?)")
     return (
