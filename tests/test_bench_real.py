@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_memory_cli.importer import claude_events
+from agent_memory_cli.readers.claude_code import events as claude_events
 from agent_memory_summarizer.text import tokens
 from tests.bench.bench_coding import (
     REAL_HELDOUT,

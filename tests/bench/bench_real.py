@@ -15,7 +15,7 @@ benchmark, not instead of it.
 1. The transcripts (cctrace's written back from its published export by
    ``tests.bench.real.convert``, BookMinder's from its published console log by
    ``tests.bench.real.console``) are read by ``agent-memory import claude-code``'s own reader
-   (``agent_memory_cli.importer.claude_events``): the events a user importing them would store.
+   (``agent_memory_cli.readers.claude_code.events``): the events a user importing them would store.
 2. The stack of ``bench-coding`` (``tests/bench/stack.py``), every event posted, drained,
    segments closed, summarized and indexed.
 3. ``tests/bench/real/questions.py``: each question through ``POST /v1/search`` (``limit``
@@ -40,7 +40,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agent_memory_cli.importer import claude_events
+from agent_memory_cli.readers.claude_code import events as claude_events
 from tests.bench.bench_coding import (
     Answers,
     ask,

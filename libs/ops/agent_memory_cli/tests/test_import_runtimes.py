@@ -1,4 +1,4 @@
-"""Codex CLI and Gemini CLI sessions read as the hooks' events (fixtures: tests/fixtures,
+"""Codex CLI, Gemini CLI and OpenCode sessions read as the hooks' events (fixtures: tests/fixtures,
 whose README cites each format's source): own times, ids from session + entry, failed tool
 calls, shaped payloads, the same ids on a second read."""
 
@@ -7,8 +7,9 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
-from agent_memory_cli import import_runtimes
-from agent_memory_cli.importer import run_import
+from agent_memory_cli import readers
+from agent_memory_cli.importer import NOT_SUPPORTED, RUNTIMES, run_import
+from agent_memory_cli.readers import codex, gemini_cli, opencode
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CODEX = FIXTURES / "codex"
@@ -26,8 +27,8 @@ def when(ts: str | int) -> datetime:
 
 
 def test_codex_rollout_as_events() -> None:
-    (path,) = [p for p in import_runtimes.codex_files(CODEX) if "019a2d7a" in p.name]
-    events, skipped = import_runtimes.codex_events(path, ENV, project_of)
+    (path,) = [p for p in codex.files(CODEX) if "019a2d7a" in p.name]
+    events, skipped = codex.events(path, ENV, project_of)
     assert skipped == 0
     kinds = [(e["role"], e["type"], e["metadata"].get("tool_name")) for e in events]
     assert kinds == [
@@ -50,14 +51,14 @@ def test_codex_rollout_as_events() -> None:
     assert "took 9.02 s" in failed["text"]
     passed = events[6]
     assert "failed" not in passed["metadata"] and "2 passed" in passed["text"]
-    again, _ = import_runtimes.codex_events(path, ENV, project_of)
+    again, _ = codex.events(path, ENV, project_of)
     assert [e["event_id"] for e in again] == [e["event_id"] for e in events]
     assert len({e["event_id"] for e in events}) == len(events)
 
 
 def test_codex_older_rollout_without_times() -> None:
-    (path,) = [p for p in import_runtimes.codex_files(CODEX) if "5973b6c0" in p.name]
-    events, _ = import_runtimes.codex_events(path, ENV, project_of)
+    (path,) = [p for p in codex.files(CODEX) if "5973b6c0" in p.name]
+    events, _ = codex.events(path, ENV, project_of)
     assert [(e["role"], e["text"][:22]) for e in events] == [
         ("user", "Add a CHANGELOG entry "),
         ("assistant", "Added under Unreleased"),
@@ -68,8 +69,8 @@ def test_codex_older_rollout_without_times() -> None:
 
 
 def test_gemini_chat_as_events() -> None:
-    (path,) = import_runtimes.gemini_files(GEMINI)
-    events, skipped = import_runtimes.gemini_events(path, ENV, project_of)
+    (path,) = gemini_cli.files(GEMINI)
+    events, skipped = gemini_cli.events(path, ENV, project_of)
     assert skipped == 0
     kinds = [(e["role"], e["type"], e["metadata"].get("tool_name")) for e in events]
     assert kinds == [
@@ -91,25 +92,25 @@ def test_gemini_chat_as_events() -> None:
 
 
 def test_gemini_project_without_the_env_names_the_hash() -> None:
-    (path,) = import_runtimes.gemini_files(GEMINI)
-    events, _ = import_runtimes.gemini_events(path, {}, project_of)
+    (path,) = gemini_cli.files(GEMINI)
+    events, _ = gemini_cli.events(path, {}, project_of)
     assert {e["project_id"] for e in events} == {"gemini-3f1a9c0e5b7d"}
 
 
 async def test_dry_run_counts_every_runtime_file() -> None:
     report = await run_import(
         None,
-        import_runtimes.codex_files(CODEX),
+        codex.files(CODEX),
         env=ENV,
         progress=False,
-        reader=import_runtimes.codex_events,
+        reader=codex.events,
     )
     assert (report.files, len(report.sessions), report.events) == (2, 2, 10)
 
 
 def test_opencode_session_as_the_plugins_events() -> None:
-    (path,) = import_runtimes.opencode_files(FIXTURES / "opencode" / "storage")
-    events, skipped = import_runtimes.opencode_events(path, ENV, project_of)
+    (path,) = opencode.files(FIXTURES / "opencode" / "storage")
+    events, skipped = opencode.events(path, ENV, project_of)
     assert skipped == 0
     kinds = [(e["role"], e["type"], e["metadata"].get("tool_name")) for e in events]
     assert kinds == [
@@ -131,3 +132,12 @@ def test_opencode_session_as_the_plugins_events() -> None:
     session = "ses_6a1f0c2e3ffeQh7Kq2Lw9ZbN4x"
     assert events[0]["event_id"] == event_id("opencode", session, "prompt", "msg_95e0f3d1c001aXq3")
     assert events[2]["event_id"] == event_id("opencode", session, "tool", "toolu_01Bash", "call")
+
+
+def test_every_runtime_has_one_reader_module() -> None:
+    """import's runtimes, less the refused ones, are exactly the reader modules."""
+    assert set(readers.MODULES) == set(RUNTIMES) - set(NOT_SUPPORTED)
+    for runtime in readers.MODULES:
+        source = readers.source(runtime)
+        assert source.home({}).is_absolute()
+        assert source.events.__module__ == f"agent_memory_cli.readers.{readers.MODULES[runtime]}"

@@ -1,23 +1,12 @@
 """``agent-memory import <runtime> [PATH]``: backfill the sessions a coding agent already stored.
 
-Claude Code keeps every session as a transcript, ``~/.claude/projects/<escaped cwd>/<session>
-.jsonl`` (``$CLAUDE_CONFIG_DIR/projects`` when set), and its subagents' transcripts beside it
-(``<session>/subagents/agent-*.jsonl``, or ``agent-*.jsonl`` in the project folder in older
-releases). PATH is one transcript, one project's folder, or the whole ``projects`` folder (the
-default); every ``*.jsonl`` below it is read.
-
-Each transcript goes through the hook's own parser (``agent_memory_hooks.claude_code.
-transcript_events``), so an imported event has the id and the time the hook gives it: session +
-line ``uuid`` (or ``tool_use_id``), the line's ``timestamp``. Importing twice, or importing what
-the hook already captured, stores each event once (the gateway and the recorder de-duplicate by
-``event_id``). The project is the one the hook would name, from the ``cwd`` the transcript
-records, or ``AGENT_MEMORY_PROJECT_ID`` when it is set.
-
-Codex CLI (``~/.codex/sessions/**/rollout-*.jsonl``), Gemini CLI
-(``~/.gemini/tmp/*/chats/session-*.json``) and OpenCode (``~/.local/share/opencode/storage``)
-are read by ``import_runtimes`` with the same event shapes. Copilot CLI is refused with a
-message rather than guessed: we found no description of its session files that we could verify
-(docs/import.md).
+The sessions are read by ``readers`` (one module per runtime: Claude Code, Codex CLI, Gemini
+CLI, OpenCode, and what they share in ``readers.common``), which turn each stored session into
+the events the runtime's hook or plugin posts, with the same ids and times: importing twice, or
+importing what the hook already captured, stores each event once (the gateway and the recorder
+de-duplicate by ``event_id``). This module finds the files, posts the events in batches and
+reports. Copilot CLI is refused with a message rather than guessed: we found no description of
+its session files that we could verify (docs/import.md).
 """
 
 from __future__ import annotations
@@ -27,15 +16,14 @@ import asyncio
 import functools
 import os
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from agent_memory_cli import import_runtimes
+from agent_memory_cli import readers
 from agent_memory_cli.api import REFUSED, UNREACHABLE, token_from
-from agent_memory_hooks import claude_code, lite
-from agent_memory_hooks.events import HookContext, now_ms
+from agent_memory_cli.readers.common import Reader
 from agent_memory_hooks.project import resolve_project_id
 
 if TYPE_CHECKING:  # the client and rich are imported when an import runs
@@ -68,91 +56,6 @@ class ImportReport:
     refused: int = 0
 
 
-def claude_home(env: Mapping[str, str]) -> Path:
-    explicit = env.get("CLAUDE_CONFIG_DIR", "").strip()
-    return (Path(explicit).expanduser() if explicit else Path.home() / ".claude") / "projects"
-
-
-def transcripts(root: Path) -> list[Path]:
-    """``root`` itself when it is a file, else every ``*.jsonl`` below it (subagents too)."""
-    if root.is_file():
-        return [root]
-    return sorted(p for p in root.rglob("*.jsonl") if p.is_file())
-
-
-def read_lines(path: Path) -> tuple[list[tuple[dict[str, Any], int]], int]:
-    """The transcript's JSON objects with their byte offsets (as the hook's cursor gives them),
-    and how many lines could not be read."""
-    lines: list[tuple[dict[str, Any], int]] = []
-    skipped = 0
-    offset = 0
-    with path.open("rb") as f:
-        for raw in f:
-            start = offset
-            offset += len(raw)
-            if not raw.strip():
-                continue
-            try:
-                item = lite.loads(raw.decode("utf-8", "replace"))
-            except ValueError:
-                skipped += 1
-                continue
-            if isinstance(item, dict):
-                lines.append((item, start))
-            else:
-                skipped += 1
-    return lines, skipped
-
-
-def claude_events(
-    path: Path, env: Mapping[str, str], project_of: Callable[[str | None], str]
-) -> tuple[list[dict[str, Any]], int]:
-    """One transcript as events, exactly as the hook would have posted them."""
-    lines, skipped = read_lines(path)
-    first_cwd = next((i["cwd"] for i, _ in lines if isinstance(i.get("cwd"), str)), None)
-    ctx = HookContext(
-        runtime=claude_code.RUNTIME,
-        now_ms=now_ms(),  # only for a line without a timestamp
-        project_of=project_of,
-        user_id=env.get("AGENT_MEMORY_USER_ID", "").strip() or None,
-        cwd=first_cwd or str(path.parent),
-    )
-    session = next((i["sessionId"] for i, _ in lines if isinstance(i.get("sessionId"), str)), "")
-    payload = {"session_id": session or path.stem}
-    events = claude_code.transcript_events(lines, payload, ctx, {})
-    for event in events:
-        event["metadata"]["imported_from"] = path.name
-    return events, skipped
-
-
-Reader = Callable[[Path, Mapping[str, str], Callable[[str | None], str]], tuple[list[Any], int]]
-
-
-def runtime_source(
-    runtime: str, env: Mapping[str, str]
-) -> tuple[Path, Callable[[Path], list[Path]], Reader]:
-    """A runtime's default folder, how to find its session files below a PATH, its reader."""
-    if runtime == "codex":
-        return (
-            import_runtimes.codex_home(env),
-            import_runtimes.codex_files,
-            import_runtimes.codex_events,
-        )
-    if runtime == "opencode":
-        return (
-            import_runtimes.opencode_home(env),
-            import_runtimes.opencode_files,
-            import_runtimes.opencode_events,
-        )
-    if runtime == "gemini-cli":
-        return (
-            import_runtimes.gemini_home(env),
-            import_runtimes.gemini_files,
-            import_runtimes.gemini_events,
-        )
-    return claude_home(env), transcripts, claude_events
-
-
 def batches(events: list[dict[str, Any]], size: int) -> Iterator[list[dict[str, Any]]]:
     for start in range(0, len(events), size):
         yield events[start : start + size]
@@ -165,7 +68,7 @@ async def run_import(
     env: Mapping[str, str],
     batch: int = BATCH,
     progress: bool = True,
-    reader: Reader = claude_events,
+    reader: Reader,
 ) -> ImportReport:
     """Read ``files`` and post their events (``client`` None: read and count only)."""
     from rich.console import Console
@@ -233,12 +136,13 @@ def _run(settings: Settings, args: argparse.Namespace) -> int:
     if args.batch < 1:
         print("agent-memory: --batch must be at least 1", file=sys.stderr)
         return 2
-    home, find, reader = runtime_source(runtime, os.environ)
-    root = Path(args.path).expanduser() if args.path else home
+    source = readers.source(runtime)
+    root = Path(args.path).expanduser() if args.path else source.home(os.environ)
     if not root.exists():
         print(f"agent-memory: {root} does not exist", file=sys.stderr)
         return 2
-    files = find(root)
+    files = source.files(root)
+    reader = source.events
     from agent_memory_client import AgentMemoryClient, ApiError, UnavailableError
 
     async def main() -> ImportReport:
