@@ -16,7 +16,7 @@ export HF_HUB_OFFLINE := 1
 
 MEMBERS := $(wildcard libs/*/*/pyproject.toml services/*/pyproject.toml)
 
-.PHONY: help install run test check lint format typecheck test-fast k8s-tools k8s-render proto browser screenshots chaos bench bench-ingest bench-toc bench-search bench-locomo bench-coding bench-real bench-summary bench-lifecycle bench-erasure bench-topics bench-embed bench-scale node clean
+.PHONY: help install run test check lint format typecheck test-fast k8s-tools k8s-render proto browser screenshots chaos bench bench-ingest bench-toc bench-search bench-locomo bench-coding bench-real bench-summary bench-lifecycle bench-erasure bench-topics bench-embed bench-cli bench-scale node clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -110,7 +110,7 @@ k8s-render: k8s-tools ## print the Kubernetes manifests of deploy/k8s/overlays/e
 chaos: install ## seeded kill -9 of services, NATS and Postgres mid-ingest; then audit (SEED=1)
 	$(BIN)/python -m tests.chaos --seed $(or $(SEED),1)
 
-bench: bench-ingest bench-toc bench-search bench-locomo bench-coding bench-real bench-summary bench-topics bench-embed bench-lifecycle bench-erasure ## every benchmark
+bench: bench-ingest bench-toc bench-search bench-locomo bench-coding bench-real bench-summary bench-topics bench-embed bench-cli bench-lifecycle bench-erasure ## every benchmark
 
 bench-ingest: install ## gateway events/s accepted, recorder events/s recorded, request latency
 	$(BIN)/python -m tests.bench.bench_ingest $(ARGS)
@@ -144,6 +144,9 @@ bench-topics: install ## topic clusterer: ARI/NMI and labels (coding corpus, LoC
 
 bench-embed: install ## the embedding model's texts/s: torch vs ONNX, texts per run, one thread
 	$(BIN)/python -m tests.bench.bench_embed $(ARGS)
+
+bench-cli: install ## agent-memory's own time: --help, status, search, projects, sessions
+	$(BIN)/python -m tests.bench.bench_cli $(ARGS)
 
 # Not in `bench`: a million events through the whole pipeline take many hours on two cores.
 bench-scale: install ## 10k/100k/1M events through the stack: drain per consumer, latency vs size (PNG)
