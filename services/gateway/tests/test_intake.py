@@ -8,6 +8,7 @@ and a few hundred random combinations of good and bad field values.
 
 from __future__ import annotations
 
+import json
 import random
 from datetime import UTC, datetime
 from typing import Any
@@ -162,6 +163,11 @@ POOL: dict[str, list[Any]] = {
         "",
         [],
         32_503_680_000_001,
+        "0001-01-01T00:00:00Z",
+        "0001-01-01T00:00:00+01:00",
+        "9999-12-31T23:59:59Z",
+        "1969-12-31T23:59:59Z",
+        "2199-12-31T23:59:59Z",
     ],
     "project_id": [ABSENT, None, "", "p", "x" * 201, "a\tb", 7, "proj ect/ü", "😀" * 201],
     "agent_id": [ABSENT, "a", "", "x" * 200, False],
@@ -179,6 +185,8 @@ POOL: dict[str, list[Any]] = {
         [1],
         "s",
         {"big": "y" * 4090},
+        {"f": 1e308, "i": 2**63 - 1},
+        {"deep": [[[{"n": 2**63}]]]},
     ],
     "sesion_id": [ABSENT, ABSENT, ABSENT, "typo"],
 }
@@ -241,3 +249,66 @@ def test_the_size_limit_is_the_same_to_the_byte(over: int) -> None:
     body = orjson.dumps({"events": [BASE, event]})
     assert took_fast_path(body) is (over == 0)
     assert_same(body, [BASE, event])
+
+
+def nested(levels: int, leaf: Any = 1) -> dict[str, Any]:
+    """Metadata ``levels`` deep: ``{"a": 1}`` is one level."""
+    value: Any = leaf
+    for _ in range(levels - 1):
+        value = {"a": value}
+    return {"a": value}
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "words"),
+    [
+        ("metadata", nested(33), "nested deeper than 32 levels"),
+        ("metadata", nested(300), "nested deeper than 32 levels"),  # orjson.dumps: 500 before
+        (
+            "metadata",
+            {"l": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]},
+            "deeper",
+        ),
+        ("metadata", {"f": 1e308}, "metadata.f: number 1e+308"),
+        ("metadata", {"f": -9.3e18}, "outside what the stores hold"),
+        ("metadata", {"x": {"i": 2**63}}, "metadata.x.i: number 9223372036854775808"),
+        ("ts", "0001-01-01T00:00:00Z", "between 1970-01-01 and 2199-12-31"),
+        ("ts", "9999-12-31T23:59:59Z", "between 1970-01-01 and 2199-12-31"),
+        ("ts", "2200-01-01T00:00:00Z", "between 1970-01-01 and 2199-12-31"),
+        ("ts", "0001-01-01T00:00:00+01:00", "out of the range of dates"),
+        ("ts", 9_999_999_999_999, "milliseconds"),
+    ],
+)
+def test_what_a_store_cannot_hold_is_refused_naming_the_field(
+    field: str, value: Any, words: str
+) -> None:
+    """Depth, number and date limits (contracts/limits.py), the same answer on both paths."""
+    for body, name in (
+        # the standard library writes what orjson refuses to (300 levels)
+        (json.dumps({**BASE, field: value}).encode(), field),
+        (json.dumps({"events": [BASE, {**BASE, field: value}]}).encode(), f"events[1].{field}"),
+    ):
+        got = fast(body)
+        assert isinstance(got, ApiError), got
+        assert (got.status, got.field) == (422, name) and words in got.message, got.message
+        assert_same(body, [])  # refused: no events to compare
+
+
+def test_the_limits_themselves_are_accepted_on_the_fast_path() -> None:
+    for over in (
+        {"metadata": nested(32)},
+        {"metadata": {"i": 2**63 - 1, "j": -(2**63), "f": 9.2e18, "g": 5e-324}},
+        {"ts": "1970-01-01T00:00:00Z"},
+        {"ts": "2199-12-31T23:59:59.999999Z"},
+    ):
+        body = orjson.dumps({**BASE, **over})
+        assert took_fast_path(body), over
+        assert_same(body, [orjson.loads(body)])
+
+
+def test_an_integer_below_int64_is_refused_on_both_paths() -> None:
+    # orjson reads an integer below -2**63 as a float (it cannot write one): written by hand
+    body = orjson.dumps(BASE)[:-1] + b', "metadata": {"i": -10000000000000000000}}'
+    got = fast(body)
+    assert isinstance(got, ApiError) and got.field == "metadata", got
+    assert_same(body, [orjson.loads(body)])

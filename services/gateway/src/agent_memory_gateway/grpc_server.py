@@ -13,7 +13,8 @@ proto3 cannot tell an empty string or a zero enum from an absent one, so: an emp
 is absent (a ULID is assigned), ``ROLE_UNSPECIFIED`` is a missing role (refused, naming
 ``role``), ``EVENT_TYPE_UNSPECIFIED`` is the default type (``message``). ``tenant`` and
 ``received_at`` are refused when set, exactly as in the JSON. ``metadata`` numbers arrive as
-doubles (``google.protobuf.Struct``).
+doubles (``google.protobuf.Struct``); a NaN or an infinity, which JSON cannot carry (``orjson``
+would quietly write ``null``), is refused here, naming the event's ``metadata``.
 
 ``IngestEventStream`` takes the stream as one batch when the client closes it: the same limits
 (``max_batch_events`` events, ``max_body_bytes`` in all) and one all-or-nothing answer.
@@ -62,8 +63,9 @@ _ROLES = {v: n.removeprefix("ROLE_").lower() for n, v in event_pb2.Role.items() 
 _TYPES = {v: n.removeprefix("EVENT_TYPE_").lower() for n, v in event_pb2.EventType.items() if v}
 
 
-def event_dict(event: event_pb2.Event) -> dict[str, Any]:
-    """The JSON object of ``POST /v1/events`` that says what ``event`` says."""
+def event_dict(event: event_pb2.Event, index: int = 0) -> dict[str, Any]:
+    """The JSON object of ``POST /v1/events`` that says what ``event`` says (``index``: its
+    place in the batch, for the field an error names)."""
     out: dict[str, Any] = {}
     if event.event_id:
         out["event_id"] = event.event_id
@@ -82,7 +84,15 @@ def event_dict(event: event_pb2.Event) -> dict[str, Any]:
         out["type"] = _TYPES.get(event.type, event.type)
     out["text"] = event.text
     if event.HasField("metadata"):
-        out["metadata"] = MessageToDict(event.metadata)
+        try:
+            out["metadata"] = MessageToDict(event.metadata)
+        except ValueError:  # a NaN or an infinity, which JSON cannot carry: refused, named
+            raise ApiError(
+                422,
+                "validation_error",
+                "metadata holds a number that is not finite (NaN or infinity)",
+                field=f"events[{index}].metadata",
+            ) from None
     if event.HasField("received_at"):
         out["received_at"] = _rfc3339(event.received_at)  # set by the gateway: refused
     return out
@@ -112,7 +122,7 @@ class IngestServicer(event_pb2_grpc.IngestServiceServicer):
     ) -> event_pb2.AcceptedResponse:
         try:
             principal = await self._principal(context)
-            events = [event_dict(e) for e in request.events]
+            events = [event_dict(e, i) for i, e in enumerate(request.events)]
             return await self._accept(principal, events, context)
         except ApiError as err:
             await self._abort(context, err)
@@ -145,7 +155,7 @@ class IngestServicer(event_pb2_grpc.IngestServiceServicer):
                 )
             if size > options.max_body_bytes:
                 raise self.gateway.too_large()
-            yield event_dict(event)
+            yield event_dict(event, count - 1)
 
     async def _principal(self, context: Any) -> Principal:
         authorization = None

@@ -24,6 +24,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from agent_memory_common.auth.access import Principal
 from agent_memory_common.contracts.event import EVENT_TYPES, ROLES, Event, EventIn, parse_ts
+from agent_memory_common.contracts.limits import metadata_problem, ts_problem
 from agent_memory_common.contracts.ulid import new_ulid
 from agent_memory_common.redaction.engine import Redactor
 from agent_memory_common.web.http import ApiError, validation_details
@@ -223,8 +224,12 @@ def _fast_items(raw: list[Any], max_event_bytes: int) -> list[_FastItem] | None:
                 when = parse_ts(ts)
             except ValueError:
                 return None
+            if ts_problem(when):
+                return None
         size = len(text) if text.isascii() else len(text.encode("utf-8"))
         if meta:
+            if metadata_problem(meta):  # before dumps: 255 levels would make it raise
+                return None
             size += len(orjson.dumps(meta))
         if size > max_event_bytes:
             return None

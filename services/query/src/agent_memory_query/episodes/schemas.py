@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -15,6 +15,7 @@ from agent_memory_api.episodes import (
     SimilarEpisodes,
 )
 from agent_memory_common.contracts.event import parse_ts
+from agent_memory_common.contracts.limits import StorableObject, ts_problem
 from agent_memory_query.inputs import ID_PATTERN
 
 __all__ = [
@@ -44,7 +45,7 @@ class EpisodeStart(BaseModel):
     project_id: IdStr
     agent_id: IdStr | None = None
     session_id: IdStr | None = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: StorableObject = Field(default_factory=dict)
 
 
 class ActionIn(BaseModel):
@@ -55,12 +56,14 @@ class ActionIn(BaseModel):
     result: str | None = Field(default=None, max_length=100000)
     ok: bool | None = None
     ts: str | int | None = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: StorableObject = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _valid_ts(self) -> ActionIn:
         if self.ts is not None:
-            parse_ts(self.ts)
+            problem = ts_problem(parse_ts(self.ts))
+            if problem:
+                raise ValueError(problem)
         return self
 
 
@@ -88,7 +91,7 @@ class LessonIn(BaseModel):
     text: str | None = Field(default=None, min_length=1, max_length=4000)
     mark: Literal["+", "-", "o"] = "o"
     section: str = Field(default="general", min_length=1, max_length=100)
-    source: dict[str, Any] = Field(default_factory=dict)
+    source: StorableObject = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _text_or_id(self) -> LessonIn:

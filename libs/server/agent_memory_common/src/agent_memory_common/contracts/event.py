@@ -14,6 +14,7 @@ from typing import Any, Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from agent_memory_common.contracts.limits import TS_MAX, StorableObject, ts_problem
 from agent_memory_common.contracts.ulid import new_ulid
 
 Role = Literal["user", "assistant", "tool", "system"]
@@ -32,7 +33,7 @@ EVENT_TYPES: tuple[str, ...] = (
 # Epoch values below this are taken as seconds by many tools; we only accept milliseconds and
 # refuse anything before 2001-09-09 in ms so that a seconds value is an error, not year 1970.
 _MIN_EPOCH_MS = 1_000_000_000_000
-_MAX_EPOCH_MS = 32_503_680_000_000  # year 3000
+_MAX_EPOCH_MS = int(TS_MAX.timestamp() * 1000)  # past what every index holds (limits.py)
 
 _ID_PATTERN = r"^[^\x00-\x1f\x7f]+$"
 
@@ -52,7 +53,10 @@ def parse_ts(value: object) -> datetime:
             raise ValueError("must be RFC 3339, e.g. 2026-01-31T12:00:00Z") from None
         if parsed.tzinfo is None:
             parsed = parsed.replace(tzinfo=UTC)
-        return parsed.astimezone(UTC)
+        try:
+            return parsed.astimezone(UTC)
+        except OverflowError:  # 0001-01-01T00:00+01:00 is before datetime's first day in UTC
+            raise ValueError("is out of the range of dates") from None
     if isinstance(value, datetime):
         return value if value.tzinfo else value.replace(tzinfo=UTC)
     raise ValueError("must be an RFC 3339 string or epoch milliseconds")
@@ -72,14 +76,16 @@ class EventIn(BaseModel):
     role: Role
     type: EventType = "message"
     text: str
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: StorableObject = Field(default_factory=dict)  # limits.py: depth and numbers
 
     @field_validator("ts", mode="before")
     @classmethod
     def _valid_ts(cls, value: object) -> object:
         # before the union is tried, so that one clear message names "ts" (not "ts.str")
         if value is not None:
-            parse_ts(value)
+            problem = ts_problem(parse_ts(value))
+            if problem:
+                raise ValueError(problem)
         return value
 
 
