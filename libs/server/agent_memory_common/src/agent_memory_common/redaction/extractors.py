@@ -170,7 +170,7 @@ def url_token_extract(m: re.Match[str]) -> Span | None:
 
 # A libpq password file line, ``hostname:port:database:username:password``: the rule finds
 # ``:port:`` (digits or ``*``), this checks the whole line. No field holds a space, so log lines
-# and ``12:34:56:789 worker ...`` timestamps never fit; ``\:`` escapes a colon in a field.
+# and log lines with a ``HH:MM:SS:ms`` time never fit; ``\:`` escapes a colon in a field.
 _PGPASS_HOST = re.compile(r"[ \t]*(?:[^\s:\\]|\\.){1,253}")
 _PGPASS_REST = re.compile(
     r"(?:[^\s:\\]|\\.){1,128}:(?:[^\s:\\]|\\.){1,128}:(?P<secret>(?:[^\s:\\]|\\.){1,256})(?=\r?\n|\Z)"
@@ -193,7 +193,7 @@ def pgpass_extract(m: re.Match[str]) -> Span | None:
         return None
     secret = rest.group("secret")
     if secret.isdigit() or not is_literal_secret(secret):
-        return None  # ``10:20:30:40:50``: numbers, not a password file
+        return None  # colon-separated numbers, not a password file
     return rest.span("secret")
 
 
@@ -218,7 +218,7 @@ _ENDS_A_WORD = frozenset({"", " ", "\t", "\r", "\n", '"', "'", "`"})
 def oracle_login_extract(m: re.Match[str]) -> Span | None:
     """``sqlplus scott/tiger@db``, ``jdbc:oracle:thin:scott/tiger@//host``, ``connect(...)``.
 
-    ``a/b@c`` is also a GitHub Actions reference (``actions/checkout@v4``) or a package spec,
+    ``a/b@c`` is also a GitHub Actions reference (``owner/action@v1``) or a package spec,
     so the rule starts at an Oracle tool, ``oracle`` or SQL*Plus's CONNECT on the same line.
     Without ``@`` (a local login, ``sqlplus scott/tiger``) only the tools count.
     """
@@ -228,7 +228,7 @@ def oracle_login_extract(m: re.Match[str]) -> Span | None:
         between = text[m.end("tool") : m.start("user")]
         if _CALL_OPENS.fullmatch(between) is None:
             if between.strip(" \t"):
-                return None  # "connect via client/server@home": not CONNECT's argument
+                return None  # CONNECT is followed by its login, nothing else
             line_start = text.rfind("\n", max(0, m.start() - 80), m.start()) + 1
             head = text[line_start : m.start()].strip()
             if _SQLPLUS_LINE_START.fullmatch(head) is None:
@@ -237,9 +237,9 @@ def oracle_login_extract(m: re.Match[str]) -> Span | None:
         tool in _ORACLE_TOOLS
         and _BEFORE_LOGIN.fullmatch(text, m.end("tool"), m.start("user")) is None
     ):
-        return None  # "the sqlplus notes in ops/runbook@main": not the tool's login argument
+        return None  # a path after the tool's name in prose
     elif tool == "oracle" and _AFTER_ORACLE.fullmatch(text, m.end("tool"), m.start("user")) is None:
-        return None  # "see the oracle docs at docs/guide@v2": prose, not a connect string
+        return None  # a path after the word in prose
     if m.group("at") is None and (
         tool not in _ORACLE_TOOLS or text[m.end() : m.end() + 1] not in _ENDS_A_WORD
     ):
