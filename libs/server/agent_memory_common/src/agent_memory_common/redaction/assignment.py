@@ -186,7 +186,7 @@ _BLOCK_LINES_MAX = 256
 
 
 def _block_scalar(text: str, key_start: int, indicator_end: int) -> Span | None:
-    """A YAML block scalar under a secret's key: ``api_token: |`` and the key on the next line.
+    """A YAML block scalar under a secret's key: ``api_token: |`` and the value on the lines below.
 
     The value is every following line indented deeper than the key's line (blank lines
     included), up to the first line that is not. An encrypted value (``!vault |`` then

@@ -143,7 +143,7 @@ def _may_contain_card(text: str) -> bool:
 
 
 # A bare ``pass`` is a key on its own (``pass=``, ``db_pass:``) or glued to an upper-case
-# prefix in an environment name (``SSHPASS``, ``SMBPASS``), never inside a lower-case word
+# prefix in an environment name (``SSHPASS``, ``LDAPPASS``), never inside a lower-case word
 # (``bypass``, ``compass``).
 _ASSIGNMENT_KEYS_PASSWORD = (
     r"(?:(?i:passw(?:or)?d|passphrase|pwd|(?<![A-Za-z])pass(?![A-Za-z]))"
