@@ -95,7 +95,13 @@ class Gateway:
         # API keys are read from Postgres only when one is presented (min_size 0: no
         # connection is opened until then, so local mode and bootstrap tokens need none)
         self.pool = make_pool(settings.pg_dsn, min_size=0, max_size=2)
-        self.auth = Authenticator(settings.tokens, self.pool, cache_s=settings.key_cache_s)
+        self.auth = Authenticator(
+            settings.tokens,
+            self.pool,
+            cache_s=settings.key_cache_s,
+            lookup_timeout_s=settings.key_lookup_timeout_s,
+            stale_s=settings.key_stale_s,
+        )
         self.streams_ready = False
         self._setup_task: asyncio.Task[None] | None = None
 

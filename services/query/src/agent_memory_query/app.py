@@ -52,7 +52,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         link = NatsLink(settings.nats_servers, name="agent-memory-query")
         await link.start(wait=5)
         search = await open_search(settings, pool)
-        auth = app.state.auth = Authenticator(settings.tokens, pool, cache_s=settings.key_cache_s)
+        auth = app.state.auth = Authenticator(
+            settings.tokens,
+            pool,
+            cache_s=settings.key_cache_s,
+            lookup_timeout_s=settings.key_lookup_timeout_s,
+            stale_s=settings.key_stale_s,
+        )
         app.state.ctx = QueryContext(
             settings=settings,
             pool=pool,

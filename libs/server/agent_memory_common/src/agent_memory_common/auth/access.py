@@ -23,6 +23,7 @@ treated as admin-only by ``authorize`` (fail closed) and fails the role-matrix t
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import secrets
@@ -178,14 +179,23 @@ class Authenticator:
     """
 
     def __init__(
-        self, tokens: str, pool: AsyncConnectionPool | None, *, cache_s: float = 5.0
+        self,
+        tokens: str,
+        pool: AsyncConnectionPool | None,
+        *,
+        cache_s: float = 5.0,
+        lookup_timeout_s: float = 2.0,
+        stale_s: float = 3600.0,
     ) -> None:
         self._bootstrap = [
             (token.encode(), tenant) for token, tenant in parse_bootstrap_tokens(tokens).items()
         ]
         self.pool = pool
         self.cache_s = cache_s
+        self.lookup_timeout_s = lookup_timeout_s
+        self.stale_s = stale_s
         self._cache: dict[str, tuple[float, Principal | None]] = {}
+        self._lookups: dict[str, asyncio.Task[Principal | None]] = {}
 
     @property
     def local_mode(self) -> bool:
@@ -201,7 +211,7 @@ class Authenticator:
         if cached is not None and cached[0] > time.monotonic():
             found = cached[1]
         else:
-            found = await self._resolve(authorization)
+            found = await self._resolve_bounded(authorization, cached)
         if found is None:
             raise ApiError(
                 401, "unauthorized", "unknown, revoked or expired key", headers=_CHALLENGE
@@ -211,6 +221,51 @@ class Authenticator:
                 401, "unauthorized", "unknown, revoked or expired key", headers=_CHALLENGE
             )
         return found
+
+    async def _resolve_bounded(
+        self, authorization: str, cached: tuple[float, Principal | None] | None
+    ) -> Principal | None:
+        """``_resolve`` within ``lookup_timeout_s``; when Postgres cannot answer in that time
+        (or at all), the key's last good answer if it is at most ``stale_s`` old, else a 503.
+
+        Capture must not hang on the key store: JetStream alone can take the events, so a key
+        this process has seen keeps writing through a Postgres outage (issue 55: with Postgres
+        frozen, ingest with an API key hung 18 s). The price is bounded: a key revoked just
+        before an outage works until Postgres answers again, at most ``stale_s``. One lookup
+        per key is in flight at a time; it is never cancelled (a cancelled query leaves its
+        connection in an unknown state), and it refreshes the cache when it ends."""
+        stale = self._trusted(cached)
+        lookup = self._lookups.get(authorization)
+        if lookup is None:
+            lookup = asyncio.create_task(self._resolve(authorization))
+            self._lookups[authorization] = lookup
+            lookup.add_done_callback(lambda done: self._lookup_done(authorization, done))
+        elif stale is not None:
+            return stale  # a refresh is under way: one request waits for it, not every one
+        try:
+            return await asyncio.wait_for(asyncio.shield(lookup), self.lookup_timeout_s)
+        except TimeoutError:
+            reason = f"key store did not answer within {self.lookup_timeout_s:g} s"
+        except ApiError as exc:
+            if exc.status != 503 or self.pool is None:  # refused, or no key store at all
+                raise
+            reason = exc.message
+        if stale is not None:
+            return stale
+        raise ApiError(503, "unavailable", reason, headers={"Retry-After": "2"})
+
+    def _trusted(self, cached: tuple[float, Principal | None] | None) -> Principal | None:
+        """A cached good answer confirmed within ``stale_s`` (None: none to fall back on)."""
+        if cached is None or cached[1] is None:
+            return None
+        confirmed_at = cached[0] - self.cache_s
+        return cached[1] if confirmed_at + self.stale_s > time.monotonic() else None
+
+    def _lookup_done(self, authorization: str, done: asyncio.Task[Principal | None]) -> None:
+        if self._lookups.get(authorization) is done:
+            del self._lookups[authorization]
+        if not done.cancelled():
+            done.exception()  # retrieved: an answer no request waited for is not an error
 
     async def _resolve(self, authorization: str) -> Principal | None:
         scheme, _, presented = authorization.partition(" ")

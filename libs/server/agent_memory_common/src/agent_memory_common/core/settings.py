@@ -109,6 +109,22 @@ class CommonSettings(BaseSettings):
             "within this time; 0 checks Postgres on every request)."
         ),
     )
+    key_lookup_timeout_s: float = Field(
+        default=2.0,
+        gt=0,
+        description=(
+            "Longest wait for Postgres to check an API key; past it, a key confirmed within "
+            "AGENT_MEMORY_KEY_STALE_S is served from the cache, any other is 503 with Retry-After."
+        ),
+    )
+    key_stale_s: float = Field(
+        default=3600.0,
+        ge=0,
+        description=(
+            "While Postgres cannot answer, how long after its last check a key keeps working "
+            "(ingest goes on through a database outage; 0: never past AGENT_MEMORY_KEY_CACHE_S)."
+        ),
+    )
     allowed_origins: str = Field(
         default="",
         description=(
