@@ -194,3 +194,15 @@ def test_events_at_the_limits_are_stored_segmented_and_indexed(stack: Stack) -> 
     )
     assert found.status_code == 200, found.text
     assert "e-000003" in found.text
+
+
+@pytest.mark.parametrize("tiers", ["bm25", None])
+def test_a_search_window_beyond_the_index_dates_is_answered(
+    stack: Stack, tiers: str | None
+) -> None:
+    """``until=9999-12-31`` ("no end") reached Tantivy as a date it refuses: now clamped."""
+    params = {"q": "anything", "since": "0001-01-01T00:00:00Z", "until": "9999-12-31T00:00:00Z"}
+    if tiers:
+        params["tiers"] = tiers
+    r = httpx.get(f"{stack.query_url}/v1/search", params=params, timeout=30)
+    assert r.status_code == 200, r.text[:300]

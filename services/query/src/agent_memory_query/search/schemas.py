@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from agent_memory_api.search import SearchResponse
 from agent_memory_common.contracts.event import parse_ts
+from agent_memory_common.contracts.limits import clamp_ts
 from agent_memory_common.contracts.memory import MemoryKind
 from agent_memory_common.web.http import ApiError
 from agent_memory_query.inputs import ID_PATTERN
@@ -71,7 +72,7 @@ class SearchRequest(BaseModel):
 
     def to_query(self, tenant: str) -> SearchQuery:
         def ts(value: str | int | None) -> datetime | None:
-            return parse_ts(value) if value is not None else None
+            return clamp_ts(parse_ts(value)) if value is not None else None
 
         return SearchQuery(
             query=self.query,

@@ -46,6 +46,13 @@ def ts_problem(when: datetime) -> str | None:
     return f"must be between {TS_MIN:%Y-%m-%d} and 2199-12-31 (UTC), not {when.isoformat()}"
 
 
+def clamp_ts(when: datetime) -> datetime:
+    """``when`` moved into ``[TS_MIN, TS_MAX]``: for the bounds of a search, which may lie
+    anywhere (``until=9999-12-31`` means "no end"), while an index refuses a date outside its
+    range. Nothing stored lies outside, so the answer is the same."""
+    return min(max(when, TS_MIN), TS_MAX)
+
+
 def metadata_problem(metadata: dict[str, Any], field: str = "metadata") -> str | None:
     """Why ``metadata`` cannot be stored and read back, or None when it can.
 
