@@ -257,8 +257,11 @@ def test_failed_keys_are_limited_per_address(team: tuple[Stack, str]) -> None:
         statuses.append(httpx.get(f"{stack.query_url}/v1/projects", headers=bad))
     assert time.monotonic() - started < 5  # the bucket refills one token every 5 s
     codes = [r.status_code for r in statuses]
-    assert codes[:BURST] == [401] * BURST, codes
-    assert 429 in codes[BURST:], codes
+    assert 429 in codes, codes
+    # 401s (at most the burst, less what earlier tests of this module spent), then only 429s
+    first = codes.index(429)
+    assert 1 <= first <= BURST + 1 and codes[:first] == [401] * first, codes
+    assert codes[first:] == [429] * (len(codes) - first), codes
     refused = next(r for r in statuses if r.status_code == 429)
     assert _error(refused, 429, "too_many_failures")["field"] == "Authorization"
     assert int(refused.headers["retry-after"]) >= 1
