@@ -150,3 +150,14 @@ def test_nats_is_a_three_node_jetstream_cluster(rendered: list[dict[str, Any]]) 
     assert config["AGENT_MEMORY_NATS_REPLICAS"] == "3"
     assert all(f"nats-{i}.nats:4222" in config["AGENT_MEMORY_NATS_URL"] for i in range(3))
     assert by_kind(rendered, "PodDisruptionBudget")["nats"]["spec"]["maxUnavailable"] == 1
+
+
+def test_the_dashboard_keeps_a_browser_on_one_replica(rendered: list[dict[str, Any]]) -> None:
+    """Sign-in sessions live in the dashboard process that made them; with two replicas and no
+    affinity a signed-in user would bounce back to the sign-in page."""
+    replicas = by_kind(rendered, "Deployment")["dashboard"]["spec"].get("replicas", 1)
+    service = by_kind(rendered, "Service")["dashboard"]["spec"]
+    if replicas > 1:
+        assert service.get("sessionAffinity") == "ClientIP"
+        timeout = service["sessionAffinityConfig"]["clientIP"]["timeoutSeconds"]
+        assert timeout >= 8 * 3600  # the session's default lifetime
