@@ -226,8 +226,8 @@ def test_up_with_service_settings_but_not_their_ports(up: Up) -> None:
     by tests/test_documented_settings.py). And issue #56: the terminal shows only lines for a
     person; the supervisor's JSON log (migrations of this fresh home) is in its log file."""
     taken = [port for port in DEFAULT_PORTS.values() if port_open("127.0.0.1", port)]
-    if taken:
-        pytest.skip(f"the services' default ports are in use on this machine: {taken}")
+    # the point is the default ports: a machine that holds them cannot run this, and says so
+    assert not taken, f"free the services' default ports to run this test: {taken} are in use"
     for service in DEFAULT_PORTS:
         del up.env[f"AGENT_MEMORY_{service.upper()}__PORT"]
     up.env.update(
