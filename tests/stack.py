@@ -48,6 +48,7 @@ def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PostgresServ
         root / "postgres.log",
         # tests never crash Postgres itself, so durability of its files is not under test
         settings={"fsync": "off", "synchronous_commit": "on", "full_page_writes": "off"},
+        trust=True,  # a throwaway server: no passwords (agent-memory up's has them)
     )
     server.start(timeout=60)
     with psycopg.connect(server.dsn(), autocommit=True) as conn:

@@ -69,6 +69,7 @@ def lean_stack(workdir: Path) -> Iterator[Stack]:
         free_port(),
         workdir / "postgres.log",
         settings={"fsync": "off", "full_page_writes": "off"},
+        trust=True,
     )
     pg.start(timeout=120)
     nats = None

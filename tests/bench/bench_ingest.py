@@ -245,7 +245,7 @@ class BenchStack:
         self.nats = NatsServer(self.workdir / "nats", free_port(), self.workdir / "nats.log")
         self.nats.start(timeout=30)
         self.pg = PostgresServer(
-            self.workdir / "pg" / "data", free_port(), self.workdir / "postgres.log"
+            self.workdir / "pg" / "data", free_port(), self.workdir / "postgres.log", trust=True
         )
         self.pg.start(timeout=60)
         self.dsn = self.pg.dsn("agent_memory_bench")

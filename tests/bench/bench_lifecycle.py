@@ -130,7 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--events", type=int, default=100_000)
     args = parser.parse_args(argv)
     workdir = Path(tempfile.mkdtemp(prefix="am-bench-lifecycle-"))
-    pg = PostgresServer(workdir / "pg" / "data", free_port(), workdir / "postgres.log")
+    pg = PostgresServer(workdir / "pg" / "data", free_port(), workdir / "postgres.log", trust=True)
     now = datetime.now(UTC)
     try:
         pg.start(timeout=120)

@@ -342,6 +342,7 @@ class SearchStack:
             # the embedded stack's memory (agent-memory up); maintenance_work_mem: a million
             # rows' HNSW graph is built in memory (~2 GB)
             settings={**postgres_memory_settings(), "maintenance_work_mem": "3GB"},
+            trust=True,
         )
         self.pg.start(timeout=60)
         self.dsn = self.pg.dsn("agent_memory_bench")

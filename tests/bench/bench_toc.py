@@ -237,7 +237,9 @@ class Stack:
     def __init__(self, workdir: Path) -> None:
         self.workdir = workdir
         self.nats = NatsServer(workdir / "nats", free_port(), workdir / "nats-server.log")
-        self.pg = PostgresServer(workdir / "pg" / "data", free_port(), workdir / "postgres.log")
+        self.pg = PostgresServer(
+            workdir / "pg" / "data", free_port(), workdir / "postgres.log", trust=True
+        )
         self.processes: list[ManagedProcess] = []
         self.query_url = ""
         self.dsn = ""

@@ -49,6 +49,7 @@ def test_a_real_server_takes_the_settings(tmp_path: Path) -> None:
         free_port(),
         tmp_path / "postgres.log",
         settings={**postgres_memory_settings("256MB", memory=4 * GIB), "fsync": "off"},
+        trust=True,
     )
     server.start(timeout=60)
     try:

