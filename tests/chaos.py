@@ -57,6 +57,7 @@ import psutil
 import psycopg
 
 from agent_memory_common.contracts.subjects import STREAM_DLQ
+from agent_memory_common.core.credentials import load_credentials
 from agent_memory_embedded.servers import free_port, port_open
 from tests.helpers import tantivy_folder_ids
 
@@ -295,8 +296,7 @@ class Up:
         }
         self.gateway_url = f"http://127.0.0.1:{ports['gateway']}"
         self.query_url = f"http://127.0.0.1:{ports['query']}"
-        self.pg_dsn = f"postgresql://postgres@127.0.0.1:{ports['pg']}/agent_memory"
-        self.nats_url = f"nats://127.0.0.1:{ports['nats']}"
+        self.ports = ports
         self.env = {
             k: v
             for k, v in os.environ.items()
@@ -330,6 +330,20 @@ class Up:
             }
         )
         self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def pg_dsn(self) -> str:
+        """As the services connect: the role and the password that ``agent-memory up``
+        generated in the home at its first start (core/credentials.py)."""
+        creds = load_credentials(self.home)
+        login = f"{creds.pg_user}:{creds.pg_password}" if creds else "postgres"
+        return f"postgresql://{login}@127.0.0.1:{self.ports['pg']}/agent_memory"
+
+    @property
+    def nats_url(self) -> str:
+        creds = load_credentials(self.home)
+        login = f"{creds.nats_user}:{creds.nats_password}@" if creds else ""
+        return f"nats://{login}127.0.0.1:{self.ports['nats']}"
 
     def start(self, timeout: float = 180.0) -> None:
         self.home.mkdir(parents=True, exist_ok=True)

@@ -18,8 +18,11 @@ from types import FrameType
 from typing import IO
 
 from agent_memory_cli.settings import Settings
+from agent_memory_cli.state import PRIVATE_UMASK, restrict, world_writable
 from agent_memory_common.core.catalog import CONSUMERS, SERVICES
+from agent_memory_common.core.credentials import ensure_credentials, without_password
 from agent_memory_common.core.logs import configure_logging
+from agent_memory_common.core.settings import DEFAULT_DATABASE
 from agent_memory_common.db.postgres import prepare_database
 from agent_memory_embedded import (
     ManagedProcess,
@@ -99,7 +102,19 @@ class Supervisor:
         print(text, file=self.out, flush=True)
 
     def run(self) -> int:
-        self.home.mkdir(parents=True, exist_ok=True)
+        # what the supervisor and its children create (Tantivy, logs, the JetStream store,
+        # the credentials) is for this user alone: 0600 files in 0700 folders (state.py)
+        os.umask(PRIVATE_UMASK)
+        self.home.mkdir(parents=True, exist_ok=True, mode=0o700)
+        unsafe = world_writable(self.home)
+        if unsafe is not None:
+            self.say(
+                f"agent-memory: {unsafe} is world-writable: anyone on this machine may have"
+                f" changed the memory stored in {self.home}. Check it, make it private"
+                f" (chmod o-w '{unsafe}') and start again."
+            )
+            return 1
+        restrict(self.home, keep=(self.home / "postgres",))
         lock = self._lock()
         log = self._log_to_file()
         signal.signal(signal.SIGTERM, self._on_signal)
@@ -153,21 +168,36 @@ class Supervisor:
 
     def _start_infrastructure(self) -> None:
         emb = self.settings.embedded
-        if "AGENT_MEMORY_NATS_URL" not in os.environ:
+        embedded_nats = "AGENT_MEMORY_NATS_URL" not in os.environ
+        embedded_pg = "AGENT_MEMORY_PG_DSN" not in os.environ
+        # generated at the first start (and at the first start of a home made before them);
+        # the settings of every service and command read them from the home
+        creds = ensure_credentials(self.home) if embedded_nats or embedded_pg else None
+        if embedded_nats:
+            assert creds is not None
             self._check_port_free(emb.nats_port, "NATS", "AGENT_MEMORY_EMBEDDED__NATS_PORT")
-            nats = NatsServer(self.home / "nats", emb.nats_port, self.logs / "nats-server.log")
+            nats = NatsServer(
+                self.home / "nats",
+                emb.nats_port,
+                self.logs / "nats-server.log",
+                auth=(creds.nats_user, creds.nats_password),
+            )
             self._add(nats, "starting nats-server (JetStream)")
             self.nats_url = nats.url
-        if "AGENT_MEMORY_PG_DSN" not in os.environ:
+        if embedded_pg:
+            assert creds is not None
             self._check_port_free(emb.pg_port, "Postgres", "AGENT_MEMORY_EMBEDDED__PG_PORT")
             pg = PostgresServer(
                 self.home / "postgres",
                 emb.pg_port,
                 self.logs / "postgres.log",
                 settings=postgres_memory_settings(emb.pg_shared_buffers),
+                password=creds.pg_superuser_password,
             )
             self._add(pg, "starting PostgreSQL")
-            self.pg_dsn = pg.dsn("agent_memory")
+            # the services connect as a role of their own, owner of the database and no
+            # superuser; the superuser's password is for this step alone
+            self.pg_dsn = pg.ensure_owner_role(creds.pg_user, creds.pg_password, DEFAULT_DATABASE)
         applied = prepare_database(self.pg_dsn)
         self.say(f"  migrations: {len(applied)} applied" if applied else "  migrations: up to date")
 
@@ -229,8 +259,8 @@ class Supervisor:
             f"  query service  : {s.query_url}   (GET /v1/events, /v1/status, /docs)\n"
             f"  pruner         : {s.pruner_url}   (POST /v1/admin/cleanup, hourly)\n"
             f"  dashboard      : {s.dashboard_url}   (open it in a browser)\n"
-            f"  NATS           : {self.nats_url}\n"
-            f"  Postgres       : {self.pg_dsn}\n"
+            f"  NATS           : {without_password(self.nats_url)}\n"
+            f"  Postgres       : {without_password(self.pg_dsn)}\n"
             f"  data and logs  : {self.home}\n"
             "Press Ctrl-C to stop.\n"
         )

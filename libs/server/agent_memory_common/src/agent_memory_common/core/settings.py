@@ -13,6 +13,8 @@ from pathlib import Path
 from pydantic import BaseModel, Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from agent_memory_common.core.credentials import PG_SUPERUSER, load_credentials
+
 DEFAULT_NATS_PORT = 4222
 DEFAULT_PG_PORT = 55432
 DEFAULT_DATABASE = "agent_memory"
@@ -87,11 +89,19 @@ class CommonSettings(BaseSettings):
     )
     nats_url: str = Field(
         default=f"nats://127.0.0.1:{DEFAULT_NATS_PORT}",
-        description="NATS server(s), comma separated.",
+        description=(
+            "NATS server(s), comma separated, each with its user:password "
+            "(nats://user:password@host:4222). Default: the embedded nats-server, with the "
+            "credentials that agent-memory up generated in <home>/credentials.json."
+        ),
     )
     pg_dsn: str = Field(
         default=f"postgresql://postgres@127.0.0.1:{DEFAULT_PG_PORT}/{DEFAULT_DATABASE}",
-        description="Postgres connection string (system of record).",
+        description=(
+            "Postgres connection string (system of record), with its password. Default: the "
+            "embedded Postgres as the role agent_memory, with the password that agent-memory up "
+            "generated in <home>/credentials.json."
+        ),
     )
     tokens: str = Field(
         default="",
@@ -202,13 +212,23 @@ class CommonSettings(BaseSettings):
         ``agent-memory migrate`` or ``admin rebuild-index`` run beside a stack started with
         ``AGENT_MEMORY_EMBEDDED__PG_PORT`` must reach *that* database, not whatever listens on
         the default port (another stack's, as happened once in testing).
+
+        And with the credentials ``agent-memory up`` generated in the home
+        (``core.credentials``): the embedded servers take no connection without them. A home
+        without them (never started) keeps the old defaults.
         """
-        if "pg_dsn" not in self.model_fields_set:
+        explicit = self.model_fields_set
+        if "pg_dsn" in explicit and "nats_url" in explicit:
+            return self
+        creds = load_credentials(self.home)
+        if "pg_dsn" not in explicit:
+            login = f"{creds.pg_user}:{creds.pg_password}" if creds else PG_SUPERUSER
             self.pg_dsn = (
-                f"postgresql://postgres@127.0.0.1:{self.embedded.pg_port}/{DEFAULT_DATABASE}"
+                f"postgresql://{login}@127.0.0.1:{self.embedded.pg_port}/{DEFAULT_DATABASE}"
             )
-        if "nats_url" not in self.model_fields_set:
-            self.nats_url = f"nats://127.0.0.1:{self.embedded.nats_port}"
+        if "nats_url" not in explicit:
+            login = f"{creds.nats_user}:{creds.nats_password}@" if creds else ""
+            self.nats_url = f"nats://{login}127.0.0.1:{self.embedded.nats_port}"
         return self
 
     @field_validator("home")
