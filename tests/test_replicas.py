@@ -37,6 +37,7 @@ CONSUMER_SERVICES = CONSUMERS
 ENV = {
     # no segment closes for idleness while the events arrive (see the module's docstring)
     "AGENT_MEMORY_SEGMENTER__IDLE_FLUSH_S": "3600",
+    "AGENT_MEMORY_SEGMENTER__HISTORICAL_QUIET_S": "0",  # events of 2026-01-01: no early close
     "AGENT_MEMORY_QUERY__SEARCH__LOAD_EMBEDDER": "false",
 }
 SENTENCES = [

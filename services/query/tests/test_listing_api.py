@@ -3,6 +3,7 @@ the query service reading the event log, the segments and the TOC they wrote."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -30,8 +31,12 @@ def listed(pg_server: PostgresServer, tmp_path_factory: pytest.TempPathFactory) 
         closed = [
             make_event(i, project="alpha", session="s1", user_id="dana") for i in range(4)
         ] + [make_event(4, project="alpha", session="s1", user_id="dana", type="session_end")]
+        # a live session (events of now): its last segment waits for the agent, open; one of
+        # months ago would be closed seconds after its events are in (a historical session)
+        now_ms = int(time.time() * 1000)
         still_open = [
-            make_event(10 + i, project="alpha", session="s2", agent_id="codex") for i in range(2)
+            make_event(10 + i, project="alpha", session="s2", agent_id="codex", ts=now_ms + i)
+            for i in range(2)
         ]
         other = [make_event(20, project="beta", session="s9")]
         post(stack, closed + still_open + other, OWNER)

@@ -35,6 +35,7 @@ from agent_memory_segmenter.logic import (
     estimate_tokens,
     segment,
 )
+from agent_memory_segmenter.settings import SegmenterOptions
 from tests.helpers import eventually, make_event
 from tests.stack import Stack, create_database, make_stack, start_nats
 
@@ -44,6 +45,7 @@ ENV = {
     "AGENT_MEMORY_SEGMENTER__TOKEN_BUDGET": "200",
     "AGENT_MEMORY_SEGMENTER__OVERLAP_TOKENS": "50",
     "AGENT_MEMORY_SEGMENTER__IDLE_FLUSH_S": "3600",
+    "AGENT_MEMORY_SEGMENTER__HISTORICAL_QUIET_S": "0",  # events of 2026-01-01: no early close
     "AGENT_MEMORY_SEGMENTER__IDLE_CHECK_INTERVAL_S": "0.3",
     # the rules are checked on every event; the generated texts repeat within a session, which
     # the recorder's dedup would keep out of every segment (tests/test_dedup_e2e.py covers that)
@@ -428,6 +430,53 @@ def test_idle_flush_closes_a_quiet_session_once_and_a_resumed_one_as_a_new_versi
         ]
         assert _flushes(stack) == 2
         check_all_but_idle(stack)
+
+
+def test_a_historical_session_closes_seconds_after_its_events_a_live_one_waits(
+    nats_server: NatsServer, pg_dsn: str, tmp_path: Path
+) -> None:
+    """Issue 53, point 3. With the default idle flush (600 s of wall clock), the last segment
+    of a session whose events are months old (an import) closes once no event came for it for
+    HISTORICAL_QUIET_S, instead of ten minutes later; the last segment of a live session (events
+    of now) stays open however quiet it is, as the agent may only have paused."""
+    defaults = SegmenterOptions()
+    assert (defaults.idle_flush_s, defaults.historical_quiet_s) == (600.0, 5.0)
+    in_force = {
+        "AGENT_MEMORY_SEGMENTER__IDLE_FLUSH_S": str(defaults.idle_flush_s),
+        "AGENT_MEMORY_SEGMENTER__HISTORICAL_QUIET_S": str(defaults.historical_quiet_s),
+        "AGENT_MEMORY_SEGMENTER__IDLE_CHECK_INTERVAL_S": str(defaults.idle_check_interval_s),
+    }
+    now_ms = int(time.time() * 1000)
+    old = [make_event(i, session="imported", event_id=f"old-{i}", ts=BASE_MS + i) for i in range(6)]
+    live = [make_event(i, session="live", event_id=f"live-{i}", ts=now_ms + i) for i in range(3)]
+    with pipeline(nats_server, pg_dsn, tmp_path, **in_force) as stack:
+        post(stack, old[:3] + live)
+        time.sleep(2)  # less than the quiet period: the import goes on, the tail stays open
+        post(stack, old[3:])
+        posted = time.monotonic()
+
+        def imported_closed() -> dict[str, Any] | None:
+            rows = [r for r in segment_rows(stack.pg_dsn).values() if r["session_id"] == "imported"]
+            return rows[0] if len(rows) == 1 and rows[0]["status"] == "closed" else None
+
+        row = eventually(imported_closed, timeout=60, what="the imported session's tail closed")
+        took = time.monotonic() - posted
+        assert took < 30, f"closed {took:.0f} s after the last post"
+        assert row["close_reason"] == "idle" and row["version"] == 1
+        assert row["event_ids"] == [f"old-{i}" for i in range(6)]
+        with psycopg.connect(pg_dsn) as conn:
+            last = conn.execute(
+                "SELECT max(recorded_at) FROM events WHERE session_id = 'imported'"
+            ).fetchone()
+        assert last is not None
+        quiet = (row["closed_at"] - last[0]).total_seconds()
+        assert quiet >= defaults.historical_quiet_s, quiet  # quiet first, then closed
+        assert [m for m, _ in published(stack)] == [f"default/{row['segment_id']}/v1"]
+
+        time.sleep(defaults.historical_quiet_s + defaults.idle_check_interval_s + 1)
+        (live_row,) = [r for r in segment_rows(pg_dsn).values() if r["session_id"] == "live"]
+        assert live_row["status"] == "open" and not live_row["historical"]
+        assert len(published(stack)) == 1
 
 
 def _closed_row(dsn: str, version: int) -> dict[str, Any] | None:

@@ -32,7 +32,10 @@ async def run(settings: Settings, stop: asyncio.Event | None = None) -> None:
     ) as svc:
         runner = consumer(svc.link, svc.pool, options)
         eraser = await erasure_runner(
-            svc.link, svc.pool, "segmenter", make_eraser(options.thresholds)
+            svc.link,
+            svc.pool,
+            "segmenter",
+            make_eraser(options.thresholds, options.historical_after_s),
         )
         thresholds = str(options.thresholds)
         log.info("segmenter.started", consumer=SEGMENTER.durable, thresholds=thresholds)
@@ -47,7 +50,9 @@ def consumer(
 ) -> ConsumerRunner:
     """The segmenter's durable consumer (a faststream subscriber on ``link.broker``)."""
     spec = replace(SEGMENTER, batch_size=options.batch_size)
-    return ConsumerRunner(link, pool, spec, make_handler(options.thresholds))
+    return ConsumerRunner(
+        link, pool, spec, make_handler(options.thresholds, options.historical_after_s)
+    )
 
 
 async def _idle_loop(
@@ -57,7 +62,9 @@ async def _idle_loop(
     while not stop.is_set():
         try:
             await sweep_outbox(link, pool, OUTBOX_GRACE_S)
-            await flush_idle_sessions(link, pool, options.idle_flush_s)
+            await flush_idle_sessions(
+                link, pool, options.idle_flush_s, options.historical_quiet_s or None
+            )
         except (*TRANSIENT, TimeoutError) as exc:
             log.warning("segmenter.idle_flush_failed", error=str(exc))
         except Exception:  # a bug here must not stop the consumer; the outbox keeps the work
@@ -66,15 +73,20 @@ async def _idle_loop(
             await asyncio.wait_for(stop.wait(), options.idle_check_interval_s)
 
 
-async def flush_idle_sessions(link: NatsLink, pool: AsyncConnectionPool, idle_s: float) -> int:
-    """Each candidate in its own transaction: a busy session is skipped, not waited for."""
+async def flush_idle_sessions(
+    link: NatsLink, pool: AsyncConnectionPool, idle_s: float, quiet_s: float | None = None
+) -> int:
+    """Each candidate in its own transaction: a busy session is skipped, not waited for.
+
+    A tail closes after ``idle_s`` without a new event, or after ``quiet_s`` when its session
+    is historical (``store.flush_idle``)."""
     async with pool.connection() as conn:
-        candidates = await store.idle_candidates(conn, idle_s, IDLE_BATCH)
+        candidates = await store.idle_candidates(conn, idle_s, IDLE_BATCH, quiet_s)
         await conn.commit()
     flushed = 0
     for key in candidates:
         async with pool.connection() as conn, conn.transaction():
-            item = await store.flush_idle(conn, key, idle_s)
+            item = await store.flush_idle(conn, key, idle_s, quiet_s)
         if item is None:
             continue
         flushed += 1

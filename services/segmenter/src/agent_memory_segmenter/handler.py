@@ -35,7 +35,10 @@ from agent_memory_segmenter.store import (
 log = get_logger(__name__)
 
 
-def make_handler(thresholds: Thresholds) -> Handler:
+def make_handler(thresholds: Thresholds, historical_s: float | None = None) -> Handler:
+    """``historical_s``: a tail whose last event is older than this (event time) is marked
+    historical, to be closed after a short quiet period (``SegmenterOptions``)."""
+
     async def handle(conn: AsyncConnection, msgs: Sequence[Msg]) -> list[Publication]:
         events = [RecordedMessage.from_wire(m.data) for m in msgs]
         sessions: dict[SessionKey, list[Event]] = defaultdict(list)
@@ -53,6 +56,7 @@ def make_handler(thresholds: Thresholds) -> Handler:
                 thresholds,
                 since=min((e.ts, e.event_id) for e in mine),
                 cause_event_ids=sorted({e.event_id for e in mine}),
+                historical_s=historical_s,
             )
         by_tenant: dict[str, set[str]] = defaultdict(set)
         for e in events:
@@ -72,7 +76,7 @@ def make_handler(thresholds: Thresholds) -> Handler:
     return handle
 
 
-def make_eraser(thresholds: Thresholds) -> Eraser:
+def make_eraser(thresholds: Thresholds, historical_s: float | None = None) -> Eraser:
     """The segmenter's part of an erasure: every session that lost events is segmented again
     without them (segments retracted or re-published), and the old versions go."""
 
@@ -84,7 +88,7 @@ def make_eraser(thresholds: Thresholds) -> Eraser:
         ]
         for key in sorted(keys, key=lambda k: (k.lock_key, k.tenant, k.project_id, k.session_id)):
             await lock_session(conn, key)
-            c, r = await erase_session(conn, key, thresholds, request.erasure_id)
+            c, r = await erase_session(conn, key, thresholds, request.erasure_id, historical_s)
             changed += c
             removed += r
         publications = await caused_publications(

@@ -24,8 +24,15 @@ class SegmenterOptions(BaseModel):
         description="Wall-clock seconds without a new event after which a session's open "
         "segment is closed and published.",
     )
+    historical_quiet_s: float = Field(
+        default=5.0,
+        ge=0,
+        description="Wall-clock seconds without a new event after which the open segment of a "
+        "historical session (its last event older than idle_flush_s in event time, as in an "
+        "import) is closed and published. 0: off, such a session waits idle_flush_s too.",
+    )
     idle_check_interval_s: float = Field(
-        default=15.0, gt=0, description="How often the idle flush and outbox sweep run."
+        default=5.0, gt=0, description="How often the idle flush and outbox sweep run."
     )
     batch_size: int = Field(default=256, ge=1, le=5000)
     pool_size: int = Field(default=3, ge=2, description="One connection is the idle flush's.")
@@ -35,6 +42,12 @@ class SegmenterOptions(BaseModel):
         if self.overlap_tokens >= self.token_budget:
             raise ValueError("overlap_tokens must be smaller than token_budget")
         return self
+
+    @property
+    def historical_after_s(self) -> float | None:
+        """Event-time age of a tail's last event from which its session is historical (None:
+        the historical rule is off)."""
+        return self.idle_flush_s if self.historical_quiet_s > 0 else None
 
     @property
     def thresholds(self) -> Thresholds:

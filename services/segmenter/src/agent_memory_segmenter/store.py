@@ -92,6 +92,7 @@ async def resegment(
     *,
     since: tuple[datetime, str] | None,
     cause_event_ids: Sequence[str],
+    historical_s: float | None = None,
 ) -> list[Write]:
     """Recompute the session's segments from its stored events and store the difference.
 
@@ -99,6 +100,10 @@ async def resegment(
     the last stored segment whose first own event sorts before it (everything earlier cannot
     depend on that event), or from the start of the session. The caller holds the lock.
     Returns the writes made; published ones are recorded in ``segment_versions``.
+
+    The open tail is marked ``historical`` when its last event is older than
+    ``historical_s`` in event time (None: never), which lets the idle flush close it after a
+    short quiet period (``flush_idle``); only its status can change that way.
     """
     start_ordinal = 0
     carried: list[EventInfo] = []
@@ -133,7 +138,7 @@ async def resegment(
     writes = reconcile(stored, plans)
     for write in writes:
         await _apply(conn, key, write, "event", cause_event_ids)
-    await conn.execute(QUERIES["touch_tail"], _params(key))
+    await conn.execute(QUERIES["touch_tail"], _params(key, historical_s=historical_s))
     return writes
 
 
@@ -225,13 +230,22 @@ async def caused_publications(
 # --- idle flush ------------------------------------------------------------------------------
 
 
-async def idle_candidates(conn: AsyncConnection, idle_s: float, limit: int) -> list[SessionKey]:
-    cur = await conn.execute(QUERIES["idle_candidates"], {"idle_s": idle_s, "limit": limit})
+async def idle_candidates(
+    conn: AsyncConnection, idle_s: float, limit: int, quiet_s: float | None = None
+) -> list[SessionKey]:
+    """Sessions whose open tail is quiet for ``idle_s``, or for ``quiet_s`` if historical."""
+    params = {"idle_s": idle_s, "quiet_s": idle_s if quiet_s is None else quiet_s, "limit": limit}
+    cur = await conn.execute(QUERIES["idle_candidates"], params)
     return [SessionKey(*row) for row in await cur.fetchall()]
 
 
-async def flush_idle(conn: AsyncConnection, key: SessionKey, idle_s: float) -> OutboxItem | None:
+async def flush_idle(
+    conn: AsyncConnection, key: SessionKey, idle_s: float, quiet_s: float | None = None
+) -> OutboxItem | None:
     """Close the session's open tail if it is idle; None if not (or another replica has it).
+
+    Idle: no new event for ``idle_s`` of wall-clock time, or for ``quiet_s`` when the tail is
+    ``historical`` (its events were old when they arrived: an import, not an agent pausing).
 
     Only the status changes, never the content: the tail is already what the pure function
     gives for the stored events (the query checks that no event arrived since it was last
@@ -241,7 +255,8 @@ async def flush_idle(conn: AsyncConnection, key: SessionKey, idle_s: float) -> O
     if not await try_lock_session(conn, key):
         return None  # being recomputed right now, so not idle
     cur = conn.cursor(row_factory=dict_row)
-    await cur.execute(QUERIES["idle_tail"], _params(key, idle_s=idle_s))
+    quiet = idle_s if quiet_s is None else quiet_s
+    await cur.execute(QUERIES["idle_tail"], _params(key, idle_s=idle_s, quiet_s=quiet))
     tail = await cur.fetchone()
     if tail is None:
         return None
@@ -292,6 +307,7 @@ async def erase_session(
     key: SessionKey,
     thresholds: Thresholds,
     erasure_id: str,
+    historical_s: float | None = None,
 ) -> tuple[int, int]:
     """Recompute a session without its erased events, then drop the published versions that
     named them. Returns (segments changed, versions removed). The caller holds the lock.
@@ -301,7 +317,12 @@ async def erase_session(
     that lost all of them is retracted, and the summarizer rewrites the tree from those.
     """
     writes = await resegment(
-        conn, key, thresholds, since=None, cause_event_ids=[erasure_cause(erasure_id)]
+        conn,
+        key,
+        thresholds,
+        since=None,
+        cause_event_ids=[erasure_cause(erasure_id)],
+        historical_s=historical_s,
     )
     cur = await conn.execute(QUERIES["erase_versions"], _params(key, erasure_id=erasure_id))
     removed = cur.rowcount

@@ -92,7 +92,12 @@ VALUES (
 )
 
 -- name: touch_tail
-UPDATE segments SET updated_at = now()
+-- historical: the tail's last event was already older than historical_s (idle_flush_s) in
+-- event time when it was handled, so the idle flush closes it after historical_quiet_s
+-- (NULL historical_s: the rule is off).
+UPDATE segments
+SET updated_at = now(),
+    historical = coalesce(end_ts < now() - make_interval(secs => %(historical_s)s::float8), false)
 WHERE tenant = %(tenant)s AND project_id = %(project_id)s AND session_id = %(session_id)s
   AND status = 'open'
 
@@ -106,9 +111,13 @@ WHERE v.tenant = %(tenant)s AND v.cause_event_ids && %(event_ids)s::text[]
   AND s.status <> 'open'
 
 -- name: idle_candidates
+-- Open tails quiet for idle_s, or for quiet_s when the session is historical.
 SELECT tenant, project_id, session_id
 FROM segments
-WHERE status = 'open' AND updated_at < now() - make_interval(secs => %(idle_s)s)
+WHERE status = 'open'
+  AND updated_at < now() - make_interval(secs => least(%(idle_s)s, %(quiet_s)s))
+  AND (updated_at < now() - make_interval(secs => %(idle_s)s)
+       OR (historical AND updated_at < now() - make_interval(secs => %(quiet_s)s)))
 ORDER BY updated_at
 LIMIT %(limit)s
 
@@ -120,7 +129,8 @@ SELECT s.segment_id, s.version, s.agent_id, s.ordinal, s.start_ts, s.end_ts, s.e
 FROM segments s
 WHERE s.tenant = %(tenant)s AND s.project_id = %(project_id)s AND s.session_id = %(session_id)s
   AND s.status = 'open'
-  AND s.updated_at < now() - make_interval(secs => %(idle_s)s)
+  AND (s.updated_at < now() - make_interval(secs => %(idle_s)s)
+       OR (s.historical AND s.updated_at < now() - make_interval(secs => %(quiet_s)s)))
   AND NOT EXISTS (
       SELECT 1 FROM events e
       WHERE e.tenant = s.tenant AND e.session_id = s.session_id AND e.project_id = s.project_id
