@@ -53,6 +53,14 @@ import httpx
 import psycopg
 
 from agent_memory_summarizer.salience import classify
+from tests.bench.aged import (
+    NO_DESCENT,
+    add_aged_options,
+    age,
+    both_rows,
+    clear_usage,
+    describe,
+)
 from tests.bench.coding.generate import build, files, is_prose, load_corpus, load_kinds
 from tests.bench.coding.kinds import GOLD_KINDS
 from tests.bench.kinds_baseline import classify_baseline
@@ -256,6 +264,23 @@ class Answers:
     match_scores: list[float] = field(default_factory=list)  # best cosine of each question
     no_match: int = 0  # answerable questions answered no_match (false alarms)
     spoken: Spoken = field(default_factory=lambda: Spoken())
+    # the descent (issue 53, point 1): per level of the node opened, the gold events it
+    # returned and the events it returned; its milliseconds and how often it was skipped
+    descent_gold: Counter[str] = field(default_factory=Counter)
+    descent_events: Counter[str] = field(default_factory=Counter)
+    descent_ms: list[float] = field(default_factory=list)
+    descent_skipped: int = 0
+
+    def descent_line(self) -> str:
+        if not self.descent_ms and not self.descent_skipped:
+            return "descent: never ran"
+        ms = sorted(self.descent_ms)
+        p95 = ms[min(int(0.95 * len(ms)), len(ms) - 1)] if ms else float("nan")
+        return (
+            f"descent: ran {len(ms)} times (p95 {p95:.0f} ms), skipped {self.descent_skipped};"
+            f" events returned by level opened {dict(self.descent_events)}, of them gold"
+            f" {dict(self.descent_gold)}"
+        )
 
 
 @dataclass
@@ -353,6 +378,7 @@ def ask(
                 )
             out.overall.add(ranked, q["event_ids"])
             out.by_kind[q["kind"]].add(ranked, q["event_ids"])
+            count_descent(out, answer, q["event_ids"])
             if q["stale_event_ids"]:
                 out.superseded += 1
                 if first_rank(ranked, q["stale_event_ids"]) < first_rank(ranked, q["event_ids"]):
@@ -363,6 +389,23 @@ def ask(
                 out.misses.append((q["kind"], q["question"], shown))
                 out.detail.append(describe_miss(q, answer, ranked))
     return out
+
+
+def count_descent(out: Answers, answer: dict[str, Any], gold: Sequence[str]) -> None:
+    """What the descent of one answer did, by the level of the node each event came from."""
+    explain = answer.get("explain", {})
+    out.descent_skipped += any(n.startswith("descent skipped") for n in explain["fallbacks"])
+    descent = explain.get("descent")
+    if not descent:
+        return
+    out.descent_ms.append(float(descent.get("ms", 0.0)))
+    levels = {o["id"]: o["level"] for o in descent.get("opened", [])}
+    wanted = set(gold)
+    for item in descent.get("returned", []):
+        level = levels.get(item["from"], item["from"])
+        out.descent_events[level] += 1
+        if item["id"].split(":", 2)[-1] in wanted:  # event:<tenant>:<event id>
+            out.descent_gold[level] += 1
 
 
 def ask_again(product: Product, questions: Sequence[dict[str, Any]], limit: int) -> Answers:
@@ -576,6 +619,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--misses", action="store_true", help="print each missed question's first results"
     )
+    add_aged_options(parser)
     args = parser.parse_args(argv)
     stop_on_sigterm()
     stale = [p for p, text in files(build()).items() if not p.exists() or p.read_text() != text]
@@ -628,14 +672,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     unanswerable = Negatives()
     links: list[tuple[str, str, str]] = []
     toc: TocReport | None = None
+    aged: Answers | None = None
+    aged_off: Answers | None = None  # --aged-baseline: the aged store, the descent off
+    aged_line = ""
     try:
         start_filled(product, events, reuse)
         said = {e["event_id"]: is_prose(e) for e in events}
-        answers = ask(product.query_url, questions, args.limit, said)
-        unanswerable = ask_negatives(product.query_url, negatives())
-        again = ask_again(product, questions, args.limit)
         links = supersession_links(product.pg_dsn)
         toc = measure_toc(product.pg_dsn)
+        if not args.aged_only:
+            answers = ask(product.query_url, questions, args.limit, said)
+            unanswerable = ask_negatives(product.query_url, negatives())
+            again = ask_again(product, questions, args.limit)
+        if not args.no_aged:
+            # the same store a year on, under the default matrix (issue 53, point 7)
+            aged_line = describe(age(product, args.aged_days))
+            print(f"  {aged_line}", flush=True)
+            aged = ask(product.query_url, questions, args.limit, said)
+            if args.aged_baseline:
+                clear_usage(product)
+                with product.second_query_service(NO_DESCENT) as url:
+                    aged_off = ask(url, questions, args.limit, said)
+            if args.aged_only:
+                answers = aged
+                unanswerable = ask_negatives(product.query_url, negatives())
         failed = False
     except KeyboardInterrupt:
         print("interrupted")
@@ -717,6 +777,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("\n=== Targets (issue 13) ===")
     rows = [["target", "measured", ""]] + [[n, v, verdict(ok)] for n, v, ok in targets]
     print(table(rows, [False, True, False]))
+    if aged is not None and not args.aged_only:
+        print("\n=== Aged: found@k (issue 53, point 7) ===")
+        print(found_table(aged))
+        if aged.misses:
+            print("  aged: not found in the first 5 (kind, question, first result):")
+            for kind, question, shown in aged.misses:
+                print(f"    {kind:<15} {question[:70]:<70} | {shown}")
+        if args.misses and aged.detail:
+            print("  aged: missed questions, first results:")
+            print("\n".join(aged.detail))
+    if aged is not None:
+        print(f"\n  {aged_line}")
+        print(f"  aged: {aged.descent_line()}")
+        print("\n=== Fully indexed and aged (issue 53, point 7) ===")
+        both = [] if args.aged_only else [("fully indexed", answers)]
+        off = [] if aged_off is None else [("aged, no descent", aged_off)]
+        print(both_rows([*both, *off, ("aged", aged)]))
     return 0
 
 

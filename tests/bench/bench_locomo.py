@@ -51,6 +51,7 @@ from typing import Any
 
 import httpx
 
+from tests.bench.aged import add_aged_options, age, describe
 from tests.bench.report import interpolated as pct
 from tests.bench.report import stop_on_sigterm
 from tests.bench.stack import (
@@ -246,6 +247,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--samples", help="comma-separated sample ids (default: all 10)")
     parser.add_argument("--configs", default="full,bm25,vector", help="full, bm25, vector")
     add_question_options(parser, limit=30)
+    add_aged_options(parser)
     args = parser.parse_args(argv)
     stop_on_sigterm()
     if not args.data.exists():
@@ -261,11 +263,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     failed = True
     lines: list[str] = []
     results: dict[str, Scores] = {}
+    aged_line = ""
     try:
         start_filled(product, events, reuse)
-        for name in args.configs.split(","):
+        names = [] if args.aged_only else args.configs.split(",")
+        names += [] if args.no_aged else ["aged"]
+        for name in names:
             t0 = time.monotonic()
-            scores = asyncio.run(ask_all(product.query_url, questions, CONFIGS[name], args.limit))
+            if name == "aged":  # the same store a year on, the default matrix (issue 53, 7)
+                aged_line = describe(age(product, args.aged_days))
+                print(f"  {aged_line}", flush=True)
+            tiers = CONFIGS["full" if name == "aged" else name]
+            scores = asyncio.run(ask_all(product.query_url, questions, tiers, args.limit))
             results[name] = scores
             block = report(name, scores, questions)
             print("\n".join(block) + f"\n  ({time.monotonic() - t0:.0f} s)", flush=True)
@@ -288,6 +297,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"\ntarget (full system): session R@10 >= {TARGET_SESSION_R10} and turn R@10 >= "
             f"{TARGET_TURN_R10}: {'PASS' if ok else 'MISS'} (session {s10:.3f}, turn {t10:.3f})"
         )
+    if "aged" in results:
+        print(f"\n  {aged_line}")
+        print("\n=== Fully indexed and aged (issue 53, point 7) ===")
+        print("  run              turn R@10  session R@10  p50 ms  p95 ms")
+        for name, label in (("full", "fully indexed"), ("aged", "aged")):
+            if name in results:
+                sc = results[name]
+                print(
+                    f"  {label:<14}   {statistics.fmean(sc.turn[10]):>9.3f}"
+                    f"  {statistics.fmean(sc.session[10]):>12.3f}"
+                    f"  {pct(sc.latency_ms, 50):>6.0f}  {pct(sc.latency_ms, 95):>6.0f}"
+                )
     refs = reference_baselines(args.data, questions)
     if refs:
         print("reference, raw turns without the service (derived file), turn R@10:")

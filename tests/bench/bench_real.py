@@ -33,6 +33,7 @@ A measurement, not a test: the exit code is 0 whatever the figures.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import statistics
 import sys
@@ -41,8 +42,17 @@ from pathlib import Path
 from typing import Any
 
 from agent_memory_cli.readers.claude_code import events as claude_events
+from tests.bench.aged import (
+    NO_DESCENT,
+    add_aged_options,
+    age,
+    both_rows,
+    clear_usage,
+    describe,
+)
 from tests.bench.bench_coding import (
     Answers,
+    TocReport,
     ask,
     ask_negatives,
     event_time,
@@ -196,6 +206,7 @@ def report(answers: Answers, negatives_caught: int, negatives_asked: int) -> Non
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     add_question_options(parser, limit=10)
+    add_aged_options(parser)
     args = parser.parse_args(argv)
     stop_on_sigterm()
     events = load_events()
@@ -206,25 +217,40 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     product, workdir, reuse = question_stack(args, "agent-memory-bench-real-")
     failed = True
+    runs: list[tuple[str, Answers, int]] = []  # (run, answers, unanswerable caught)
+    aged_line = ""
+    toc: TocReport | None = None
     try:
         start_filled(product, events, reuse)
         said = {e["event_id"]: is_prose(e) for e in events}
-        answers = ask(product.query_url, questions, args.limit, said)
-        negatives = [
-            ask_negatives(
-                product.query_url, [q for p, q in UNANSWERABLE if p == project], [project]
-            )
-            for project in sorted({p for p, _ in UNANSWERABLE})
-        ]
-        toc = measure_toc(product.pg_dsn)
-        print("\n=== Table of contents (day and segment nodes) ===")
-        print_toc(product.pg_dsn)
+        labels = [] if args.aged_only else ["fully indexed"]
+        labels += [] if args.no_aged else ["aged"]
+        labels += ["aged, no descent"] if args.aged_baseline and not args.no_aged else []
+        for label in labels:
+            if label == "aged":
+                aged_line = describe(age(product, args.aged_days))
+                print(f"  {aged_line}", flush=True)
+            with contextlib.ExitStack() as on:
+                url = product.query_url
+                if label == "aged, no descent":
+                    clear_usage(product)
+                    url = on.enter_context(product.second_query_service(NO_DESCENT))
+                answers = ask(url, questions, args.limit, said)
+                negatives = [
+                    ask_negatives(url, [q for p, q in UNANSWERABLE if p == project], [project])
+                    for project in sorted({p for p, _ in UNANSWERABLE})
+                ]
+            runs.append((label, answers, sum(n.no_match for n in negatives)))
+            if label == labels[0]:
+                toc = measure_toc(product.pg_dsn)
+                print("\n=== Table of contents (day and segment nodes) ===")
+                print_toc(product.pg_dsn)
         failed = False
     except KeyboardInterrupt:
         print("interrupted")
     finally:
         stop_and_clean(product, workdir, args.keep or failed or reuse)
-    if failed:
+    if failed or toc is None:
         return 1
     print(toc_table(toc))
     prose, bullets = share(toc.bullets, ("segment", "day"))
@@ -234,7 +260,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         f" ({prose / max(bullets, 1):.1%}); noisy titles: {noisy} of {nodes}; segment titles"
         f" that list key phrases: {toc.listed[0]} of {toc.listed[1]}"
     )
-    report(answers, sum(n.no_match for n in negatives), sum(n.asked for n in negatives))
+    asked = len(UNANSWERABLE)
+    for label, answers, caught in runs:
+        print(f"\n##### {label} #####")
+        report(answers, caught, asked)
+    if aged_line:
+        print(f"\n  {aged_line}")
+        for label, answers, _ in runs:
+            print(f"  {label}: {answers.descent_line()}")
+    print("\n=== Fully indexed and aged (issue 53, point 7) ===")
+    print(both_rows([(label, answers) for label, answers, _ in runs]))
     return 0
 
 
