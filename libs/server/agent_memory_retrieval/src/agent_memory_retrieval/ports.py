@@ -51,6 +51,12 @@ class TextIndex(Protocol):
         writer's first batch (the bm25-indexer at start); nothing when it is up to date."""
         ...
 
+    async def expunge_deletes(self) -> int:
+        """Remove the stored bytes of deleted documents from the engine's files (a delete only
+        marks them until segments are merged), before an erasure is verified; returns how many
+        live documents were rewritten for it (0 where the engine merges by itself)."""
+        ...
+
     async def close(self) -> None: ...
 
 

@@ -210,6 +210,18 @@ class OpenSearchIndex:
     async def upgrade(self) -> None:
         """Nothing to do: the index and its mapping are created on first use (``_ensure``)."""
 
+    async def expunge_deletes(self) -> int:
+        """Merge away the segments' deleted documents (``only_expunge_deletes``): OpenSearch
+        keeps a deleted document's source in its segment until a merge."""
+        await self._ensure()
+        try:
+            await self._client.indices.forcemerge(
+                index=self._index, params={"only_expunge_deletes": "true"}
+            )
+        except _UNAVAILABLE as exc:
+            raise _unavailable(exc) from exc
+        return 0
+
     async def count(self, tenant: str) -> int:
         await self._ensure()
         try:

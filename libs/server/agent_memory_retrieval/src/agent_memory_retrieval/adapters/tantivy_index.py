@@ -348,6 +348,74 @@ class TantivyIndex:
         async with self._write_lock:
             await asyncio.to_thread(self._write, (), (), True)
 
+    # --- erasure: the bytes of deleted documents ----------------------------------------------
+
+    def _expunge_folder(self, folder: _Folder, writer: tantivy.IndexWriter) -> int:
+        """Rewrite the live documents of every segment of ``folder`` that holds deleted ones,
+        so that those segments hold no live document and are dropped; returns how many.
+
+        A delete only marks a document in its segment's ``.del`` bitset: its stored source (the
+        whole text, LZ4-compressed in the ``.store`` file) stays until the segment is merged,
+        and the default merge policy never merges a segment for its deletes alone. tantivy-py
+        has no call to merge, so the survivors are written again (a delete of their id and the
+        same document added, as an upsert does): the old segment then holds no live document,
+        and the commit drops it and its files. Called with ``writer`` (the folder's lock) held,
+        so no other process commits meanwhile: what is read is what is rewritten.
+        """
+        meta_path = folder.path / "meta.json"
+        if not meta_path.is_file():
+            return 0
+        segments = orjson.loads(meta_path.read_bytes())["segments"]
+        deleted = [int((s.get("deletes") or {}).get("num_deleted_docs") or 0) for s in segments]
+        touched = [(o, int(s["max_doc"])) for o, s in enumerate(segments) if deleted[o]]
+        if not touched:
+            return 0
+        searcher = folder.searcher()
+        live_total = sum(int(s["max_doc"]) for s in segments) - sum(deleted)
+        # a searcher's segment ordinals are meta.json's order; a different count means another
+        # generation (a merge of this writer meanwhile): try again later
+        if searcher.num_segments != len(segments) or searcher.num_docs != live_total:
+            raise IndexUnavailableError(f"Tantivy {folder.path} changed while expunging deletes")
+        rewritten = 0
+        for ordinal, max_doc in touched:
+            for local in range(max_doc):
+                address = tantivy.DocAddress(ordinal, local)
+                doc = self._hit(searcher, 0.0, address).doc
+                live = searcher.search(self._term("id", doc.id), 4, count=False).hits
+                if not any(a.segment_ord == ordinal and a.doc == local for _, a in live):
+                    continue  # this copy is the deleted one
+                writer.delete_documents_by_term("id", _kw(doc.id))
+                writer.add_document(self._document(doc))
+                rewritten += 1
+        writer.commit()
+        writer.garbage_collect_files()  # the dropped segments' files, now unreferenced
+        return rewritten
+
+    def _expunge(self) -> int:
+        if not self._writer:
+            raise PermissionError("this TantivyIndex was opened read-only (writer=False)")
+        if not (self._main.path / "meta.json").is_file():
+            return 0
+        started = time.monotonic()
+        with self._held(self._main) as writer:  # the main folder's lock covers both, as _write
+            rewritten = self._expunge_folder(self._main, writer)
+            if (self._segments.path / "meta.json").is_file():
+                with self._held(self._segments) as segment_writer:
+                    rewritten += self._expunge_folder(self._segments, segment_writer)
+        log.info(
+            "tantivy.deletes_expunged",
+            rewritten=rewritten,
+            seconds=round(time.monotonic() - started, 2),
+        )
+        return rewritten
+
+    async def expunge_deletes(self) -> int:
+        """Leave no byte of a deleted document in the folders (an erasure's last step): the
+        segments holding deleted documents are rewritten without them and their files removed.
+        Costs a read and a write of every live document of those segments."""
+        async with self._write_lock:
+            return await asyncio.to_thread(self._expunge)
+
     # --- reads --------------------------------------------------------------------------------
 
     def _term(self, field: str, value: str) -> Query:
