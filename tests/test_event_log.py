@@ -22,7 +22,7 @@ def test_round_trip_single_event(shared_stack: Stack) -> None:
     body = make_event(1, text="remember: the schema uses ULIDs", metadata={"speaker": "Ann"})
     r = httpx.post(f"{shared_stack.gateway_url}/v1/events", json=body)
     assert r.status_code == 202, r.text
-    assert r.json() == {"accepted": 1, "event_ids": ["e-000001"]}
+    assert r.json() == {"accepted": 1, "event_ids": ["e-000001"], "refused": 0, "refusals": []}
 
     got = eventually(
         lambda: (

@@ -87,7 +87,12 @@ async def test_jetstream_gets_the_wire_json_and_message_ids_once(gateway: Stack)
         first = await http.post(url, json={"events": events})  # framed by the gateway
         assert first.status_code == 202, first.text
         assert first.headers["content-type"] == "application/json"
-        assert first.json() == {"accepted": 6, "event_ids": [e["event_id"] for e in events]}
+        assert first.json() == {
+            "accepted": 6,
+            "event_ids": [e["event_id"] for e in events],
+            "refused": 0,
+            "refusals": [],
+        }
         for _ in range(2):  # retries, through Client.publish: stored once all the same
             again = await http.post(url, json={"events": [*events, spaced]})
             assert again.status_code == 202, again.text

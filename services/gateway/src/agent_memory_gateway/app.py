@@ -18,7 +18,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Mapping,
+    MutableMapping,
+    Sequence,
+)
 from datetime import UTC, datetime
 from typing import Any
 
@@ -28,7 +35,7 @@ import orjson
 from fastapi import Depends, FastAPI, Request
 
 from agent_memory_api.common import Health, Ready
-from agent_memory_api.events import Accepted
+from agent_memory_api.events import Accepted, Refusal
 from agent_memory_common.auth.access import (
     PUBLIC,
     WRITE,
@@ -48,6 +55,7 @@ from agent_memory_common.core.errors import TransientError
 from agent_memory_common.core.logs import get_logger
 from agent_memory_common.core.metrics import (
     EVENTS_ACCEPTED,
+    EVENTS_REFUSED,
     EVENTS_REJECTED,
     INGEST_REQUESTS,
     PUBLISH_SECONDS,
@@ -64,8 +72,9 @@ from agent_memory_common.web.http import (
     reject_unknown_query_parameters,
 )
 from agent_memory_gateway.grpc_server import GrpcGateway
-from agent_memory_gateway.intake import prepare
+from agent_memory_gateway.intake import Prepared, prepare
 from agent_memory_gateway.settings import Settings
+from agent_memory_gateway.store import Tombstones
 
 log = get_logger(__name__)
 
@@ -92,9 +101,16 @@ class Gateway:
         self.options = settings.gateway
         self.link = NatsLink(settings.nats_servers, name="agent-memory-gateway")
         self.redactor = Redactor(self.options.redact_extra, self.options.redact_disable)
-        # API keys are read from Postgres only when one is presented (min_size 0: no
-        # connection is opened until then, so local mode and bootstrap tokens need none)
-        self.pool = make_pool(settings.pg_dsn, min_size=0, max_size=2)
+        # Postgres answers two questions: an API key (only when one is presented) and which
+        # event ids of a batch were erased (``store.Tombstones``, bounded: ingest never waits
+        # on Postgres longer than ``tombstone_timeout_s``). min_size 0: nothing is opened
+        # before the first request.
+        self.pool = make_pool(settings.pg_dsn, min_size=0, max_size=4)
+        self.tombstones = Tombstones(
+            self.pool,
+            timeout_s=self.options.tombstone_timeout_s,
+            retry_s=self.options.tombstone_retry_s,
+        )
         self.auth = Authenticator(
             settings.tokens,
             self.pool,
@@ -165,8 +181,9 @@ class Gateway:
         trace: Mapping[str, str] | None = None,
         *,
         transport: str = "http",
-    ) -> dict[str, Any]:
-        """Validate, redact and publish ``body``'s events; the answer names their ids.
+    ) -> Accepted:
+        """Validate, redact and publish ``body``'s events; the answer names their ids, and
+        those refused because they were erased (not published: the recorder would drop them).
 
         With tracing on (``tracing.py``), the request is a span continuing the client's W3C
         context (``trace``: its ``traceparent`` and ``tracestate``), and every message published
@@ -176,7 +193,7 @@ class Gateway:
                 return await self._accept(principal, body)
         return await self._accept(principal, body)
 
-    async def _accept(self, principal: Principal, body: bytes) -> dict[str, Any]:
+    async def _accept(self, principal: Principal, body: bytes) -> Accepted:
         tenant = principal.tenant
         events = prepare(
             body,
@@ -188,6 +205,15 @@ class Gateway:
         )
         if not self.streams_ready:
             raise self.unavailable("JetStream streams not ready")
+        erased = await self.tombstones.erased(tenant, [e.event_id for e in events])
+        refusals: list[Refusal] = []
+        if erased:  # never stored again (the recorder would drop them): said, not published
+            refusals = [{"event_id": e.event_id, "reason": "erased"} for e in events]
+            refusals = [r for r in refusals if r["event_id"] in erased]
+            events = [e for e in events if e.event_id not in erased]
+            EVENTS_REFUSED.labels("erased").inc(len(refusals))
+        if not events:
+            return _answer(events, refusals)
         outgoing = [
             Outgoing(event_subject(tenant, e.project_id), e.wire, msg_id(tenant, e.event_id))
             for e in events
@@ -204,7 +230,18 @@ class Gateway:
             raise self.unavailable("NATS did not acknowledge") from None
         PUBLISH_SECONDS.observe(time.perf_counter() - started)
         EVENTS_ACCEPTED.inc(len(events))
-        return {"accepted": len(events), "event_ids": [e.event_id for e in events]}
+        return _answer(events, refusals)
+
+
+def _answer(events: Sequence[Prepared], refusals: list[Refusal]) -> Accepted:
+    """The 202's body (``agent_memory_api.events.Accepted``): what was made durable, and each
+    event id refused with its reason."""
+    return {
+        "accepted": len(events),
+        "event_ids": [e.event_id for e in events],
+        "refused": len(refusals),
+        "refusals": refusals,
+    }
 
 
 class _Disconnected(Exception):

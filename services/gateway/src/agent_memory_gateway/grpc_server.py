@@ -176,7 +176,13 @@ class IngestServicer(event_pb2_grpc.IngestServiceServicer):
         )
         INGEST_REQUESTS.labels("202").inc()
         return event_pb2.AcceptedResponse(
-            accepted=accepted["accepted"], event_ids=accepted["event_ids"]
+            accepted=accepted["accepted"],
+            event_ids=accepted["event_ids"],
+            refused=accepted["refused"],
+            refusals=[
+                event_pb2.Refusal(event_id=r["event_id"], reason=r["reason"])
+                for r in accepted["refusals"]
+            ],
         )
 
     async def _abort(self, context: Any, err: ApiError) -> NoReturn:

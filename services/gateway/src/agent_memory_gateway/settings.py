@@ -20,6 +20,15 @@ class GatewayOptions(BaseModel):
     )
     publish_timeout_s: float = Field(default=5.0, gt=0)
     retry_after_s: int = Field(default=2, ge=1)
+    tombstone_timeout_s: float = Field(
+        default=0.5,
+        gt=0,
+        description="how long a batch waits for Postgres to say which of its event ids were "
+        "erased; beyond it the batch is published unchecked (the recorder still drops them)",
+    )
+    tombstone_retry_s: float = Field(
+        default=5.0, ge=0, description="after a failed erased-ids check, how long to skip it"
+    )
     redact_extra: dict[str, str] = Field(
         default_factory=dict, description="extra secret patterns: kind -> regex (JSON object)"
     )

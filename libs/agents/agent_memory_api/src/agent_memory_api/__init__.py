@@ -25,7 +25,7 @@ from agent_memory_api.episodes import (
     RecordedAction,
     SimilarEpisodes,
 )
-from agent_memory_api.events import Accepted, Event, EventIn, EventPage
+from agent_memory_api.events import Accepted, Event, EventIn, EventPage, Refusal
 from agent_memory_api.search import (
     SearchExplain,
     SearchResponse,
@@ -68,6 +68,7 @@ __all__ = [
     "PlaybookEntry",
     "Ready",
     "RecordedAction",
+    "Refusal",
     "SearchExplain",
     "SearchResponse",
     "SearchResult",

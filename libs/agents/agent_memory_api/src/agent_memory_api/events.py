@@ -30,11 +30,24 @@ class EventIn(TypedDict, total=False):
 
 
 @with_config(CLOSED)
+class Refusal(TypedDict):
+    """An event of an accepted request that will never be stored, and why: ``erased``, its id
+    was erased (docs/lifecycle.md (erasure)); an erased id is never recorded again."""
+
+    event_id: str
+    reason: Literal["erased"]
+
+
+@with_config(CLOSED)
 class Accepted(TypedDict):
-    """The gateway's 202: every event is acknowledged by JetStream."""
+    """The gateway's 202: every event of ``event_ids`` is acknowledged by JetStream; the
+    ``refused`` others (``refusals``, with their reasons) were not published. A request whose
+    events were all refused is a 202 too, with ``accepted`` 0."""
 
     accepted: int
     event_ids: list[str]
+    refused: int
+    refusals: list[Refusal]
 
 
 @with_config(CLOSED)

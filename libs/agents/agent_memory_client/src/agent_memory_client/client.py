@@ -214,7 +214,9 @@ class AgentMemoryClient:
     # -- events (gateway writes, query reads) -----------------------------------------------
 
     async def post_events(self, events: Sequence[EventIn]) -> Accepted:
-        """Record a batch; events without ``event_id`` get one here so a retry is harmless."""
+        """Record a batch; events without ``event_id`` get one here so a retry is harmless.
+        Events whose id was erased are not stored again: ``refused`` counts them and
+        ``refusals`` names them with the reason (``erased``)."""
         batch = [dict(e) if "event_id" in e else {**e, "event_id": new_id()} for e in events]
         data = await self._request(self._gateway, "POST", "/v1/events", json={"events": batch})
         return cast(Accepted, data)
@@ -248,8 +250,8 @@ class AgentMemoryClient:
             event["ts"] = ts
         if user_id is not None:
             event["user_id"] = user_id
-        accepted = await self.post_events([event])
-        return accepted["event_ids"][0]
+        await self.post_events([event])  # an erased id is refused (``refusals``), not an error
+        return event["event_id"]
 
     async def events(
         self,

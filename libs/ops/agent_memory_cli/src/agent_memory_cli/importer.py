@@ -16,6 +16,7 @@ import asyncio
 import functools
 import os
 import sys
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,6 +55,23 @@ class ImportReport:
     skipped_lines: int = 0
     skipped_files: list[str] = field(default_factory=list)
     refused: int = 0
+    # events the gateway took but will never store, by reason (erased: their ids were erased)
+    refusals: Counter[str] = field(default_factory=Counter)
+
+
+def count_refusals(answer: Mapping[str, Any], reasons: Counter[str]) -> int:
+    """The events of an accepted batch that the gateway refused (``refusals``), counted into
+    ``reasons`` by reason; their number."""
+    refusals = answer.get("refusals") or ()
+    reasons.update(str(r.get("reason", "unknown")) for r in refusals)
+    return len(refusals)
+
+
+def refusal_note(reasons: Counter[str]) -> str:
+    """``": 2770 erased"``: the reasons of the refused events, after their count."""
+    if not reasons:
+        return ""
+    return ": " + ", ".join(f"{n} {reason}" for reason, n in sorted(reasons.items()))
 
 
 def batches(events: list[dict[str, Any]], size: int) -> Iterator[list[dict[str, Any]]]:
@@ -112,13 +130,17 @@ async def run_import(
             for chunk in batches(events, batch):
                 if client is not None:
                     try:
-                        await client.post_events(cast("list[EventIn]", chunk))
+                        answer = await client.post_events(cast("list[EventIn]", chunk))
                     except ApiError as exc:
                         if exc.status not in (400, 413, 422):
                             raise
                         report.refused += len(chunk)
                         report.skipped_files.append(f"{path}: refused: {exc.message}")
                         continue
+                    refused = count_refusals(answer, report.refusals)
+                    report.refused += refused
+                    report.events += len(chunk) - refused
+                    continue
                 report.events += len(chunk)
             bar.advance(task)
     return report
@@ -178,6 +200,7 @@ def _run(settings: Settings, args: argparse.Namespace) -> int:
         f"imported {len(report.sessions)} session(s) from {report.files} file(s): "
         f"{report.events} event(s) {verb}, {report.skipped_lines} line(s) skipped, "
         f"{len(report.skipped_files)} file(s) skipped, {report.refused} event(s) refused"
+        f"{refusal_note(report.refusals)}"
     )
     for problem in report.skipped_files:
         print(f"  skipped {problem}")

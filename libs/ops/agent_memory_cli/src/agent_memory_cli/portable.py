@@ -26,6 +26,7 @@ import asyncio
 import gzip
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -39,6 +40,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from agent_memory_cli.api import REFUSED, UNREACHABLE, token_from
+from agent_memory_cli.importer import count_refusals, refusal_note
 from agent_memory_cli.portable_cmd import FORMAT
 from agent_memory_cli.settings import Settings
 from agent_memory_client import AgentMemoryClient, ApiError, UnavailableError
@@ -324,6 +326,8 @@ def _batches(items: list[dict[str, Any]], size: int) -> Iterator[list[dict[str, 
 @dataclass
 class ImportReport:
     events: int = 0
+    # events the gateway took but will never store, by reason (erased: their ids were erased)
+    refusals: Counter[str] = field(default_factory=Counter)
     episodes_added: int = 0
     playbook_added: int = 0
     settings_added: int = 0
@@ -344,8 +348,8 @@ async def import_dump(
     events = dump.records["event"]
     with _bar(progress, "importing events", len(events)) as (bar, task):
         for chunk in _batches(events, EVENT_BATCH):
-            await client.post_events(cast(list[EventIn], chunk))
-            report.events += len(chunk)
+            answer = await client.post_events(cast(list[EventIn], chunk))
+            report.events += len(chunk) - count_refusals(answer, report.refusals)
             bar.advance(task, len(chunk))
     report.episodes_added, report.playbook_added, report.settings_added = await asyncio.to_thread(
         _write_rows, dsn, tenant, dump
@@ -488,7 +492,8 @@ def run_import_dump(settings: Settings, path: str, argv: Sequence[str]) -> int:
     print(
         f"imported {report.events} event(s), {report.episodes_added} new episode(s), "
         f"{report.playbook_added} new playbook entr(ies), {report.pins_applied} pin(s), "
-        f"{report.settings_added} project setting(s)"
+        f"{report.settings_added} project setting(s), "
+        f"{sum(report.refusals.values())} event(s) refused{refusal_note(report.refusals)}"
     )
     if report.pins_pending:
         print(

@@ -159,23 +159,57 @@ class EventBatch(_message.Message):
 Global___EventBatch: _TypeAlias = EventBatch  # noqa: Y015
 
 @_typing.final
+class Refusal(_message.Message):
+    """An event of the call that will never be stored, and why."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    EVENT_ID_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    event_id: _builtins.str
+    reason: _builtins.str
+    """"erased": its id was erased (an erased id is never recorded again)."""
+    def __init__(
+        self,
+        *,
+        event_id: _builtins.str = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["event_id", b"event_id", "reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Refusal: _TypeAlias = Refusal  # noqa: Y015
+
+@_typing.final
 class AcceptedResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     ACCEPTED_FIELD_NUMBER: _builtins.int
     EVENT_IDS_FIELD_NUMBER: _builtins.int
+    REFUSED_FIELD_NUMBER: _builtins.int
+    REFUSALS_FIELD_NUMBER: _builtins.int
     accepted: _builtins.int
+    """The events made durable, and their ids."""
+    refused: _builtins.int
+    """The others: not published, each with its reason (as POST /v1/events answers)."""
     @_builtins.property
     def event_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def refusals(self) -> _containers.RepeatedCompositeFieldContainer[Global___Refusal]: ...
     def __init__(
         self,
         *,
         accepted: _builtins.int = ...,
         event_ids: _abc.Iterable[_builtins.str] | None = ...,
+        refused: _builtins.int = ...,
+        refusals: _abc.Iterable[Global___Refusal] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "event_ids", b"event_ids"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "event_ids", b"event_ids", "refusals", b"refusals", "refused", b"refused"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

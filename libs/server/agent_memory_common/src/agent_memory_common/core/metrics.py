@@ -71,6 +71,11 @@ INGEST_REQUESTS = Counter(
 EVENTS_ACCEPTED = Counter(
     "agent_memory_events_accepted_total", "Events acknowledged by JetStream and answered 202."
 )
+EVENTS_REFUSED = Counter(
+    "agent_memory_events_refused_total",
+    "Events of an accepted request refused and not published, by reason (erased: a tombstoned id).",
+    ["reason"],
+)
 EVENTS_REJECTED = Counter(
     "agent_memory_events_rejected_total",
     "Ingest requests refused, by reason (the error code of the answer).",
@@ -186,6 +191,7 @@ METRIC_NAMES = (
     "agent_memory_ingest_requests_total",
     "agent_memory_events_accepted_total",
     "agent_memory_events_rejected_total",
+    "agent_memory_events_refused_total",
     "agent_memory_publish_seconds",
     "agent_memory_consumer_messages_total",
     "agent_memory_consumer_batch_seconds",
