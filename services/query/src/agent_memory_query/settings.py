@@ -121,6 +121,18 @@ class SearchOptions(BaseModel):
         "whole scope.",
     )
     tier_timeout_s: float = Field(default=2.0, gt=0, description="Time limit of one tier.")
+    descent_top: int = Field(
+        default=5,
+        ge=0,
+        le=50,
+        description="Summaries opened when the indexes have forgotten their detail: the exact "
+        "events under them are read from Postgres and scored without an index (0: never).",
+    )
+    descent_budget_ms: float = Field(
+        default=60.0,
+        gt=0,
+        description="Time budget of that descent; over it, the tiers' answer stands (a note).",
+    )
     health_timeout_s: float = Field(default=0.25, gt=0, description="Time limit of healthy().")
     health_ttl_s: float = Field(default=2.0, ge=0, description="How long a health check holds.")
     access_flush_s: float = Field(default=0.5, gt=0, description="Access count write interval.")
@@ -143,15 +155,6 @@ class ErasureOptions(BaseModel):
     )
     republish_s: float = Field(
         default=30.0, gt=0, description="Publish a request again while a participant is silent."
-    )
-    reclaim: Literal["off", "vacuum", "full"] = Field(
-        default="vacuum",
-        description="After a verified erasure, reclaim the deleted rows of the tables it deleted "
-        "from, then CHECKPOINT (best-effort). vacuum: plain VACUUM, no lock against reads and "
-        "writes, but a page's freed space keeps old bytes until new rows overwrite them. full: "
-        "VACUUM FULL, the tables rewritten and no byte of a deleted row left in their files, "
-        "each table locked against reads and writes while it is rewritten (docs/lifecycle.md, "
-        "what remains on disk after an erasure).",
     )
 
 

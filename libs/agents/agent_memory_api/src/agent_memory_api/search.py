@@ -112,6 +112,41 @@ class RetentionNote(TypedDict):
 
 
 @with_config(CLOSED)
+class DescentOpened(TypedDict):
+    """A summary the descent opened (its document id, level and title)."""
+
+    id: str
+    level: str
+    title: str
+
+
+# An event the descent brought back: the summary it was found under ("from"; "period": the
+# period asked about), its word score over the candidates read and its cosine, if any. The
+# functional form, as "from" is a keyword.
+DescentReturned = TypedDict(
+    "DescentReturned",
+    {"id": str, "from": str, "words": float, "cosine": NotRequired[float]},
+    closed=True,
+)
+
+
+@with_config(CLOSED)
+class DescentExplain(TypedDict):
+    """Descend when the indexes have forgotten (docs/lifecycle.md): the summaries opened, the
+    pruned events read under them, how they were scored and what joined the answer."""
+
+    opened: list[DescentOpened]
+    period: bool
+    read: int
+    scored_by: list[str]
+    embedded: int
+    returned: list[DescentReturned]
+    ms: float
+    note: NotRequired[str]
+    best_cosine: NotRequired[float]
+
+
+@with_config(CLOSED)
 class SearchExplain(TypedDict):
     tiers: dict[str, TierExplain]
     fallbacks: list[str]
@@ -119,6 +154,7 @@ class SearchExplain(TypedDict):
     plan: PlanExplain
     ranking: list[RankingExplain]
     retention: NotRequired[list[RetentionNote]]
+    descent: NotRequired[DescentExplain]
 
 
 @with_config(CLOSED)

@@ -26,8 +26,9 @@ from agent_memory_retrieval.adapters.factory import (
 )
 from agent_memory_retrieval.docs import Hit, SearchFilter
 from agent_memory_retrieval.ports import TextIndex, VectorIndex
-from agent_memory_search import arc_store, period, supersession_store
+from agent_memory_search import arc_store, descent_store, period, supersession_store
 from agent_memory_search import store as search_store
+from agent_memory_search.brainstem.descent import DescentOptions
 from agent_memory_search.brainstem.engine import Brainstem
 from agent_memory_search.brainstem.options import EngineOptions
 from agent_memory_search.brainstem.ranking import RankingPolicy
@@ -66,6 +67,7 @@ def engine_options(opts: SearchOptions) -> EngineOptions:
         tier_timeout_s=opts.tier_timeout_s,
         health_timeout_s=opts.health_timeout_s,
         health_ttl_s=opts.health_ttl_s,
+        descent=DescentOptions(top=opts.descent_top, budget_ms=opts.descent_budget_ms),
     )
 
 
@@ -176,6 +178,24 @@ async def open_search(settings: Settings, pool: AsyncConnectionPool) -> SearchRu
         async with reading(pool) as conn:
             return await arc_store.edits_before(conn, flt, event_ids, window)
 
+    async def descent(
+        flt: SearchFilter,
+        node_ids: Sequence[str],
+        span: tuple[datetime, datetime] | None,
+        cited: Sequence[str],
+        query: str,
+        limit: int,
+        timeout_ms: int,
+    ) -> list[tuple[str, Hit]]:
+        async with reading(pool) as conn:
+            return await descent_store.pruned_events(
+                conn, flt, node_ids, span, cited, query, limit, timeout_ms
+            )
+
+    async def pruned(tenant: str, project_id: str | None) -> bool:
+        async with reading(pool) as conn:
+            return await descent_store.has_pruned(conn, tenant, project_id)
+
     access = search_store.AccessRecorder(pool, interval_s=opts.access_flush_s)
     access.start()
     brainstem = Brainstem(
@@ -193,6 +213,8 @@ async def open_search(settings: Settings, pool: AsyncConnectionPool) -> SearchRu
         edit_lookup=edits,
         role_lookup=roles,
         last_worked_day=last_day,
+        descent_lookup=descent,
+        pruned_lookup=pruned,
         options=engine_options(opts),
         embedder_missing_reason=(
             "embedder loading"

@@ -34,6 +34,13 @@ from agent_memory_search.brainstem.arcs import (
     prefer_resolution,
 )
 from agent_memory_search.brainstem.artifacts import Kind, asked_artifacts, prefer_artifacts
+from agent_memory_search.brainstem.descent import (
+    SURVIVES,
+    Descender,
+    Descent,
+    DescentLookup,
+    PrunedLookup,
+)
 from agent_memory_search.brainstem.explain import explain, range_json
 from agent_memory_search.brainstem.failures import SURVIVABLE
 from agent_memory_search.brainstem.frame import without_frame
@@ -107,6 +114,7 @@ class _Found:
     outcome: Execution  # over the question's time range (or all of time, when ``relaxed``)
     beyond: Execution | None  # a long answer about a period: the rest of time
     relaxed: bool  # the period the words named held nothing: searched without it
+    vector_of: QueryVector | None = None  # the query's vector, embedded once
 
 
 @dataclass
@@ -144,6 +152,8 @@ class Brainstem:
         edit_lookup: EditLookup | None = None,
         role_lookup: RoleLookup | None = None,
         last_worked_day: LastWorkedDay | None = None,
+        descent_lookup: DescentLookup | None = None,
+        pruned_lookup: PrunedLookup | None = None,
     ) -> None:
         self.text_index = text_index
         self.vector_index = vector_index
@@ -163,6 +173,11 @@ class Brainstem:
         self.edit_lookup = edit_lookup
         self.role_lookup = role_lookup
         self.last_worked_day = last_worked_day
+        self.descender = (
+            Descender(descent_lookup, pruned_lookup, self.options.descent)
+            if descent_lookup is not None and pruned_lookup is not None
+            else None
+        )
         self._health: dict[str, tuple[float, TierState]] = {}
 
     def set_embedder(self, embedder: Embedder | None, reason: str = "embedder not loaded") -> None:
@@ -544,6 +559,11 @@ class Brainstem:
             flt = scope(q, searched, plan.types)
             head = await self._follow_arcs(flt, head, notes, edits="edit" in asked.artifacts)
             timings["arcs"] = elapsed_ms(t0)
+        head, descent = await self._descend(q, plan, understood, found, head, notes, timings)
+        if no_match and descent is not None and descent.best_cosine is not None:
+            no_match = descent.best_cosine < self.options.no_match_below
+            if not no_match:
+                notes.append("no_match lifted: an event under a summary is close enough")
         t0 = time.perf_counter()
         extra = self._beyond(found, head, depth)
         refinements = await self._refinements(q.tenant, head + extra, asked, notes)
@@ -574,9 +594,76 @@ class Brainstem:
         if self.access_record is not None and kept:
             self.access_record(q.tenant, [c.id for c in kept])
         timings["total"] = elapsed_ms(t_start)
-        return self._outcome(
+        outcome = self._outcome(
             plan, understood, found, kept, len(dropped), moved, timings, match_score, no_match
         )
+        if descent is not None:
+            outcome.explain["descent"] = descent.explain()
+        return outcome
+
+    async def _descend(
+        self,
+        q: SearchQuery,
+        plan: Plan,
+        understood: Understanding,
+        found: _Found,
+        head: list[Candidate],
+        notes: list[str],
+        timings: dict[str, float],
+    ) -> tuple[list[Candidate], Descent | None]:
+        """Descend when the indexes have forgotten (``descent``): the exact events under the
+        summaries the answer leads with, or under the period asked about, that the pruner
+        took out of the indexes. Survivable: over its budget or with Postgres away, the
+        tiers' answer stands with a note."""
+        descender = self.descender
+        text = understood.text
+        if descender is None or descender.options.top <= 0 or q.kinds is not None:
+            return head, None
+        if not text.strip():
+            return head, None
+        t0 = time.perf_counter()
+        searched = understood.explicit if found.relaxed else understood.time_range
+        asked = understood.period if not found.relaxed else None
+        if asked is None and understood.intent == "time-boxed":
+            asked = understood.time_range
+        period = (
+            (asked.since, asked.until)
+            if asked is not None and asked.since is not None and asked.until is not None
+            else None
+        )
+        budget = descender.options.budget_ms / 1000
+        try:
+            head, done = await asyncio.wait_for(
+                descender.run(
+                    text_index=self.text_index,
+                    vector_index=self.vector_index if self.embedder is not None else None,
+                    embedder=self.embedder,
+                    query_vector=found.vector_of if self.embedder is not None else None,
+                    flt=scope(q, None, None),
+                    searched=scope(q, searched, plan.types),
+                    text=text,
+                    head=head,
+                    period=period,
+                    weights=dict(plan.weights),
+                    rrf_k=self.options.rrf_k,
+                    min_similarity=self.options.min_similarity,
+                ),
+                budget,
+            )
+        except SURVIVES as exc:  # a refinement: the tiers' answer stands
+            why = "over its budget" if isinstance(exc, TimeoutError) else type(exc).__name__
+            notes.append(f"descent skipped ({why}, {descender.options.budget_ms:g} ms budget)")
+            timings["descent"] = elapsed_ms(t0)
+            return head, None
+        timings["descent"] = elapsed_ms(t0)
+        if done is not None and done.returned:
+            notes.append(
+                f"descent: {len(done.returned)} event(s) beyond the indexes' retention under"
+                f" {len(done.opened)} summar{'y' if len(done.opened) == 1 else 'ies'}"
+                + (" and the period asked about" if done.period else "")
+                + " -> candidates"
+            )
+        return head, done
 
     async def _plan(
         self, q: SearchQuery, understood: Understanding, timings: dict[str, float]
@@ -626,12 +713,12 @@ class Brainstem:
                 else await self._execute(q, plan, text, explicit, timings, vector_of)
             )
             timings.update(beyond_timings)
-            return _Found(outcome, None, relaxed=True)
+            return _Found(outcome, None, relaxed=True, vector_of=vector_of)
         beyond: Execution | None = None
         if wide is not None:
             beyond = await wide
             timings["beyond_period"] = round(sum(beyond_timings.values()), 2)
-        return _Found(outcome, beyond, relaxed=False)
+        return _Found(outcome, beyond, relaxed=False, vector_of=vector_of)
 
     def _refuse(self, found: _Found, notes: list[str]) -> tuple[float | None, bool]:
         """The query's best cosine with anything in scope, and whether it is too low for

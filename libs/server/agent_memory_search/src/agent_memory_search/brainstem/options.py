@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from agent_memory_search.brainstem.descent import DescentOptions
 from agent_memory_search.brainstem.ranking import RankingPolicy
 from agent_memory_search.brainstem.spread import SpreadOptions
 
@@ -77,3 +78,7 @@ class EngineOptions:
     no_match_below: float = 0.25
     health_timeout_s: float = 0.25
     health_ttl_s: float = 2.0
+    # Descend when the indexes have forgotten (``descent``): the exact events under the
+    # summaries an answer leads with, read from Postgres where the pruner took them out of
+    # the indexes, scored without an index, within a budget.
+    descent: DescentOptions = field(default_factory=DescentOptions)

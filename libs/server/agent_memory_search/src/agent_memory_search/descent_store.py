@@ -1,0 +1,151 @@
+"""Postgres side of the descent (``brainstem.descent``): the events under summaries whose detail
+the indexes have forgotten, read from the system of record.
+
+One statement per search: the opened nodes' spans (a segment: its session from its first to its
+last event; a calendar node: its project over its bucket), or the period a question names, and
+in them the events whose index entries the pruner removed (``index_pruned``): those no tier can
+find any more. Of those, the ones that hold any of the query's words, best first by Postgres'
+own ``ts_rank_cd``, and the ones the nodes' bullets cite (their grips' events), up to ``limit``
+each. Nothing is read for a node whose events are all still indexed, so a store the pruner never
+touched gets nothing back. Each read has a statement time limit: the descent has a budget.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from psycopg import AsyncConnection, sql
+from psycopg.rows import dict_row
+
+from agent_memory_common.contracts.event import Event
+from agent_memory_common.contracts.memory import MARKER_TYPES
+from agent_memory_retrieval.docs import Hit, SearchFilter
+from agent_memory_retrieval.indexing.sources import event_doc
+from agent_memory_search.store import scan_terms
+
+# The opened spans: each node's bucket (a segment: its session, first to last event inclusive),
+# then the period asked about (no node).
+_OPENED = sql.SQL(
+    "SELECT n.node_id, n.project_id, n.start_ts AS since,"
+    " CASE WHEN n.level = 'segment' THEN n.end_ts + interval '1 millisecond'"
+    " ELSE n.end_ts END AS until,"
+    " CASE WHEN n.level = 'segment' THEN v.session_id END AS session_id,"
+    " array_position(%(node_ids)s::text[], n.node_id) AS pos"
+    " FROM toc_nodes n JOIN toc_node_versions v"
+    " ON v.tenant = n.tenant AND v.node_id = n.node_id AND v.version = n.latest_version"
+    " WHERE n.tenant = %(tenant)s AND n.node_id = ANY(%(node_ids)s::text[])"
+    " UNION ALL"
+    " SELECT '', %(project_id)s::text, %(since)s::timestamptz, %(until)s::timestamptz, NULL,"
+    " 1000000 WHERE %(since)s::timestamptz IS NOT NULL"
+)
+_COLUMNS = sql.SQL(
+    "e.tenant, e.event_id, e.ts, e.project_id, e.agent_id, e.session_id, e.role, e.type,"
+    " e.text, e.metadata"
+)
+# An event's index entries that the pruner removed (either index: both keep an event alike).
+_PRUNED = sql.SQL(
+    "EXISTS (SELECT 1 FROM index_pruned p WHERE p.tenant = e.tenant"
+    " AND p.index_name IN ('bm25', 'vector')"
+    " AND p.doc_id = 'event:' || e.tenant || ':' || e.event_id)"
+)
+# What the indexes never held (``sources.indexed``, as ``store.scan_events`` leaves out): session
+# markers and an edit's "applied"; and a duplicate, found through its original only.
+_INDEXED = sql.SQL(
+    "e.type NOT IN ({markers})"
+    " AND NOT (e.type = 'tool_result' AND e.metadata->>'tool_kind' IN ('edit', 'write')"
+    " AND rtrim(e.text) LIKE '%%: applied' AND position(E'\\n' IN btrim(e.text)) = 0)"
+    " AND NOT EXISTS (SELECT 1 FROM event_duplicates AS d"
+    " WHERE d.tenant = e.tenant AND d.event_id = e.event_id)"
+).format(markers=sql.SQL(", ").join(sql.Literal(t) for t in sorted(MARKER_TYPES)))
+
+
+async def pruned_events(
+    conn: AsyncConnection,
+    flt: SearchFilter,
+    node_ids: Sequence[str],
+    period: tuple[datetime, datetime] | None,
+    cited: Sequence[str],
+    query: str,
+    limit: int,
+    timeout_ms: int,
+) -> list[tuple[str, Hit]]:
+    """(the node id it was found under, '' for the period; the event) for the pruned events
+    under ``node_ids`` (TOC node ids, not document ids) and in ``period``: those matching a
+    word of ``query`` (best first) and those of ``cited`` (event ids), ``limit`` of each."""
+    if not node_ids and period is None:
+        return []
+    params: dict[str, Any] = {
+        "tenant": flt.tenant,
+        "node_ids": list(node_ids),
+        "project_id": flt.project_id,
+        "since": period[0] if period else None,
+        "until": period[1] if period else None,
+        "cited": list(cited),
+        "limit": limit,
+    }
+    inner = [
+        sql.SQL("e.tenant = %(tenant)s"),
+        sql.SQL("(o.project_id IS NULL OR e.project_id = o.project_id)"),
+        sql.SQL("e.ts >= o.since AND e.ts < o.until"),
+        sql.SQL("(o.session_id IS NULL OR e.session_id = o.session_id)"),
+        _INDEXED,
+        _PRUNED,
+    ]
+    for name in ("project_id", "agent_id", "session_id"):
+        if getattr(flt, name) is not None:
+            params[f"f_{name}"] = getattr(flt, name)
+            inner.append(
+                sql.SQL("e.{} = %({})s").format(sql.Identifier(name), sql.SQL(f"f_{name}"))
+            )
+    under = sql.SQL(
+        "WITH opened AS ({opened}),"
+        " under AS (SELECT DISTINCT ON (x.event_id) x.* FROM opened o CROSS JOIN LATERAL"
+        " (SELECT o.node_id AS opened_id, o.pos, {cols} FROM events e WHERE {inner}) x"
+        " ORDER BY x.event_id, x.pos)"
+    ).format(opened=_OPENED, cols=_COLUMNS, inner=sql.SQL(" AND ").join(inner))
+    parts = [
+        sql.SQL(
+            "(SELECT u.*, 0.0::float8 AS rank FROM under u"
+            " WHERE u.event_id = ANY(%(cited)s::text[]) ORDER BY u.pos, u.ts LIMIT %(limit)s)"
+        )
+    ]
+    terms = scan_terms(query)
+    if terms:
+        params["tsq"] = " | ".join(terms)
+        parts.append(
+            sql.SQL(
+                "(SELECT u.*, ts_rank_cd(to_tsvector('english', u.text), q)::float8 AS rank"
+                " FROM under u, to_tsquery('english', %(tsq)s) AS q"
+                " WHERE to_tsvector('english', u.text) @@ q"
+                " ORDER BY rank DESC, u.pos, u.ts LIMIT %(limit)s)"
+            )
+        )
+    stmt = sql.SQL("{under} {parts}").format(under=under, parts=sql.SQL(" UNION ALL ").join(parts))
+    async with conn.transaction():
+        await conn.execute(sql.SQL("SET LOCAL statement_timeout = {}").format(max(1, timeout_ms)))
+        async with conn.cursor(row_factory=dict_row) as cur:
+            await cur.execute(stmt, params)
+            rows = await cur.fetchall()
+    out: list[tuple[str, Hit]] = []
+    seen: set[str] = set()
+    for row in rows:
+        if row["event_id"] in seen:
+            continue
+        seen.add(row["event_id"])
+        doc = event_doc(Event.from_row(row))
+        out.append((str(row["opened_id"]), Hit(id=doc.id, score=float(row["rank"]), doc=doc)))
+    return out
+
+
+async def has_pruned(conn: AsyncConnection, tenant: str, project_id: str | None) -> bool:
+    """Whether the pruner removed any event's index entry in the tenant (or one project)."""
+    cur = await conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM index_pruned WHERE tenant = %(tenant)s"
+        " AND (%(project_id)s::text IS NULL OR project_id = %(project_id)s)"
+        " AND index_name IN ('bm25', 'vector') AND level = 'event')",
+        {"tenant": tenant, "project_id": project_id},
+    )
+    row = await cur.fetchone()
+    return bool(row and row[0])

@@ -1,0 +1,189 @@
+"""The descent (issue 53, point 1): when the indexes only hold summaries of a period, the exact
+events under them are read (a lookup), scored without an index and joined to the answer, with
+the path in explain; a slow or failed lookup is a note, and where nothing was ever pruned the
+step reads nothing."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+import psycopg
+
+from agent_memory_retrieval.docs import Hit, IndexDoc, SearchFilter
+from agent_memory_search.brainstem.descent import (
+    SUMMARY_LEVELS,
+    DescentOptions,
+    openings,
+    rank_fuse,
+    word_scores,
+)
+from agent_memory_search.brainstem.engine import Brainstem
+from agent_memory_search.brainstem.fusion import Candidate
+from agent_memory_search.brainstem.options import EngineOptions
+from agent_memory_search.brainstem.query import SearchQuery
+
+NOW = datetime(2026, 3, 18, 15, 30, tzinfo=UTC)
+OLD = NOW - timedelta(days=200)
+QUERY = SearchQuery(query="heron ledger sparse merkle root", tenant="t", project_id="p", now=NOW)
+WEEK = "week:2025-W36@p"
+
+
+def _doc(i: str, type_: str, level: str, text: str, title: str = "") -> IndexDoc:
+    return IndexDoc(
+        id=i,
+        type=type_,
+        tenant="t",
+        project_id="p",
+        agent_id="a",
+        session_id="s" if type_ == "event" else "",
+        ts=OLD,
+        level=level,
+        text=text,
+        title=title,
+        event_ids=(i.rsplit(":", 1)[-1],) if type_ == "event" else ("e9",),
+    )
+
+
+def _event(event_id: str, text: str) -> Hit:
+    doc = _doc(f"event:t:{event_id}", "event", "event", text)
+    return Hit(id=doc.id, score=0.0, doc=doc)
+
+
+class _Words:
+    """A BM25 index that has forgotten every event: it holds one week's summary."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[str, ...] | None] = []  # the levels asked for
+
+    async def healthy(self) -> bool:
+        return True
+
+    async def search(self, text: str, flt: SearchFilter, limit: int) -> list[Hit]:
+        self.asked.append(flt.levels)
+        if flt.levels == SUMMARY_LEVELS:
+            doc = _doc(f"node:t:{WEEK}", "toc_node", "week", "the heron ledger export", "W36")
+            return [Hit(id=doc.id, score=3.0, doc=doc)]
+        return []
+
+    async def close(self) -> None:
+        return None
+
+
+EVENTS = [
+    _event("e1", "I started on the heron ledger export this morning."),
+    _event("e2", "Last night the heron ledger came back with a sparse merkle root."),
+    _event("e3", "The pelican rollout starts with one region."),
+]
+
+
+async def _lookup(
+    flt: SearchFilter,
+    node_ids: Sequence[str],
+    period: tuple[datetime, datetime] | None,
+    cited: Sequence[str],
+    query: str,
+    limit: int,
+    timeout_ms: int,
+) -> list[tuple[str, Hit]]:
+    assert list(node_ids) == [WEEK]
+    return [(WEEK, h) for h in EVENTS]
+
+
+async def _pruned(tenant: str, project_id: str | None) -> bool:
+    return True
+
+
+async def _nothing(query: str, flt: SearchFilter, limit: int) -> list[Hit]:
+    return []
+
+
+def _brainstem(**kw: object) -> Brainstem:
+    args: dict[str, object] = {
+        "text_index": _Words(),
+        "vector_index": None,
+        "embedder": None,
+        "toc_search": _nothing,
+        "scan_search": _nothing,
+        "descent_lookup": _lookup,
+        "pruned_lookup": _pruned,
+        **kw,
+    }
+    return Brainstem(**args)  # type: ignore[arg-type]
+
+
+def test_words_score_the_rare_query_words_highest() -> None:
+    texts = [e.doc.text for e in EVENTS]
+    scores = word_scores(QUERY.query, texts)
+    assert scores[1] > scores[0] > scores[2] == 0.0
+
+
+def test_rank_fusion_counts_both_lists() -> None:
+    assert [i for i, _ in rank_fuse([[0, 1, 2], [1, 2]], 60)] == [1, 2, 0]
+
+
+def test_only_summaries_are_opened_the_answers_first() -> None:
+    node = Candidate(id="node:t:day", doc=_doc("node:t:day", "toc_node", "day", "x"))
+    event = Candidate(id="event:t:e1", doc=EVENTS[0].doc)
+    week = Candidate(id="node:t:w", doc=_doc("node:t:w", "toc_node", "week", "x"))
+    got = openings([event, node], [week, node], DescentOptions(top=2))
+    assert [c.id for c in got] == ["node:t:day", "node:t:w"]
+
+
+async def test_the_exact_event_under_a_summary_is_returned_with_its_path() -> None:
+    outcome = await _brainstem().search(QUERY)
+    assert outcome.results[0].id == "event:t:e2"
+    assert "event:t:e3" not in {c.id for c in outcome.results}  # no word of the question
+    descent = outcome.explain["descent"]
+    assert descent["opened"] == [{"id": f"node:t:{WEEK}", "level": "week", "title": "W36"}]
+    assert descent["returned"][0]["id"] == "event:t:e2"
+    assert descent["returned"][0]["from"] == f"node:t:{WEEK}"
+    assert descent["scored_by"] == ["words"]
+    assert any(n.startswith("descent: 2 event(s)") for n in outcome.explain["fallbacks"])
+
+
+async def test_nothing_pruned_nothing_read() -> None:
+    called: list[str] = []
+
+    async def never(*args: object) -> list[tuple[str, Hit]]:
+        called.append("lookup")
+        return []
+
+    async def not_pruned(tenant: str, project_id: str | None) -> bool:
+        return False
+
+    words = _Words()
+    outcome = await _brainstem(
+        text_index=words, descent_lookup=never, pruned_lookup=not_pruned
+    ).search(QUERY)
+    assert "descent" not in outcome.explain
+    assert not called
+    assert SUMMARY_LEVELS not in words.asked  # no summary search either
+
+
+async def test_a_lookup_over_its_budget_is_a_note() -> None:
+    async def slow(*args: object) -> list[tuple[str, Hit]]:
+        await asyncio.sleep(1)
+        return []
+
+    options = EngineOptions(descent=DescentOptions(budget_ms=20))
+    outcome = await _brainstem(descent_lookup=slow, options=options).search(QUERY)
+    assert "descent" not in outcome.explain
+    assert "descent skipped (over its budget, 20 ms budget)" in outcome.explain["fallbacks"]
+
+
+async def test_postgres_away_is_a_note() -> None:
+    async def away(*args: object) -> list[tuple[str, Hit]]:
+        raise psycopg.OperationalError("the connection is lost")
+
+    outcome = await _brainstem(descent_lookup=away).search(QUERY)
+    assert "descent skipped (OperationalError, 60 ms budget)" in outcome.explain["fallbacks"]
+
+
+async def test_turned_off() -> None:
+    options = EngineOptions(descent=replace(DescentOptions(), top=0))
+    outcome = await _brainstem(options=options).search(QUERY)
+    assert "descent" not in outcome.explain
+    assert not outcome.results
