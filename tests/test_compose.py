@@ -30,6 +30,7 @@ import pytest
 import yaml
 
 from agent_memory_common.core import catalog
+from tests.nats_login import nats_login, nats_with
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPOSE_FILE = ROOT / "docker-compose.yml"
@@ -44,9 +45,10 @@ EXPECTED_BUILT_SERVICES = frozenset({"gateway", "recorder", "query"})
 EXPECTED_INFRA_SERVICES = frozenset(
     {"nats-1", "nats-2", "nats-3", "postgres", "opensearch", "qdrant"}
 )
-REQUIRED_SECRETS = frozenset({"POSTGRES_PASSWORD", "AGENT_MEMORY_TOKENS"})
+REQUIRED_SECRETS = frozenset({"POSTGRES_PASSWORD", "NATS_PASSWORD", "AGENT_MEMORY_TOKENS"})
 DUMMY_SECRETS = {
     "POSTGRES_PASSWORD": "dummy-password",
+    "NATS_PASSWORD": "dummy-nats-password",
     "AGENT_MEMORY_TOKENS": "dummy-token:dummy-tenant",
 }
 SERVICE_ENV = frozenset(
@@ -613,7 +615,11 @@ def test_built_services_use_the_repository_root_as_context() -> None:
 
 
 def test_built_services_are_wired_to_the_infrastructure() -> None:
-    nats_urls = {f"nats://{node}:4222" for node in nats_services()}
+    # every NATS client logs in with the password of the nodes' authorization block
+    nats_urls = {
+        f"nats://agent-memory:${{NATS_PASSWORD:?set NATS_PASSWORD}}@{node}:4222"
+        for node in nats_services()
+    }
     for name, spec in built_services().items():
         assert spec.get("restart") == "unless-stopped", f"{name}: restart must be unless-stopped"
         depends_on = spec.get("depends_on")
@@ -826,6 +832,27 @@ def test_nats_jetstream_cluster() -> None:
         assert store[1].startswith(target.rstrip("/") + "/"), f"{name}: store not in {target}"
         data_volumes.add(volume)
     assert len(data_volumes) == NATS_CLUSTER_SIZE, "each NATS node needs its own volume"
+    for name, spec in nodes.items():
+        assert environment(spec).get("NATS_PASSWORD") == "${NATS_PASSWORD:?set NATS_PASSWORD}", (
+            f"{name}: the nodes' password comes from the required NATS_PASSWORD"
+        )
+
+
+def test_nats_nodes_let_in_only_clients_with_the_password(tmp_path: Path) -> None:
+    """Issue 55, point 2: a real nats-server with the authorization block of
+    deploy/nats/nats-cluster.conf refuses a raw client without the password (which would
+    otherwise publish to mem.events.<tenant>.<project> as any tenant, past the gateway), and
+    lets in the services' login, as AGENT_MEMORY_NATS_URL carries it."""
+    config = NATS_CONFIG.read_text(encoding="utf-8")
+    password = DUMMY_SECRETS["NATS_PASSWORD"]
+    url = environment(built_services()["gateway"])["AGENT_MEMORY_NATS_URL"] or ""
+    first = resolve(url, DUMMY_SECRETS).split(",")[0]
+    user, _, secret = first.removeprefix("nats://").partition("@")[0].partition(":")
+    assert secret == password
+    with nats_with(config, {"NATS_PASSWORD": password}, tmp_path) as port:
+        assert nats_login(port).startswith("refused: -ERR 'Authorization Violation'")
+        assert nats_login(port, user, "not-the-password").startswith("refused")
+        assert nats_login(port, user, secret) == "connected"
 
 
 def test_volumes_and_bind_mounts_exist() -> None:

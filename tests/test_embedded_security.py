@@ -8,9 +8,7 @@ superuser, and Tantivy files 0644 in 0755 folders. Each test here runs the real 
 
 from __future__ import annotations
 
-import json
 import os
-import socket
 import stat
 import subprocess
 import sys
@@ -27,6 +25,7 @@ from agent_memory_common.core.credentials import Credentials, load_credentials
 from agent_memory_common.db.postgres import prepare_database
 from agent_memory_embedded.servers import PostgresServer
 from tests.helpers import eventually, make_event
+from tests.nats_login import nats_login
 from tests.test_supervisor import Up, _stored
 
 pytestmark = pytest.mark.slow
@@ -53,23 +52,7 @@ def _port(up: Up, server: str) -> str:
 
 
 def _nats_login(up: Up, user: str = "", password: str = "") -> str:
-    """``connected``, or ``refused: <why>``: a raw client (the probe's ``nats pub``) speaking
-    the NATS protocol to the embedded nats-server, with ``user`` and ``password`` or none,
-    publishing to an event subject (a subject of no stream when it logs in)."""
-    subject = "probe.login" if user else "mem.events.default.probe"
-    login = {"user": user, "pass": password} if user else {}
-    hello = {"verbose": False, "pedantic": False, "protocol": 1, **login}
-    with socket.create_connection(("127.0.0.1", int(_port(up, "NATS"))), timeout=5) as sock:
-        sock.recv(4096)  # INFO
-        sock.sendall(f"CONNECT {json.dumps(hello)}\r\nPUB {subject} 2\r\nhi\r\nPING\r\n".encode())
-        answer = b""
-        while b"PONG" not in answer and b"-ERR" not in answer:
-            chunk = sock.recv(4096)
-            if not chunk:
-                break
-            answer += chunk
-    text = answer.decode(errors="replace")
-    return "connected" if "PONG" in text and "-ERR" not in text else f"refused: {text.strip()}"
+    return nats_login(int(_port(up, "NATS")), user, password)
 
 
 def _pg_login(up: Up, user: str, password: str | None, database: str = "agent_memory") -> str:

@@ -22,6 +22,7 @@ import pytest
 import yaml
 
 from agent_memory_common.core.catalog import SERVICES
+from tests.nats_login import nats_login, nats_with
 
 ROOT = Path(__file__).resolve().parent.parent
 OVERLAY = ROOT / "deploy/k8s/overlays/example"
@@ -148,7 +149,13 @@ def test_nats_is_a_three_node_jetstream_cluster(rendered: list[dict[str, Any]]) 
     assert all(f"nats-{i}.nats:6222" in conf for i in range(3))
     config = by_kind(rendered, "ConfigMap")["agent-memory-config"]["data"]
     assert config["AGENT_MEMORY_NATS_REPLICAS"] == "3"
-    assert all(f"nats-{i}.nats:4222" in config["AGENT_MEMORY_NATS_URL"] for i in range(3))
+    # the URLs carry the password: in the Secret, not the ConfigMap (issue 55, point 2)
+    assert "AGENT_MEMORY_NATS_URL" not in config
+    env = {e["name"]: e for e in nats["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env["NATS_PASSWORD"]["valueFrom"]["secretKeyRef"] == {
+        "name": "agent-memory-secrets",
+        "key": "NATS_PASSWORD",
+    }
     assert by_kind(rendered, "PodDisruptionBudget")["nats"]["spec"]["maxUnavailable"] == 1
 
 
@@ -161,3 +168,16 @@ def test_the_dashboard_keeps_a_browser_on_one_replica(rendered: list[dict[str, A
         assert service.get("sessionAffinity") == "ClientIP"
         timeout = service["sessionAffinityConfig"]["clientIP"]["timeoutSeconds"]
         assert timeout >= 8 * 3600  # the session's default lifetime
+
+
+def test_nats_lets_in_only_clients_with_the_password(
+    rendered: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    """Issue 55, point 2: a real nats-server with the authorization block of the rendered
+    nats.conf (its password from the Secret, as the StatefulSet passes it) refuses a raw
+    client without the password, and lets in the services' login."""
+    conf = by_kind(rendered, "ConfigMap")["nats-config"]["data"]["nats.conf"]
+    with nats_with(conf, {"NATS_PASSWORD": "from-the-secret"}, tmp_path) as port:
+        assert nats_login(port).startswith("refused: -ERR 'Authorization Violation'")
+        assert nats_login(port, "agent-memory", "guess").startswith("refused")
+        assert nats_login(port, "agent-memory", "from-the-secret") == "connected"

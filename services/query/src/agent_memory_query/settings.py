@@ -156,6 +156,15 @@ class ErasureOptions(BaseModel):
     republish_s: float = Field(
         default=30.0, gt=0, description="Publish a request again while a participant is silent."
     )
+    reclaim: Literal["off", "vacuum", "full"] = Field(
+        default="vacuum",
+        description="After a verified erasure, reclaim the deleted rows of the tables it deleted "
+        "from, then CHECKPOINT (best-effort). vacuum: plain VACUUM, no lock against reads and "
+        "writes, but a page's freed space keeps old bytes until new rows overwrite them. full: "
+        "VACUUM FULL, the tables rewritten and no byte of a deleted row left in their files, "
+        "each table locked against reads and writes while it is rewritten (docs/lifecycle.md, "
+        "what remains on disk after an erasure).",
+    )
 
 
 class QueryOptions(BaseModel):

@@ -7,6 +7,13 @@ ids and phrases (Postgres tables, both indexes, the streams again) and mark the 
 ``verified`` when nothing is found, or record what was still found (counts only) and look again
 next time. Every step is idempotent and reads its state from Postgres, so a kill -9 of this
 service (or of any participant) only delays the verdict.
+
+Before the verdict, the text index's files are rid of deleted documents (``expunge_deletes``:
+a delete only marks a document, its text stays in its segment until a merge), so ``verified``
+covers what lies in the index folder too. After it, Postgres is asked to reclaim the deleted
+rows (``VACUUM`` of the tables an erasure deletes from, then ``CHECKPOINT``), best-effort: what
+stays on disk, and how an operator clears it, is in docs/lifecycle.md ("What remains on disk
+after an erasure").
 """
 
 from __future__ import annotations
@@ -17,6 +24,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 import orjson
+import psycopg
+from psycopg import sql
 
 from agent_memory_common.bus.erasure import ErasureResult, participant_runner, register_participant
 from agent_memory_common.bus.publisher import Outgoing
@@ -27,13 +36,37 @@ from agent_memory_common.db.postgres import reading
 from agent_memory_query.context import QueryContext
 from agent_memory_query.erasures import store
 from agent_memory_query.erasures.streams import Target, purge
+from agent_memory_retrieval.adapters.factory import open_text_index
 from agent_memory_retrieval.docs import SearchFilter
-from agent_memory_retrieval.ports import IndexUnavailableError
+from agent_memory_retrieval.ports import IndexUnavailableError, TextIndex
 
 log = get_logger(__name__)
 PARTICIPANT = "query"
 TEXT_INDEXER = "bm25-indexer"
 SEARCH_LIMIT = 25
+# The tables an erasure deletes rows (and so erased text) from, vacuumed once it is verified;
+# erasure_needles last held the phrases. Tables a deployment lacks are left out.
+RECLAIMED_TABLES = (
+    "events",
+    "event_duplicates",
+    "segments",
+    "segment_versions",
+    "segment_outbox",
+    "toc_nodes",
+    "toc_node_versions",
+    "toc_grips",
+    "episodes",
+    "episode_actions",
+    "playbook_entries",
+    "playbook_submissions",
+    "memory_statements",
+    "memory_supersessions",
+    "topics",
+    "topic_segments",
+    "vector_docs",
+    "erasure_items",
+    "erasure_needles",
+)
 
 
 def request_message(row: dict[str, Any]) -> Outgoing:
@@ -63,13 +96,18 @@ class ErasureCoordinator:
     def __init__(self, ctx: QueryContext) -> None:
         self._ctx = ctx
         self._options = ctx.settings.query.erasure
+        self._text_writer: TextIndex | None = None  # opened at the first expunge
 
     async def run(self, stop: asyncio.Event) -> None:
         """The participant runner and the coordinator loop, until ``stop``."""
         ctx = self._ctx
         await register_participant(ctx.pool, PARTICIPANT)
         runner = participant_runner(ctx.link, ctx.pool, PARTICIPANT, erase_owned)
-        await asyncio.gather(runner.run(stop), self._loop(stop))
+        try:
+            await asyncio.gather(runner.run(stop), self._loop(stop))
+        finally:
+            if self._text_writer is not None:
+                await self._text_writer.close()
 
     async def _loop(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
@@ -105,8 +143,11 @@ class ErasureCoordinator:
                 )
             log.info("erasure.streams_purged", erasure_id=erasure_id, **streams)
         findings = await self.verify(row)
+        if not any(findings.values()):  # nothing live holds it: now the index's files
+            findings.update(await self.expunge_text(erasure_id))
+        verified = not any(findings.values())
         async with ctx.pool.connection() as conn, conn.transaction():
-            if any(findings.values()):
+            if not verified:
                 found = {k: v for k, v in findings.items() if v}
                 await store.mark(
                     conn, "mark_findings", erasure_id, findings=orjson.dumps(found).decode()
@@ -115,6 +156,80 @@ class ErasureCoordinator:
                 await store.mark(conn, "mark_verified", erasure_id)
                 await store.mark(conn, "drop_needles", erasure_id)
                 log.info("erasure.verified", erasure_id=erasure_id)
+        if verified and self._options.reclaim != "off":
+            await self.reclaim_postgres(erasure_id)
+
+    async def expunge_text(self, erasure_id: str) -> dict[str, int]:
+        """Rid the text index's files of deleted documents: the erased ones, and the older
+        copies of those an erasure rewrote or a summary replaced, whose text is erased text.
+        Through a writer of its own (Tantivy allows one at a time, taken per write, so it takes
+        turns with the bm25-indexer and the pruner). A failure is a finding: looked at again."""
+        async with self._ctx.pool.connection() as conn:
+            if TEXT_INDEXER not in await store.participants(conn):
+                return {}  # no bm25-indexer ever ran: no text index
+        try:
+            if self._text_writer is None:
+                self._text_writer = await open_text_index(self._ctx.settings, writer=True)
+            rewritten = await self._text_writer.expunge_deletes()
+        except (IndexUnavailableError, OSError) as exc:
+            log.warning("erasure.expunge_failed", erasure_id=erasure_id, error=str(exc))
+            return {"bm25_deleted_documents": 1}
+        log.info("erasure.index_expunged", erasure_id=erasure_id, rewritten=rewritten)
+        return {}
+
+    async def reclaim_postgres(self, erasure_id: str) -> None:
+        """``VACUUM`` the tables an erasure deletes from (their deleted rows stay in the pages
+        until then), then ``CHECKPOINT``, so that the pages are written to the data files now
+        and the WAL that holds the rows can be recycled sooner.
+
+        A plain ``VACUUM`` (``reclaim = "vacuum"``) frees the rows' space but does not zero it:
+        a page keeps their bytes in its free space until new rows are written there. ``"full"``
+        rewrites each table (``VACUUM FULL``): no byte of them is left, at the cost of locking
+        each table against reads and writes while it is copied.
+
+        Best-effort, after the verdict: a role that does not own a table has it skipped
+        (Postgres' warning is logged), one that is neither superuser nor ``pg_checkpoint``
+        (Postgres 15+) skips the checkpoint; autovacuum and the next timed checkpoint do the
+        same later (docs/lifecycle.md)."""
+        started = asyncio.get_running_loop().time()
+        notices: list[str] = []
+
+        def notice(diag: psycopg.errors.Diagnostic) -> None:
+            notices.append(str(diag.message_primary))
+
+        checkpoint = "done"
+        try:
+            async with self._ctx.pool.connection() as conn:
+                await conn.set_autocommit(True)  # VACUUM cannot run in a transaction
+                conn.add_notice_handler(notice)
+                try:
+                    cur = await conn.execute(
+                        "SELECT t FROM unnest(%s::text[]) AS t WHERE to_regclass(t) IS NOT NULL",
+                        (list(RECLAIMED_TABLES),),
+                    )
+                    present = [str(r[0]) for r in await cur.fetchall()]
+                    tables = sql.SQL(", ").join(sql.Identifier(t) for t in present)
+                    full = sql.SQL("(FULL) " if self._options.reclaim == "full" else "")
+                    await conn.execute(sql.SQL("VACUUM {}{}").format(full, tables))
+                    try:
+                        await conn.execute("CHECKPOINT")
+                    except psycopg.errors.InsufficientPrivilege:
+                        checkpoint = "skipped: needs superuser or the pg_checkpoint role"
+                finally:
+                    conn.remove_notice_handler(notice)
+                    await conn.set_autocommit(False)
+        except psycopg.Error as exc:
+            log.warning("erasure.reclaim_failed", erasure_id=erasure_id, error=str(exc))
+            return
+        log.info(
+            "erasure.postgres_reclaimed",
+            erasure_id=erasure_id,
+            mode=self._options.reclaim,
+            tables=len(present),
+            vacuum_skipped=[m for m in notices if "skipping" in m],
+            checkpoint=checkpoint,
+            seconds=round(asyncio.get_running_loop().time() - started, 2),
+        )
 
     async def _target(self, row: dict[str, Any]) -> Target:
         ctx = self._ctx
