@@ -449,7 +449,7 @@ def test_a_historical_session_closes_seconds_after_its_events_a_live_one_waits(
     now_ms = int(time.time() * 1000)
     old = [make_event(i, session="imported", event_id=f"old-{i}", ts=BASE_MS + i) for i in range(6)]
     live = [make_event(i, session="live", event_id=f"live-{i}", ts=now_ms + i) for i in range(3)]
-    with pipeline(nats_server, pg_dsn, tmp_path, **in_force) as stack:
+    with pipeline(nats_server, pg_dsn, tmp_path, segmenters=1, **in_force) as stack:
         post(stack, old[:3] + live)
         time.sleep(2)  # less than the quiet period: the import goes on, the tail stays open
         post(stack, old[3:])

@@ -17,7 +17,7 @@ from agent_memory_common.contracts.subjects import DLQ_WILDCARD, STREAM_DLQ, dlq
 from agent_memory_common.core.errors import TransientError
 from agent_memory_common.web.http import ApiError, error_responses
 from agent_memory_query.context import Ctx, Tenant
-from agent_memory_query.events.store import count_duplicates, count_events
+from agent_memory_query.events.store import count_duplicates, count_events, count_segments
 
 router = APIRouter(tags=["status"])
 _NATS_ERRORS = (TransientError, TimeoutError, nats.errors.Error, nats.js.errors.Error)
@@ -72,25 +72,31 @@ def _without_counts(consumer: dict[str, Any]) -> dict[str, Any]:
     "/v1/status",
     dependencies=[READ],
     response_model=Status,
-    summary="Per-consumer backlog, stored event count, and whether everything is drained",
+    summary="Per-consumer backlog, stored event and open segment counts, and whether "
+    "everything is drained",
     responses=error_responses(401, 503),
 )
 async def status(ctx: Ctx, tenant: Tenant) -> dict[str, Any]:
+    # Postgres first: a close announced between the two reads then shows as a pending message
+    # of the summarizer, never as neither (drained too early)
+    try:
+        async with ctx.pool.connection() as conn:
+            stored = await count_events(conn, tenant)
+            duplicates = await count_duplicates(conn, tenant)
+            segments_open, segments_closing = await count_segments(conn, tenant)
+    except psycopg.OperationalError as exc:
+        raise ApiError(
+            503, "unavailable", f"Postgres unavailable: {exc}", headers={"Retry-After": "2"}
+        ) from None
     try:
         consumers = await consumer_status(ctx)
     except _NATS_ERRORS as exc:
         raise ApiError(
             503, "unavailable", f"NATS unavailable: {exc}", headers={"Retry-After": "2"}
         ) from None
-    try:
-        async with ctx.pool.connection() as conn:
-            stored = await count_events(conn, tenant)
-            duplicates = await count_duplicates(conn, tenant)
-    except psycopg.OperationalError as exc:
-        raise ApiError(
-            503, "unavailable", f"Postgres unavailable: {exc}", headers={"Retry-After": "2"}
-        ) from None
-    drained = all(c["exists"] and c["caught_up"] for c in consumers)
+    # a closing segment is work still to come (its summary, its TOC node), announced by the
+    # segmenter later: until it is announced no consumer has anything pending for it
+    drained = segments_closing == 0 and all(c["exists"] and c["caught_up"] for c in consumers)
     if not ctx.auth.local_mode:
         # Another tenant's traffic shows in the shared counters: with tokens, only booleans.
         consumers = [_without_counts(c) for c in consumers]
@@ -98,6 +104,8 @@ async def status(ctx: Ctx, tenant: Tenant) -> dict[str, Any]:
         "consumers": consumers,
         "events_stored": stored,
         "duplicates_stored": duplicates,
+        "segments_open": segments_open,
+        "segments_closing": segments_closing,
         "drained": drained,
     }
 

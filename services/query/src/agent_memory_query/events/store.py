@@ -75,6 +75,14 @@ async def count_events(conn: AsyncConnection, tenant: str) -> int:
     return int(row[0]) if row else 0
 
 
+async def count_segments(conn: AsyncConnection, tenant: str) -> tuple[int, int]:
+    """(open segments, segments closing): the latter close without waiting for a new event
+    (a historical session's tail, or an idle close not yet confirmed published)."""
+    cur = await conn.execute(QUERIES["count_segments"], {"tenant": tenant})
+    row = await cur.fetchone()
+    return (int(row[0]), int(row[1])) if row else (0, 0)
+
+
 async def count_duplicates(conn: AsyncConnection, tenant: str) -> int:
     """Events stored but marked ``duplicate_of`` another (dedup at ingest)."""
     cur = await conn.execute(QUERIES["count_duplicates"], {"tenant": tenant})

@@ -11,3 +11,13 @@ SELECT count(*) FROM events WHERE tenant = %(tenant)s
 
 -- name: count_duplicates
 SELECT count(*) FROM event_duplicates WHERE tenant = %(tenant)s
+
+-- name: count_segments
+-- Open segments (partial index segments_open_updated) and, of them, those that close without
+-- waiting for a new event: historical tails (issue 53, point 3), and closed versions still in
+-- the segmenter's outbox (closed, not yet confirmed published).
+SELECT (SELECT count(*) FROM segments
+        WHERE status = 'open' AND tenant = %(tenant)s) AS open,
+       (SELECT count(*) FROM segments
+        WHERE status = 'open' AND historical AND tenant = %(tenant)s)
+     + (SELECT count(*) FROM segment_outbox WHERE tenant = %(tenant)s) AS closing
