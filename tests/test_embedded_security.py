@@ -136,13 +136,12 @@ def test_up_admits_only_the_generated_credentials_and_keeps_state_private(up: Up
     eventually(lambda: _stored(up.query, "e-000001"), what="event recorded")
     # the bm25-indexer has written Tantivy segment files (the probe found them 0644)
     eventually(lambda: list((up.home / "tantivy").rglob("*.store")), what="a Tantivy segment")
+    assert _probe(up) == SECURE
     creds_file = up.home / "credentials.json"
     assert stat.S_IMODE(creds_file.stat().st_mode) == 0o600
     creds = _credentials(up)
     for password in (creds.nats_password, creds.pg_password, creds.pg_superuser_password):
         assert password not in up.output()  # the banner hides them
-
-    assert _probe(up) == SECURE
 
     # every command finds the credentials through its settings, as the services do
     migrate = subprocess.run(
