@@ -795,21 +795,31 @@ def test_project_and_tenant_filters_never_leak(
     assert nothing["results"] == []
 
 
-def test_returned_items_are_counted_off_the_hot_path(search_stack: Stack) -> None:
+def test_opened_items_are_counted_off_the_hot_path_returned_ones_are_not(
+    search_stack: Stack,
+) -> None:
+    """Usage feedback counts what an agent used (issue 53, point 6): a search changes no
+    count, so the same search twice ranks alike; opening a result by id counts it."""
     answer = search(search_stack.query_url, query="pgvector nearest neighbour", limit=2)
     returned = ids(answer)
     assert returned
 
-    def counted() -> bool:
+    def counts() -> dict[str, int]:
         with psycopg.connect(search_stack.pg_dsn) as conn:
             rows = conn.execute(
                 "SELECT item_id, access_count FROM search_access WHERE tenant = 'acme'"
                 " AND item_id = ANY(%s)",
                 (returned,),
             ).fetchall()
-        return len(rows) == len(returned) and all(count >= 1 for _, count in rows)
+        return {str(item): int(count) for item, count in rows}
 
-    eventually(counted, timeout=10, what="access counts written")
+    time.sleep(1)  # flushed every 0.5 s: a count would be there by now
+    assert counts() == {}
+    opened = next(r for r in answer["results"] if r["type"] == "event")
+    event_id = opened["event_ids"][0]
+    r = httpx.get(f"{search_stack.query_url}/v1/events/{event_id}", headers=ACME)
+    assert r.status_code == 200, r.text
+    eventually(lambda: counts().get(opened["id"]) == 1, timeout=10, what="the use counted")
 
 
 @pytest.mark.parametrize(

@@ -16,10 +16,12 @@ from agent_memory_search.brainstem.ranking import (
     RankingPolicy,
     apply_policy,
     novelty_gate,
+    reweigh_all,
     salience_factor,
+    settle,
     speaker_named,
     staleness,
-    usage_penalty,
+    usage_factor,
     words_of,
 )
 from agent_memory_search.brainstem.tiers import QueryVector
@@ -237,24 +239,63 @@ def test_salience_factor_bounds() -> None:
     assert salience_factor(None, POLICY) == pytest.approx(0.55 + 0.45 * 0.5)
 
 
-def test_usage_penalty() -> None:
-    assert usage_penalty(0, 0.5) == 1.0
-    assert usage_penalty(2, 0.5) == pytest.approx(0.5)
-    assert usage_penalty(10, 0.0) == 1.0
-    assert usage_penalty(2, 0.5, floor=0.6) == pytest.approx(0.8)
-    assert usage_penalty(10**9, 0.02, floor=0.6) == pytest.approx(0.6, abs=1e-6)
+def test_usage_factor_rises_with_use_up_to_its_boost() -> None:
+    assert usage_factor(0, 0.5, 0.2) == 1.0
+    assert usage_factor(2, 0.5, 0.2) == pytest.approx(1.1)  # 1 + 0.2 * (1 - 1/2)
+    assert usage_factor(10, 0.0, 0.2) == 1.0
+    assert usage_factor(10**9, 0.5, 0.2) == pytest.approx(1.2, abs=1e-6)
 
 
-def test_a_memory_asked_about_in_every_session_is_demoted_never_buried() -> None:
-    """The answer to a question asked hundreds of times has been returned hundreds of times;
-    a weaker match returned once must not overtake it for that alone."""
-    answer = Candidate("answer", doc("answer"), fused=1.0)
-    weaker = Candidate("weaker", doc("weaker"), fused=0.59)
+def test_what_agents_used_rises_a_little_and_never_buries_a_better_match() -> None:
+    used = Candidate("used", doc("used"), fused=0.9)
+    better = Candidate("better", doc("better"), fused=1.0)
     ranked = apply_policy(
-        [answer, weaker], access_counts={"answer": 500}, now=NOW, policy=RankingPolicy()
+        [better, used], access_counts={"used": 3}, now=NOW, policy=RankingPolicy()
     )
-    assert [c.id for c in ranked] == ["answer", "weaker"]
-    assert ranked[0].factors["usage"] == pytest.approx(0.6, abs=0.04)
+    assert [c.id for c in ranked] == ["used", "better"]  # 0.9 * 1.12 > 1.0
+    assert ranked[0].factors["usage"] == pytest.approx(1.12)
+    far = Candidate("far", doc("far"), fused=0.5)
+    ranked = apply_policy(
+        [better, far], access_counts={"far": 10**6}, now=NOW, policy=RankingPolicy()
+    )
+    assert [c.id for c in ranked] == ["better", "far"]  # at most x1.2
+
+
+def test_ties_break_on_the_newer_moment_then_the_id_whatever_the_input_order() -> None:
+    cands = [
+        Candidate("b", doc("b", age_days=1), fused=0.5),
+        Candidate("a", doc("a", age_days=1), fused=0.5),
+        Candidate("n", doc("n", age_days=0.5), fused=0.5),
+    ]
+    for order in (cands, cands[::-1], cands[1:] + cands[:1]):
+        ranked = apply_policy(order, access_counts={}, now=NOW, policy=POLICY)
+        assert [c.id for c in ranked] == ["n", "a", "b"]
+        again = reweigh_all(list(reversed(ranked)), "none", lambda c: None)
+        assert [c.id for c in again] == ["n", "a", "b"]
+
+
+def test_settle_makes_the_scores_follow_the_order_without_changing_it() -> None:
+    placed = Candidate("placed", doc("placed"), fused=0.01, score=0.01)  # put first by a step
+    top = Candidate("top", doc("top"), fused=0.4, score=0.4)
+    low = Candidate("low", doc("low"), fused=0.3, score=0.3)
+    settled = settle([placed, top, low])
+    assert [c.id for c in settled] == ["placed", "top", "low"]
+    assert [c.score for c in settled] == [0.4, 0.4, 0.3]
+    assert settled[0].factors["placed"] == pytest.approx(40.0)
+    assert "placed" not in settled[1].factors
+
+
+def test_duplicate_grips_of_one_event_collapse() -> None:
+    def grip(i: str, events: tuple[str, ...], text: str) -> Candidate:
+        d = IndexDoc(**{**doc(i).__dict__, "type": "grip", "event_ids": events, "text": text})
+        return Candidate(i, d, fused=1.0)
+
+    first = grip("g1", ("e1",), "the cache keeps sessions for an hour")
+    again = grip("g2", ("e1",), "sessions expire from the cache after sixty minutes")
+    other = grip("g3", ("e2",), "payments retry three times")
+    kept, dropped = novelty_gate([first, again, other], 10, 0.8)
+    assert [c.id for c in kept] == ["g1", "g3"]
+    assert [c.id for c in dropped] == ["g2"]
 
 
 @pytest.mark.parametrize(
@@ -300,16 +341,6 @@ def test_an_old_observation_loses_to_a_fresh_one() -> None:
     new = Candidate("new", doc("new", age_days=1), fused=0.97)
     ranked = apply_policy([old, new], access_counts={}, now=NOW, policy=POLICY)
     assert [c.id for c in ranked] == ["new", "old"]
-
-
-def test_usage_penalty_demotes_items_returned_again_and_again() -> None:
-    hub = Candidate("hub", doc("hub"), fused=1.0)
-    other = Candidate("other", doc("other"), fused=0.9)
-    ranked = apply_policy(
-        [hub, other], access_counts={"hub": 50}, now=NOW, policy=RankingPolicy(usage_decay=0.02)
-    )
-    assert [c.id for c in ranked] == ["other", "hub"]
-    assert ranked[1].factors["usage"] == pytest.approx(0.8)  # 0.6 + 0.4 / 2
 
 
 def test_the_period_a_question_names_ranks_first() -> None:

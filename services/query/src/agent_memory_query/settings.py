@@ -26,16 +26,16 @@ class SearchOptions(BaseModel):
         "on LoCoMo and the coding benchmark is unchanged (docs/search.md).",
     )
     usage_decay: float = Field(
-        default=0.02,
-        ge=0,
-        description="Usage penalty: floor + (1 - floor) / (1 + decay * times returned).",
+        default=0.5,
+        ge=0.0,
+        description="Usage factor: 1 + boost * (1 - 1 / (1 + decay * times used)); a memory "
+        "is used when an agent opens it by id or pins it, never by being returned.",
     )
-    usage_floor: float = Field(
-        default=0.6,
-        ge=0,
-        le=1,
-        description="The lowest usage penalty: a memory returned again and again is demoted, "
-        "never buried (0: the penalty has no floor).",
+    usage_boost: float = Field(
+        default=0.2,
+        ge=0.0,
+        le=1.0,
+        description="The most the usage factor lifts a memory used again and again (1 + boost).",
     )
     stale_half_life_days: float = Field(
         default=30.0, gt=0, description="Age at which an observation's staleness is half-way."

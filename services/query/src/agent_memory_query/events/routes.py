@@ -14,6 +14,7 @@ from agent_memory_common.web.http import ApiError, error_responses
 from agent_memory_query.context import Caller, Ctx
 from agent_memory_query.events.schemas import Event, EventPage
 from agent_memory_query.events.store import EventFilter, get_event, list_events
+from agent_memory_query.search.usage import used_event
 from agent_memory_query.sharing.policy import read_bounds, visible
 from agent_memory_query.timeparam import parse_time_param
 
@@ -98,4 +99,5 @@ async def get_one_event(
             row = None  # outside the key's bounds: as if it did not exist
     if row is None:
         raise ApiError(404, "not_found", f"no event {event_id!r}", field="event_id")
+    used_event(ctx, caller.tenant, event_id)  # opened by id: used (the usage factor)
     return event_json(row)

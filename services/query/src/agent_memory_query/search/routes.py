@@ -72,6 +72,17 @@ def answer_json(outcome: SearchOutcome) -> dict[str, Any]:
     }
 
 
+def settle_scores(results: list[dict[str, Any]]) -> None:
+    """The answer's scores follow its order (``ranking.settle`` on the brainstem's part): a
+    result placed above one that scores more, as the topics ahead of an explore answer, shows
+    that score."""
+    below = float("-inf")
+    for result in reversed(results):
+        if result["score"] < below:
+            result["score"] = below
+        below = result["score"]
+
+
 async def run_search(ctx: Ctx, principal: Principal, body: SearchRequest) -> dict[str, Any]:
     """Search within what the caller's key and the projects' sharing strategies allow."""
     if ctx.search is None:
@@ -101,6 +112,7 @@ async def run_search(ctx: Ctx, principal: Principal, body: SearchRequest) -> dic
         timings = answer["explain"]["timings_ms"]
         timings["scope"] = scope_ms
         answer = await add_topic_tier(ctx, principal.tenant, scoped, answer, early)
+        settle_scores(answer["results"])  # topics lead an explore answer: scores follow too
     finally:
         if early is not None and not early.task.done():  # the search failed
             await early.cancel()

@@ -44,7 +44,7 @@ def engine_options(opts: SearchOptions) -> EngineOptions:
         vector_candidates=opts.vector_candidates,
         policy=RankingPolicy(
             usage_decay=opts.usage_decay,
-            usage_floor=opts.usage_floor,
+            usage_boost=opts.usage_boost,
             stale_half_life_days=opts.stale_half_life_days,
             stale_floor=opts.stale_floor,
             novelty_jaccard=opts.novelty_jaccard,
@@ -206,7 +206,6 @@ async def open_search(settings: Settings, pool: AsyncConnectionPool) -> SearchRu
         scan_search=scan,
         fresh_searches={"toc": fresh_toc, "scan": fresh_scan} if opts.fresh_rows > 0 else None,
         access_lookup=lookup,
-        access_record=access.record,
         supersession_lookup=links,
         period_browse=browse,
         follow_lookup=follow,

@@ -21,6 +21,7 @@ from agent_memory_common.core.logs import get_logger
 from agent_memory_common.web.http import ApiError, error_responses
 from agent_memory_query.context import Caller, Ctx
 from agent_memory_query.inputs import ID_PATTERN, ProjectParam
+from agent_memory_query.search.usage import used_grip, used_node
 from agent_memory_query.sharing.policy import scoped_project, visible
 from agent_memory_query.timeparam import parse_time_param
 from agent_memory_query.toc import store
@@ -93,7 +94,9 @@ async def toc_node(
     ] = None,
 ) -> dict[str, Any]:
     async with ctx.pool.connection() as conn:
-        return await _visible_node(conn, caller, node_id, version)
+        node = await _visible_node(conn, caller, node_id, version)
+    used_node(ctx, caller.tenant, node_id)  # opened by id: used (the usage factor)
+    return node
 
 
 async def _visible_node(
@@ -213,6 +216,7 @@ async def grip(
                 found = None  # outside the key's bounds: as if it did not exist
     if found is None:
         raise _not_found("grip", grip_id, "grip_id")
+    used_grip(ctx, caller.tenant, grip_id)  # opened by id: used (the usage factor)
     return found
 
 
@@ -264,6 +268,10 @@ async def _pin(ctx: Ctx, caller: Principal, memory_id: str, pinned: bool) -> dic
                 raise _not_found("memory (grip or node)", memory_id, "memory_id")
         answer, (node_id, version), _ = result
         answer["reindexed"] = await _republish(ctx, conn, tenant, node_id, version)
+    if pinned and answer["type"] == "grip":  # pinned: used (the usage factor)
+        used_grip(ctx, tenant, memory_id)  # a grip id starts with "grip:"
+    elif pinned:
+        used_node(ctx, tenant, node_id)
     return answer
 
 

@@ -62,7 +62,6 @@ from agent_memory_search.brainstem.own_words import (
 from agent_memory_search.brainstem.planner import TIERS, Plan, TierState, make_plan
 from agent_memory_search.brainstem.ports import (
     AccessLookup,
-    AccessRecord,
     EditLookup,
     FollowLookup,
     LastWorkedDay,
@@ -71,7 +70,7 @@ from agent_memory_search.brainstem.ports import (
     TierSearch,
 )
 from agent_memory_search.brainstem.query import SearchOutcome, SearchQuery, Understanding, scope
-from agent_memory_search.brainstem.ranking import apply_policy, novelty_gate, words_of
+from agent_memory_search.brainstem.ranking import apply_policy, novelty_gate, settle, words_of
 from agent_memory_search.brainstem.spread import spread
 from agent_memory_search.brainstem.supersede import Links, SupersessionLookup, attach
 from agent_memory_search.brainstem.tiers import (
@@ -143,7 +142,6 @@ class Brainstem:
         scan_search: TierSearch | None,
         fresh_searches: Mapping[str, TierSearch] | None = None,
         access_lookup: AccessLookup | None = None,
-        access_record: AccessRecord | None = None,
         options: EngineOptions | None = None,
         embedder_missing_reason: str = "embedder not loaded",
         supersession_lookup: SupersessionLookup | None = None,
@@ -164,7 +162,6 @@ class Brainstem:
         # may not hold yet, asked instead when BM25 answered (docs/search.md, step 5)
         self.fresh_searches = dict(fresh_searches or {})
         self.access_lookup = access_lookup
-        self.access_record = access_record
         self.options = options or EngineOptions()
         self.embedder_missing_reason = embedder_missing_reason
         self.supersession_lookup = supersession_lookup
@@ -588,11 +585,10 @@ class Brainstem:
             )
         ranked, moved = self._spread(plan, q, found, ranked)
         kept, dropped = novelty_gate(ranked, q.limit, self.options.policy.novelty_jaccard)
+        kept = settle(kept)  # the scores shown follow the order shown
         if no_match:
             kept = []
         timings["rank"] = elapsed_ms(t0)
-        if self.access_record is not None and kept:
-            self.access_record(q.tenant, [c.id for c in kept])
         timings["total"] = elapsed_ms(t_start)
         outcome = self._outcome(
             plan, understood, found, kept, len(dropped), moved, timings, match_score, no_match

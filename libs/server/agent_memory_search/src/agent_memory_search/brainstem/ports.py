@@ -14,7 +14,6 @@ from agent_memory_retrieval.docs import Hit, SearchFilter
 
 TierSearch = Callable[[str, SearchFilter, int], Awaitable[list[Hit]]]
 AccessLookup = Callable[[str, Sequence[str]], Awaitable[dict[str, int]]]
-AccessRecord = Callable[[str, Sequence[str]], None]
 # (tenant, project, since, until, limit, newest first) -> the period's TOC nodes, coarsest
 # level first, each level in time order or newest first (``search.period``)
 PeriodBrowse = Callable[[str, str | None, datetime, datetime, int, bool], Awaitable[list[Hit]]]

@@ -1,17 +1,14 @@
 """The ranking policy applied after fusion: what deserves to be remembered first.
 
-``score = fused * salience_factor * usage_penalty * staleness``
+``score = fused * salience_factor * usage * staleness``
 
 - salience factor ``0.55 + 0.45 * salience``: a salient moment (a decision, a constraint) beats
   chatter of equal relevance, but relevance still dominates (the factor never drops below 0.55).
-- usage penalty ``floor + (1 - floor) / (1 + decay * access_count)``: items returned again and
-  again are the hubs that match everything (greetings, boilerplate); a small decay lets other
-  memories surface. But the memory asked about in every session is returned again and again
-  too, so like staleness the penalty demotes and never buries: without ``usage_floor``,
-  asking each of the coding benchmark's questions a hundred times took found@1/5/10 from
-  0.79/0.91/0.93 to 0.40/0.53/0.69; with a floor of 0.6 they stay at 0.81/0.93/0.96 (the hubs
-  still sink to the floor). Exempting the evergreen kinds instead lets a constraint that
-  matches everything (a long grip) take the first place from a fix.
+- usage ``1 + boost * (1 - 1 / (1 + decay * times used))``: what agents *used* (opened by id,
+  pinned; ``search_access``) rises a little, up to ``1 + boost``. Being returned is not being
+  used and changes nothing, so two identical searches on an unchanged store rank alike (issue
+  53: each answer used to lower the factor of what it returned, the results just outside an
+  answer overtook those at its end, and near ties swapped between identical calls).
 - staleness, observations only: "the build is red" decays with age (half-life, with a floor so
   an old observation is demoted, never hidden); decisions, constraints, definitions,
   procedures and preferences state how things are until replaced, so they never go stale.
@@ -23,6 +20,10 @@
   person's own words, so a moment whose speaker (its title, ``metadata.speaker``) the query
   names weighs ``named_speaker``.
 - novelty gate: a near-duplicate of a better-ranked result adds nothing, so it is dropped.
+- ties break on the newer moment, then the id: the same candidates always rank alike.
+- the answer's order is its scores' order (``settle``): a step that places a result by
+  something else than its score (the period's overview first, the spread across sessions)
+  lifts that result's score to the one below it, under the factor ``placed``.
 """
 
 from __future__ import annotations
@@ -46,8 +47,8 @@ class RankingPolicy:
     salience_base: float = 0.55
     salience_weight: float = 0.45
     default_salience: float = 0.5
-    usage_decay: float = 0.02
-    usage_floor: float = 0.6
+    usage_decay: float = 0.5
+    usage_boost: float = 0.2
     stale_half_life_days: float = 30.0
     stale_floor: float = 0.6
     novelty_jaccard: float = 0.8
@@ -60,8 +61,9 @@ def salience_factor(salience: float | None, policy: RankingPolicy) -> float:
     return policy.salience_base + policy.salience_weight * min(max(s, 0.0), 1.0)
 
 
-def usage_penalty(access_count: int, decay: float, floor: float = 0.0) -> float:
-    return floor + (1.0 - floor) / (1.0 + decay * max(access_count, 0))
+def usage_factor(times_used: int, decay: float, boost: float) -> float:
+    """1 for what was never used, rising with each use towards ``1 + boost``."""
+    return 1.0 + boost * (1.0 - 1.0 / (1.0 + decay * max(times_used, 0)))
 
 
 def staleness(kind: str | None, ts: datetime | None, now: datetime, policy: RankingPolicy) -> float:
@@ -89,8 +91,8 @@ def apply_policy(
         kind, ts = getattr(doc, "kind", None), getattr(doc, "ts", None)
         factors = {
             "salience": salience_factor(getattr(doc, "salience", None), policy),
-            "usage": usage_penalty(
-                access_counts.get(cand.id, 0), policy.usage_decay, policy.usage_floor
+            "usage": usage_factor(
+                access_counts.get(cand.id, 0), policy.usage_decay, policy.usage_boost
             ),
             "staleness": staleness(kind, ts, now, policy),
         }
@@ -102,8 +104,27 @@ def apply_policy(
         cand.score = cand.fused
         for value in factors.values():
             cand.score *= value
-    out.sort(key=lambda c: (-c.score, -_ts_key(c), c.id))
+    out.sort(key=best_first)
     return out
+
+
+def best_first(cand: Candidate) -> tuple[float, float, str]:
+    """The sort key of a ranking: the score, then the newer moment, then the id."""
+    return (-cand.score, -_ts_key(cand), cand.id)
+
+
+def settle(ranked: list[Candidate]) -> list[Candidate]:
+    """Make the scores of a final order follow it: a result placed above one that scores more
+    (by a step that orders by something else than the score) takes that score, and the factor
+    ``placed`` says by how much it was lifted. The order itself is not changed."""
+    below = -math.inf
+    for cand in reversed(ranked):
+        if cand.score < below:
+            if cand.score > 0:  # (a score of 0 lifted has no finite factor: none is shown)
+                cand.factors["placed"] = below / cand.score
+            cand.score = below
+        below = cand.score
+    return ranked
 
 
 def reweigh(cand: Candidate, name: str, factor: float, *, keeps_true: bool) -> None:
@@ -131,7 +152,7 @@ def reweigh_all(
         weight = weigh(cand)
         if weight is not None:
             reweigh(cand, name, weight[0], keeps_true=weight[1])
-    out.sort(key=lambda c: -c.score)
+    out.sort(key=best_first)
     return out
 
 
