@@ -24,6 +24,7 @@ from typing import Any, BinaryIO
 import httpx
 import psycopg
 
+from agent_memory_common.core.credentials import load_credentials
 from agent_memory_embedded import free_port
 from tests.bench.report import http_ok
 
@@ -105,6 +106,11 @@ class Product:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"agent-memory up exited; see {self.workdir}")
             if http_ok(self.gateway_url + "/readyz", 2) and http_ok(self.query_url + "/readyz", 2):
+                # as the services connect: with the credentials up generated in the home
+                creds = load_credentials(self.workdir / "home")
+                if creds is not None:
+                    login = f"{creds.pg_user}:{creds.pg_password}"
+                    self.pg_dsn = f"postgresql://{login}@127.0.0.1:{ports['pg']}/agent_memory"
                 return
             time.sleep(0.5)
         raise RuntimeError(f"the stack did not become ready; see {self.workdir}")
