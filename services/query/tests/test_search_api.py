@@ -872,7 +872,7 @@ def test_get_bad_input_names_the_parameter(search_stack: Stack) -> None:
 def degraded_query(search_stack: Stack, tmp_path: Path) -> Iterator[Any]:
     """Start another query service on the same data with some engines unreachable."""
     started: list[ManagedProcess] = []
-    # the tests above returned these items many times; the usage penalty is theirs, not what a
+    # a test above opened one of these items (a use); the usage factor is theirs, not what a
     # fallback is judged on (the fused ranks of the two close items differ by a few percent)
     time.sleep(1)  # the main query service's last counts are flushed (every 0.5 s)
     with psycopg.connect(search_stack.pg_dsn) as conn:

@@ -70,7 +70,7 @@ async def test_a_lookup_that_is_away_is_a_note_and_the_answer_stands() -> None:
 
     outcome = await _brainstem(access_lookup=counts).search(QUERY)
     assert [c.id for c in outcome.results] == ["e1"]
-    note = "access counts unavailable (IndexUnavailableError): no usage penalty"
+    note = "access counts unavailable (IndexUnavailableError): no usage factor"
     assert note in outcome.explain["fallbacks"]
 
 

@@ -1,5 +1,5 @@
 """Postgres side of search: the raw event scan (last tier of the fallback chain) and the access
-counts behind the usage penalty. Static SQL is in ``sql/search.sql``; the scan is composed with
+counts behind the usage factor. Static SQL is in ``sql/search.sql``; the scan is composed with
 ``psycopg.sql`` because its filters are optional.
 """
 
@@ -152,9 +152,10 @@ async def roles_of(conn: AsyncConnection, tenant: str, ids: Sequence[str]) -> di
 
 
 class AccessRecorder:
-    """Counts returned items in memory and adds them to ``search_access`` in the background.
+    """Counts used items (opened by id, pinned: ``agent_memory_query.search.usage``; never a
+    search's results) in memory and adds them to ``search_access`` in the background.
 
-    A search never waits for this write: it only appends to a counter. A flush every
+    A request never waits for this write: it only appends to a counter. A flush every
     ``interval_s`` turns the counter into one batched upsert; if Postgres is away the counts
     are kept (up to ``max_pending`` items) and retried, and beyond that the usage history is
     the part we give up, never the search.

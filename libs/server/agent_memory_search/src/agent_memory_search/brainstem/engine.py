@@ -120,7 +120,7 @@ class _Found:
 class _Refinements:
     """What is read about the candidates to rank them (each empty when its lookup failed)."""
 
-    counts: dict[str, int]  # how often each was returned before (the usage penalty)
+    counts: dict[str, int]  # how often agents used each (the usage factor)
     links: Links | None  # the supersession links of their events
     roles: dict[str, str]  # who said their events (asked what the user said)
 
@@ -883,7 +883,7 @@ class Brainstem:
         try:
             return await self.access_lookup(tenant, [c.id for c in cands])
         except SURVIVABLE as exc:  # usage history is a refinement, not a requirement
-            notes.append(f"access counts unavailable ({type(exc).__name__}): no usage penalty")
+            notes.append(f"access counts unavailable ({type(exc).__name__}): no usage factor")
             return {}
 
     async def _roles(
