@@ -17,8 +17,8 @@ as many cited by the nodes' bullets), and scored without any index:
 
 The two lists are fused by reciprocal rank, as the tiers are (``fusion.rrf``); a candidate
 neither list vouches for (no word of the query, a cosine below ``min_similarity``) is left out.
-The best ``keep`` (``DescentOptions``) join the answer's candidates at the strength of the node they were
-found under (``fused`` = the node's, times ``(k + 1) / (k + rank)`` and ``lead``): just
+The best ``keep`` (``DescentOptions``) join the answer's candidates at the strength of the node
+they were found under (``fused`` = the node's, times ``(k + 1) / (k + rank)`` and ``lead``): just
 above it when they are the best of the descent, below it further down; the ranking policy
 then weighs them as every other candidate. The whole step has a time budget
 (``budget_ms``): over it, or when Postgres fails, the answer is the tiers' and explain
@@ -44,7 +44,7 @@ from agent_memory_retrieval.docs import Hit, SearchFilter
 from agent_memory_retrieval.ports import Embedder, TextIndex, VectorIndex
 from agent_memory_search.brainstem.failures import SURVIVABLE
 from agent_memory_search.brainstem.fusion import Candidate, rrf
-from agent_memory_search.brainstem.lexical import _WORD, FUNCTION_WORDS, stem
+from agent_memory_search.brainstem.lexical import _WORD, FUNCTION_WORDS, coverage, stem
 
 if TYPE_CHECKING:  # tiers imports the options, which import these
     from agent_memory_search.brainstem.tiers import QueryVector
@@ -94,6 +94,7 @@ class Descent:
     note: str = ""
     ms: float = 0.0
     best_cosine: float | None = None  # of the events returned
+    best_words: float = 0.0  # the largest share of the query's content words one holds
 
     def explain(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -273,6 +274,9 @@ async def descend(
         if i in cosines:
             cand.scores["descent_cosine"] = round(cosines[i], 4)
             done.best_cosine = max(done.best_cosine or -1.0, cosines[i])
+        share = coverage(text, [hit])
+        if share is not None:
+            done.best_words = max(done.best_words, share)
         added.append(cand)
         done.returned.append(
             {
@@ -296,8 +300,8 @@ class Descender:
 
     ``run`` first asks whether the scope has any pruned entry (a yes is kept ``PRUNED_TTL_S``,
     a no asked again at the next search: the first run of the pruner counts at once): where
-    the pruner never removed anything the step costs that one indexed read. Otherwise it asks BM25 and
-    the vector index (with the query's vector, already being embedded for the vector tier)
+    the pruner never removed anything the step costs that one indexed read. Otherwise it asks
+    BM25 and the vector index (with the query's vector, already being embedded for the vector tier)
     for the best summaries still indexed, and opens them with those of the answer
     (``descend``)."""
 

@@ -557,10 +557,13 @@ class Brainstem:
             head = await self._follow_arcs(flt, head, notes, edits="edit" in asked.artifacts)
             timings["arcs"] = elapsed_ms(t0)
         head, descent = await self._descend(q, plan, understood, found, head, notes, timings)
-        if no_match and descent is not None and descent.best_cosine is not None:
-            no_match = descent.best_cosine < self.options.no_match_below
-            if not no_match:
-                notes.append("no_match lifted: an event under a summary is close enough")
+        if no_match and descent is not None and descent.returned:
+            # the vector index no longer holds the detail: an event under a summary that is
+            # close enough, or holds enough of the query's words (``_answers``), is evidence
+            close = (descent.best_cosine or -1.0) >= self.options.no_match_below
+            if close or descent.best_words >= self.options.weak_words_below:
+                no_match = False
+                notes.append("no_match lifted: an event under a summary answers the query")
         t0 = time.perf_counter()
         extra = self._beyond(found, head, depth)
         refinements = await self._refinements(q.tenant, head + extra, asked, notes)
