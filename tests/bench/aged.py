@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import statistics
 import subprocess
@@ -30,6 +31,7 @@ from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
+import httpx
 import psycopg
 
 from tests.bench.stack import REPO, Product
@@ -80,6 +82,20 @@ def age(product: Product, days: int = DEFAULT_DAYS) -> dict[str, Any]:
 
 
 NO_DESCENT = {"AGENT_MEMORY_QUERY__SEARCH__DESCENT_TOP": "0"}
+
+
+def wait_for_vectors(url: str, timeout: float = 600) -> None:
+    """Until the query service at ``url`` has loaded its model (it loads after /readyz): a
+    second query service asked before would answer without its vector tier."""
+    deadline = time.monotonic() + timeout
+    body = {"query": "warm up", "tiers": ["vector"], "project_id": "no-such-project"}
+    while time.monotonic() < deadline:
+        with contextlib.suppress(httpx.HTTPError, KeyError, ValueError):
+            r = httpx.post(f"{url}/v1/search", json=body, timeout=30)
+            if r.json()["explain"]["tiers"]["vector"]["status"] == "used":
+                return
+        time.sleep(1)
+    raise RuntimeError(f"{url} never loaded its embedding model")
 
 
 def clear_usage(product: Product) -> None:

@@ -60,6 +60,7 @@ from tests.bench.aged import (
     both_rows,
     clear_usage,
     describe,
+    wait_for_vectors,
 )
 from tests.bench.coding.generate import build, files, is_prose, load_corpus, load_kinds
 from tests.bench.coding.kinds import GOLD_KINDS
@@ -692,6 +693,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.aged_baseline:
                 clear_usage(product)
                 with product.second_query_service(NO_DESCENT) as url:
+                    wait_for_vectors(url)
                     aged_off = ask(url, questions, args.limit, said)
             if args.aged_only:
                 answers = aged

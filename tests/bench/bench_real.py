@@ -49,6 +49,7 @@ from tests.bench.aged import (
     both_rows,
     clear_usage,
     describe,
+    wait_for_vectors,
 )
 from tests.bench.bench_coding import (
     Answers,
@@ -235,6 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if label == "aged, no descent":
                     clear_usage(product)
                     url = on.enter_context(product.second_query_service(NO_DESCENT))
+                    wait_for_vectors(url)
                 answers = ask(url, questions, args.limit, said)
                 negatives = [
                     ask_negatives(url, [q for p, q in UNANSWERABLE if p == project], [project])
