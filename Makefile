@@ -43,9 +43,15 @@ install: $(VENV)/.synced ## create .venv with every package (uv workspace, one l
 run: install ## start NATS, Postgres and every service; Ctrl-C stops
 	$(BIN)/agent-memory up
 
+# The suite runs on $(TEST_WORKERS) pytest-xdist workers, a module per worker at a time (its
+# shared stack started once), the slow modules first; then the tests marked `serial` alone
+# (default ports, wall-clock budgets). Why and how: tests/scheduling.py.
 # --durations=20: the 20 slowest tests printed at the end, so a test that grows is seen at once.
+TEST_WORKERS ?= 3
+PARALLEL := -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 test: install check k8s-tools browser node ## lint, type-check, then the whole test suite on real servers
-	$(BIN)/pytest --durations=20
+	$(BIN)/pytest $(PARALLEL) -m "not serial" --durations=20
+	$(BIN)/pytest -m serial --durations=5
 
 # The dashboard's browser tests drive Debian's chromium through its chromedriver (Selenium is
 # given both paths, so it never downloads a browser). Installed here when missing: as root
@@ -72,7 +78,8 @@ screenshots: install browser ## PNGs of every dashboard page, on a real stack (S
 	AGENT_MEMORY_SCREENSHOTS=$(abspath $(SCREENSHOTS)) $(BIN)/pytest tests/browser -q -k screenshots
 
 test-fast: install k8s-tools node ## the test suite without the slow crash/restart tests
-	$(BIN)/pytest -m "not slow" --durations=20
+	$(BIN)/pytest $(PARALLEL) -m "not slow and not serial" --durations=20
+	$(BIN)/pytest -m "serial and not slow" --durations=5
 
 check: lint typecheck ## ruff lint and format check, import contracts, mypy
 

@@ -222,6 +222,7 @@ def test_second_up_on_same_home_is_refused(up: Up) -> None:
 DEFAULT_PORTS = {"gateway": 8700, "query": 8701, "dashboard": 8702, "pruner": 8704}
 
 
+@pytest.mark.serial  # binds the default ports every other test's CLI would find
 def test_up_with_service_settings_but_not_their_ports(up: Up) -> None:
     """Issue #58: ``AGENT_MEMORY_PRUNER__FIRST_RUN_AFTER_S=86400 make run`` refused to start
     (``AGENT_MEMORY_PRUNER__PORT: Field required``), and so did any setting of an HTTP service

@@ -22,6 +22,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from agent_memory_embedded.servers import free_port
 from agent_memory_hooks.spool import Spool
 from tests.stack import Stack
@@ -109,6 +111,7 @@ def _report(label: str, wall: list[float], cpu: float) -> str:
     )
 
 
+@pytest.mark.serial  # a wall-clock budget: measured alone (tests/scheduling.py)
 def test_hook_is_fast_with_the_gateway_up(
     shared_stack: Stack, hook_env: Callable[..., dict[str, str]], tmp_path: Path
 ) -> None:
@@ -129,6 +132,7 @@ def test_hook_is_fast_with_the_gateway_up(
     wait_for_events(shared_stack.query_url, "speed-up", 2 * RUNS)
 
 
+@pytest.mark.serial  # a wall-clock budget: measured alone (tests/scheduling.py)
 def test_hook_is_fast_with_the_gateway_down(
     hook_env: Callable[..., dict[str, str]], tmp_path: Path
 ) -> None:
