@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import functools
 import random
+import re
+import subprocess
+import sys
 import time
 from datetime import datetime
 from pathlib import Path
@@ -27,8 +30,14 @@ from agent_memory_common.core.catalog import CONSUMERS
 from agent_memory_embedded.servers import NatsServer
 from agent_memory_segmenter.settings import SegmenterOptions
 from tests.helpers import eventually, make_event
-from tests.stack import LEAN, make_stack
+from tests.stack import LEAN, Stack, make_stack
 
+AGENT_MEMORY = str(Path(sys.executable).parent / "agent-memory")
+CLAUDE_PROJECTS = (
+    Path(__file__).parents[1]
+    / "libs/agents/agent_memory_hooks/tests/fixtures/hooks/claude-code/projects"
+)
+CLAUDE_SESSION = "5d0c7a3e-9b1f-4e2a-8c6d-2f4e6a8b0c1d"  # of 2026-02-03
 PROJECT = "imported"
 SESSIONS = tuple(f"hist-{n}" for n in range(3))
 PER_SESSION = 40
@@ -142,6 +151,18 @@ def last_event_vector(dsn: str) -> datetime:
     return row[0]  # type: ignore[no-any-return]
 
 
+def agent_memory(stack: Stack, *args: str) -> str:
+    proc = subprocess.run(
+        [AGENT_MEMORY, *args, *(["--quiet"] if args[0] == "import" else [])],
+        env=stack.env,
+        capture_output=True,
+        text=True,
+        timeout=400,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
+
+
 def _ok(url: str) -> bool:
     try:
         return httpx.get(url, timeout=2).status_code == 200
@@ -221,5 +242,22 @@ def test_an_imported_backlog_is_in_the_toc_within_seconds_and_drained_waits_for_
                 "SELECT status, historical FROM segments WHERE session_id = 'live'"
             ).fetchone()
         assert row == ("open", False)
+
+        # the command: an import of a Claude Code session of months ago, waiting for the
+        # phases; the status shows them too
+        out = agent_memory(stack, "import", "claude-code", str(CLAUDE_PROJECTS), "--wait", "300")
+        assert "waiting for the pipeline" in out and "done: the imported sessions" in out, out
+        assert re.search(r"segments +working +\d+ open, [1-9]\d* closing", out), out
+        with psycopg.connect(stack.pg_dsn) as conn:
+            states = conn.execute(
+                "SELECT DISTINCT s.status, n.node_id IS NOT NULL FROM segments s "
+                "LEFT JOIN toc_nodes n ON n.node_id = 'segment:' || s.segment_id "
+                "WHERE s.session_id = %s",
+                (CLAUDE_SESSION,),
+            ).fetchall()
+        assert states == [("closed", True)], states
+        out = agent_memory(stack, "status")
+        assert "drained: True" in out and "phases:" in out, out
+        assert re.search(r"segments +done +1 open, 0 closing", out), out
     finally:
         stack.stop()

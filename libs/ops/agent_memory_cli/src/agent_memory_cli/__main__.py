@@ -57,10 +57,16 @@ def _cmd_status(settings: Settings, args: argparse.Namespace) -> int:
     except CommandFailed as exc:
         print(f"agent-memory: {exc}")
         return exc.code
+    from agent_memory_cli.phases import phase_lines
+
     print(
         f"events stored: {data['events_stored']}   "
         f"duplicates: {data.get('duplicates_stored', 0)}   drained: {data['drained']}"
     )
+    print("phases:")
+    for line in phase_lines(data):
+        print(line)
+    print("consumers:")
     for c in data["consumers"]:
         if not c.get("exists"):
             print(f"  {c['name']:<12} (not created yet)")

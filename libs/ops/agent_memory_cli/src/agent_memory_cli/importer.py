@@ -204,6 +204,29 @@ def _run(settings: Settings, args: argparse.Namespace) -> int:
     )
     for problem in report.skipped_files:
         print(f"  skipped {problem}")
+    if args.wait is not None and not args.dry_run and report.events:
+        return _wait(settings, args)
+    return 0
+
+
+def _wait(settings: Settings, args: argparse.Namespace) -> int:
+    """Follow the phases until the status is drained: the imported sessions are then in the
+    TOC and the indexes (a historical session's last segment closes seconds after its events)."""
+    from agent_memory_cli.api import CommandFailed, run_with_client
+    from agent_memory_cli.phases import wait_drained
+
+    print(f"waiting for the pipeline (at most {args.wait:.0f} s):")
+    try:
+        drained = run_with_client(
+            settings, args.token, lambda c: wait_drained(c, within_s=args.wait), timeout=30
+        )
+    except CommandFailed as exc:
+        print(f"agent-memory: {exc}")
+        return exc.code
+    if not drained:
+        print(f"agent-memory: not drained after {args.wait:.0f} s (agent-memory status)")
+        return REFUSED
+    print("done: the imported sessions are in the TOC and the indexes")
     return 0
 
 
@@ -223,5 +246,14 @@ def register(sub: Any) -> None:
     parser.add_argument("--batch", type=int, default=BATCH, help="events per request (200)")
     parser.add_argument("--dry-run", action="store_true", help="read and count, post nothing")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--wait",
+        nargs="?",
+        type=float,
+        const=3600.0,
+        metavar="SECONDS",
+        help="then follow the pipeline's phases (segments, summaries, vectors) until drained, "
+        "at most SECONDS (3600)",
+    )
     parser.add_argument("--token", help="bearer token (default: AGENT_MEMORY_TOKEN)")
     parser.set_defaults(run=_run)
