@@ -25,6 +25,10 @@ from agent_memory_retrieval.docs import Hit, SearchFilter
 from agent_memory_retrieval.indexing.sources import event_doc
 from agent_memory_search.store import scan_terms
 
+# The words matched of each event: its beginning (a tool's output can run to many kilobytes,
+# and tokenizing all of it for every event of a month is most of the statement's time).
+MATCH_CHARS = 2000
+
 # The opened spans: each node's bucket (a segment: its session, first to last event inclusive),
 # then the period asked about (no node).
 _OPENED = sql.SQL(
@@ -84,6 +88,7 @@ async def pruned_events(
         "until": period[1] if period else None,
         "cited": list(cited),
         "limit": limit,
+        "chars": MATCH_CHARS,
     }
     inner = [
         sql.SQL("e.tenant = %(tenant)s"),
@@ -116,9 +121,10 @@ async def pruned_events(
         params["tsq"] = " | ".join(terms)
         parts.append(
             sql.SQL(
-                "(SELECT u.*, ts_rank_cd(to_tsvector('english', u.text), q)::float8 AS rank"
-                " FROM under u, to_tsquery('english', %(tsq)s) AS q"
-                " WHERE to_tsvector('english', u.text) @@ q"
+                "(SELECT u.*, ts_rank_cd(w.v, q)::float8 AS rank"
+                " FROM under u, to_tsquery('english', %(tsq)s) AS q,"
+                " LATERAL (SELECT to_tsvector('english', left(u.text, %(chars)s)) AS v) w"
+                " WHERE w.v @@ q"
                 " ORDER BY rank DESC, u.pos, u.ts LIMIT %(limit)s)"
             )
         )
