@@ -20,9 +20,20 @@ Two things make that work:
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 SLOW = "slow"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """An xdist worker runs with ``COLUMNS=80`` and ``LINES=24`` set by execnet; a CLI a test
+    runs would then wrap its output at 79 columns where a serial run gets the 100-column
+    fallback (no terminal). Each test should see the same environment either way."""
+    if hasattr(config, "workerinput"):
+        os.environ.pop("COLUMNS", None)
+        os.environ.pop("LINES", None)
 
 
 def module_of(item: pytest.Item) -> str:
