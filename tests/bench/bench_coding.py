@@ -271,6 +271,7 @@ class Answers:
     descent_events: Counter[str] = field(default_factory=Counter)
     descent_ms: list[float] = field(default_factory=list)
     descent_skipped: int = 0
+    descent_steps: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
 
     def descent_line(self) -> str:
         if not self.descent_ms and not self.descent_skipped:
@@ -280,7 +281,8 @@ class Answers:
         return (
             f"descent: ran {len(ms)} times (p95 {p95:.0f} ms), skipped {self.descent_skipped};"
             f" events returned by level opened {dict(self.descent_events)}, of them gold"
-            f" {dict(self.descent_gold)}"
+            f" {dict(self.descent_gold)}; p50 ms by step "
+            + str({k: round(statistics.median(v)) for k, v in self.descent_steps.items()})
         )
 
 
@@ -400,6 +402,8 @@ def count_descent(out: Answers, answer: dict[str, Any], gold: Sequence[str]) -> 
     if not descent:
         return
     out.descent_ms.append(float(descent.get("ms", 0.0)))
+    for step, ms in descent.get("steps_ms", {}).items():
+        out.descent_steps[step].append(float(ms))
     levels = {o["id"]: o["level"] for o in descent.get("opened", [])}
     wanted = set(gold)
     for item in descent.get("returned", []):

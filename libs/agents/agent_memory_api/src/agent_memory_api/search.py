@@ -142,6 +142,7 @@ class DescentExplain(TypedDict):
     embedded: int
     returned: list[DescentReturned]
     ms: float
+    steps_ms: dict[str, float]  # where the time went: summaries, lookup, embed
     note: NotRequired[str]
     best_cosine: NotRequired[float]
 

@@ -95,6 +95,7 @@ class Descent:
     ms: float = 0.0
     best_cosine: float | None = None  # of the events returned
     best_words: float = 0.0  # the largest share of the query's content words one holds
+    steps_ms: dict[str, float] = field(default_factory=dict)  # summaries, lookup, embed
 
     def explain(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -105,6 +106,7 @@ class Descent:
             "embedded": self.embedded,
             "returned": self.returned,
             "ms": self.ms,
+            "steps_ms": self.steps_ms,
         }
         if self.note:
             out["note"] = self.note
@@ -215,9 +217,11 @@ async def descend(
     left_ms = int((deadline - time.perf_counter()) * 1000)
     if left_ms <= 0:
         raise TimeoutError
+    t0 = time.perf_counter()
     found = await asyncio.wait_for(
         lookup(flt, node_ids, period, cited, text, options.events, left_ms), left_ms / 1000
     )
+    done.steps_ms["lookup"] = round((time.perf_counter() - t0) * 1000, 2)
     present = {c.id for c in head}
     found = [(node, hit) for node, hit in found if hit.id not in present]
     done.read = len(found)
@@ -242,6 +246,7 @@ async def descend(
         if pick and left > 0:
             loop = asyncio.get_running_loop()
             batch = [texts[i][:EMBED_CHARS] for i in pick]
+            t0 = time.perf_counter()
             try:
                 qv, vectors = await asyncio.wait_for(
                     asyncio.gather(
@@ -254,6 +259,7 @@ async def descend(
             else:
                 cosines = {i: cosine(qv, v) for i, v in zip(pick, vectors, strict=True)}
                 done.embedded = len(pick)
+                done.steps_ms["embed"] = round((time.perf_counter() - t0) * 1000, 2)
     by_meaning = [
         i for i in sorted(cosines, key=lambda i: -cosines[i]) if cosines[i] >= min_similarity
     ]
@@ -372,10 +378,12 @@ class Descender:
         started = time.perf_counter()
         if not await self.has_pruned(flt.tenant, flt.project_id):
             return head, None
+        t0 = time.perf_counter()
         summaries = await self.summaries(
             text, searched, text_index, vector_index, query_vector, weights, rrf_k
         )
-        return await descend(
+        asked_ms = round((time.perf_counter() - t0) * 1000, 2)
+        head, done = await descend(
             lookup=self.lookup,
             embedder=embedder,
             query_vector=query_vector,
@@ -389,3 +397,5 @@ class Descender:
             min_similarity=min_similarity,
             started=started,
         )
+        done.steps_ms = {"summaries": asked_ms, **done.steps_ms}
+        return head, done
