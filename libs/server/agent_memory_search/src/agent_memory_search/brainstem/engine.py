@@ -630,7 +630,9 @@ class Brainstem:
             if asked is not None and asked.since is not None and asked.until is not None
             else None
         )
-        budget = descender.options.budget_ms / 1000
+        # the step keeps to its budget itself (the embeddings are left out when they would
+        # not fit); this is the hard stop, for a lookup that does not return in time
+        budget = descender.options.budget_ms / 1000 * 1.5
         try:
             head, done = await asyncio.wait_for(
                 descender.run(
