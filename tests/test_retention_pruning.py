@@ -67,7 +67,12 @@ def _event(event_id: str, session: str, ts: int, text: str, project: str = "ret"
     }
 
 
-def _search(stack: Stack, query: str, tiers: list[str]) -> dict[str, Any]:
+def _search(
+    stack: Stack, query: str, tiers: list[str], session_id: str | None = None
+) -> dict[str, Any]:
+    """``session_id``: the old session's day holds only its one segment, so their texts are
+    near-duplicates and the novelty gate keeps whichever ranks first (the day, which the matrix
+    keeps); within the session, where a day spanning sessions is not, the segment is shown."""
     r = httpx.post(
         f"{stack.query_url}/v1/search",
         # explore: TOC nodes are among the wanted types (a question wants events and grips)
@@ -77,6 +82,7 @@ def _search(stack: Stack, query: str, tiers: list[str]) -> dict[str, Any]:
             "tiers": tiers,
             "limit": 50,
             "intent": "explore",
+            **({"session_id": session_id} if session_id else {}),
         },
         timeout=30,
     )
@@ -182,7 +188,9 @@ def test_pruning_forgets_old_detail_in_the_indexes_only(
         def vector_finds_segment() -> bool:
             ids = {
                 h["id"]
-                for h in _search(stack, "flamingo cache version stamp", ["vector"])["results"]
+                for h in _search(stack, "flamingo cache version stamp", ["vector"], "s-old")[
+                    "results"
+                ]
             }
             return seg_doc in ids
 
@@ -246,7 +254,7 @@ def test_pruning_forgets_old_detail_in_the_indexes_only(
             noted = {n["id"] for n in answer["explain"].get("retention", [])}
             assert not noted & durable, answer["explain"]["retention"]
         for tier, query in (("vector", "flamingo cache version stamp"), ("bm25", "flamingo")):
-            ids = {h["id"] for h in _search(stack, query, [tier])["results"]}
+            ids = {h["id"] for h in _search(stack, query, [tier], "s-old")["results"]}
             assert not ids & wanted, (tier, ids)
         # ... the recent session keeps its entries and is still found
         assert recent <= _vector_ids(stack.pg_dsn)
