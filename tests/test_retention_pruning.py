@@ -196,7 +196,10 @@ def test_pruning_forgets_old_detail_in_the_indexes_only(
 
         eventually(vector_finds_segment, timeout=300, what="vector search finds the old segment")
         eventually(
-            lambda: seg_doc in {h["id"] for h in _search(stack, "flamingo", ["bm25"])["results"]},
+            lambda: (
+                seg_doc
+                in {h["id"] for h in _search(stack, "flamingo", ["bm25"], "s-old")["results"]}
+            ),
             timeout=120,
             what="bm25 finds the old segment",
         )
@@ -290,7 +293,7 @@ def test_pruning_forgets_old_detail_in_the_indexes_only(
         rebuilt = _cli(stack, "rebuild-index", "--quiet")
         assert "left out by retention" in rebuilt.stdout
         assert not wanted & _vector_ids(stack.pg_dsn)
-        ids = {h["id"] for h in _search(stack, "flamingo", ["bm25"])["results"]}
+        ids = {h["id"] for h in _search(stack, "flamingo", ["bm25"], "s-old")["results"]}
         assert not ids & wanted
         assert "event:default:new-0" in _vector_ids(stack.pg_dsn)
         assert durable <= _vector_ids(stack.pg_dsn)  # and a rebuild keeps them
@@ -303,7 +306,7 @@ def test_pruning_forgets_old_detail_in_the_indexes_only(
         rebuilt = _cli(stack, "rebuild-index", "--quiet", "--retention")
         assert ", 0 left out by retention" in rebuilt.stdout, rebuilt.stdout
         assert wanted <= _vector_ids(stack.pg_dsn), rebuilt.stdout
-        ids = {h["id"] for h in _search(stack, "flamingo", ["bm25"])["results"]}
+        ids = {h["id"] for h in _search(stack, "flamingo", ["bm25"], "s-old")["results"]}
         assert seg_doc in ids, ids
         # ... and back to the defaults, the next run prunes them again: their records are
         # older than the policy, so they are candidates once more
@@ -311,7 +314,7 @@ def test_pruning_forgets_old_detail_in_the_indexes_only(
         again = _cleanup(stack, dry_run=False)
         assert _cells(again) == cells, _cells(again)
         assert not wanted & _vector_ids(stack.pg_dsn)
-        ids = {h["id"] for h in _search(stack, "flamingo", ["bm25"])["results"]}
+        ids = {h["id"] for h in _search(stack, "flamingo", ["bm25"], "s-old")["results"]}
         assert not ids & wanted, ids
     finally:
         stack.stop()
