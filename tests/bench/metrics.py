@@ -4,8 +4,10 @@
 - ``ranked_ids`` / ``found_at``: the LoCoMo metric of ``bench_locomo`` (each answer's
   ``event_ids`` flattened in rank order, repeats dropped; found@k = any gold id among the first
   k ids).
-- ``title_noise``: whether a TOC title is a path, a hash, a placeholder or keyword noise (the
-  detector is defined below, word lists included, so a reader can check every verdict).
+- ``title_noise``: whether a TOC title is a path, a hash, a placeholder, a piece of code or of
+  the transcript format, or reserved words (defined below from sources independent of the
+  product's own filters, so a reader can check every verdict and the product cannot pass it
+  by construction).
 - ``kind_scores``: precision, recall and F1 per class, and the macro average.
 - ``rouge``: ROUGE-1/2/L F1 as ROUGE-1.5.5 computes them (Google's ``rouge-score`` package,
   Porter stemmer on), and two extractive baselines: ``lead`` and ``textrank``.
@@ -13,10 +15,14 @@
 
 from __future__ import annotations
 
+import functools
+import json
+import keyword
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 # --------------------------------------------------------------------------------------------
@@ -57,26 +63,75 @@ HASH_RX = re.compile(r"\b(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{7,}\b|\bto
 PLACEHOLDER_RX = re.compile(r"\[REDACTED|\bredacted\b", re.IGNORECASE)
 
 
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
+# Why no word list of the product's: the summarizer filters titles with its own lists of path
+# pieces, payload fields and code words (``agent_memory_summarizer.keyphrases``, ``headline``).
+# A detector that used the same words could only ever find the product's misses of its own
+# list, so "0 noisy titles" would hold by construction (issue 52); ``tests/leak_lint.py`` fails
+# ``make lint`` when a benchmark module copies or imports one. Noise is defined here from other
+# sources: the shape of a word, the transcript format itself (the field names and roles of the
+# transcripts the benchmarks replay, read from them) and the reserved words of the languages as
+# their own definitions give them.
 
-
-# Words that never name anything a person looks for in a table of contents: pieces of a path or
-# a file name, and field names of the tool payloads the hooks record as JSON (Read, Edit, Bash
-# results). Any of them in a key phrase makes it noise ("src payments" is src/payments/...).
-FRAGMENT_WORDS = _words(
-    """py pyi pyc ts tsx js jsx rs toml json jsonl yaml yml md sql txt cfg ini sh src libs usr
-    tmp venv site-packages node_modules file_path filepath old_string oldstring new_string
-    newstring structuredpatch originalfile numlines startline totallines stdout stderr isimage
-    toolu tool_use_id is_error oldstart oldlines newstart newlines replaceall usermodified"""
+TRANSCRIPTS = (
+    Path(__file__).resolve().parent / "real" / "transcripts",
+    Path(__file__).resolve().parent / "coding" / "transcripts",
 )
-# Words that are noise only when a phrase holds nothing else: programming-language keywords
-# and the English words that tool payloads repeat.
-KEYWORD_WORDS = _words(
-    """def self cls none true false null nil end elif else async await return import from
-    const let var fn func lambda kwargs args init __init__ str int float dict bool tuple
-    println printf echo fi esac then do done sudo go rb lib bin dist interrupted
-    command description"""
+# an identifier in a title: snake_case, camelCase, a dotted name (file_path, oldString, os.path)
+_IDENTIFIER_RX = re.compile(r"[A-Za-z0-9]_[A-Za-z0-9]|^[a-z]+[A-Z]|[a-z]\.[a-z]")
+_FIELD_NAME_RX = re.compile(r"^[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*$")
+_PATH_KEYS = ("file_path", "filePath", "notebook_path", "path")
+_JSON_LITERALS = ("true", "false", "null")  # RFC 8259, section 3
+# bash's reserved words, from its manual ("Reserved Words"): the words among them that are not
+# Python keywords already
+_BASH_RESERVED = "then fi until do done esac coproc select function time"
+
+
+@dataclass(frozen=True)
+class TranscriptFormat:
+    """What the transcripts' own format says about a title's words."""
+
+    fields: frozenset[str]  # compound field names, lower case, separators dropped
+    extensions: frozenset[str]  # the file extensions of the paths the tools were given
+    roles: frozenset[str]  # the speakers of the format ("user", "assistant", ...)
+
+
+def _walk_format(value: Any, fields: set[str], exts: set[str], roles: set[str]) -> None:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if _FIELD_NAME_RX.match(key) and ("_" in key or re.search(r"[a-z][A-Z]", key)):
+                fields.add(key.lower().replace("_", ""))
+            if key in _PATH_KEYS and isinstance(item, str):
+                name = item.rsplit("/", 1)[-1].strip(".")
+                if "." in name:
+                    exts.add(name.rsplit(".", 1)[-1].lower())
+            if key == "role" and isinstance(item, str):
+                roles.add(item.lower())
+            _walk_format(item, fields, exts, roles)
+    elif isinstance(value, list):
+        for item in value:
+            _walk_format(item, fields, exts, roles)
+
+
+@functools.lru_cache(maxsize=1)
+def transcript_format() -> TranscriptFormat:
+    """The field names, file extensions and roles of the benchmark transcripts (read once)."""
+    fields: set[str] = set()
+    exts: set[str] = set()
+    roles: set[str] = set()
+    for folder in TRANSCRIPTS:
+        for path in sorted(folder.rglob("*.jsonl")):
+            for line in path.read_text().splitlines():
+                if line.strip():
+                    _walk_format(json.loads(line), fields, exts, roles)
+    return TranscriptFormat(frozenset(fields), frozenset(exts), frozenset(roles))
+
+
+# Reserved words of the languages, from their own definitions: Python's ``keyword`` module,
+# JSON's literals, bash's reserved words. A phrase of nothing else names no work.
+RESERVED_WORDS = frozenset(
+    [w.lower() for w in [*keyword.kwlist, *keyword.softkwlist] if w.strip("_")]
+    + list(_JSON_LITERALS)
+    + _BASH_RESERVED.split()
 )
 _CALENDAR_PREFIX = re.compile(
     r"^(?:[A-Z][a-z]{2} \d{4}-\d{2}-\d{2}|Week \d{4}-W\d{2}[^:]*|\w+ \d{4}|\d{4})"
@@ -84,7 +139,7 @@ _CALENDAR_PREFIX = re.compile(
 
 
 def _bare(word: str) -> str:
-    return word.lower().strip("_-.")
+    return word.lower().strip("_-.,:;")
 
 
 def _format_named(word: str) -> bool:
@@ -93,9 +148,29 @@ def _format_named(word: str) -> bool:
     return len(bare) > 2 and bare.isupper()
 
 
-def _keyword_word(word: str) -> bool:
+def _fragment(words: list[str], fmt: TranscriptFormat) -> bool:
+    """A phrase holding a piece of code or of the transcript format: an identifier, a compound
+    field name of the format (``structuredPatch`` lower-cased by the keyphraser), or a file
+    extension after a name in a short phrase ("api py", "config yaml"; a first word, "Go
+    version", is prose)."""
+    for i, word in enumerate(words):
+        bare = _bare(word)
+        if _IDENTIFIER_RX.search(word.strip("_-.,:;")) or bare.replace("_", "") in fmt.fields:
+            return True
+        if (
+            i > 0
+            and len(words) <= 3
+            and bare in fmt.extensions
+            and not _format_named(word)
+            and word == word.lower()
+        ):
+            return True
+    return False
+
+
+def _reserved(word: str) -> bool:
     w = _bare(word)
-    return not w or w in KEYWORD_WORDS or w in FRAGMENT_WORDS or w.isdigit()
+    return not w or w in RESERVED_WORDS or w.isdigit()
 
 
 def title_noise(title: str) -> str | None:
@@ -104,9 +179,10 @@ def title_noise(title: str) -> str | None:
     - ``placeholder``: a redaction placeholder ("[REDACTED:...]", "redacted");
     - ``path``: ``PATH_RX`` (a/b/c, api.py);
     - ``hash``: ``HASH_RX`` (7+ hex digits with a digit and a letter, a tool-use id);
-    - ``fragment``: a word of ``FRAGMENT_WORDS`` (a piece of a path, a tool-payload field; a
-      format named in capitals, "YAML", is prose);
-    - ``keyword``: one of its comma-separated phrases holds only ``KEYWORD_WORDS`` and numbers.
+    - ``speaker``: it opens with a role of the transcript format and a colon ("user: ...");
+    - ``fragment``: a phrase holds an identifier, a compound field name of the transcript
+      format, or a file extension after a name (``_fragment``);
+    - ``keyword``: one of its comma-separated phrases holds only ``RESERVED_WORDS`` and numbers.
 
     A title is the node's first three key phrases, after a calendar label for rollups
     ("Tue 2026-07-14: ..."); the label is left out.
@@ -121,10 +197,14 @@ def title_noise(title: str) -> str | None:
         return "path"
     if HASH_RX.search(body):
         return "hash"
+    fmt = transcript_format()
+    first, colon, _ = body.partition(":")
+    if colon and first.strip().lower() in fmt.roles:
+        return "speaker"
     phrases = [p.split() for p in body.split(",")]
-    if any(_bare(w) in FRAGMENT_WORDS and not _format_named(w) for ws in phrases for w in ws):
+    if any(_fragment(words, fmt) for words in phrases):
         return "fragment"
-    if any(words and all(_keyword_word(w) for w in words) for words in phrases):
+    if any(words and all(_reserved(w) for w in words) for words in phrases):
         return "keyword"
     return None
 
