@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,11 +20,18 @@ from tests.bench.bench_coding import (
     REAL_HELDOUT5,
     load_real_kinds,
 )
-from tests.bench.bench_real import HELDOUT_SOURCES, SOURCES, load_events, questions_of
+from tests.bench.bench_real import (
+    HELDOUT_SOURCES,
+    SOURCES,
+    load_corpus,
+    load_events,
+    questions_of,
+)
 from tests.bench.coding.generate import is_prose
 from tests.bench.coding.kinds import GOLD_KINDS
 from tests.bench.real import console
 from tests.bench.real.convert import transcript_lines
+from tests.bench.real.corpus import Part, check_split_by_project, parts
 from tests.bench.real.questions import QUESTIONS
 
 EXPORT = """<?xml version="1.0" ?>
@@ -191,29 +199,56 @@ def test_the_bookminder_transcript_is_its_console_log_written_back() -> None:
     assert path.read_text() == "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines)
 
 
+def every_split() -> list[tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
+    """Per questions module of the corpus: the events of its transcripts and its questions."""
+    out = []
+    for part in parts():
+        events = load_corpus([part])
+        out.append((events, questions_of(events, part.questions)))  # raises on a bad ref
+    return out
+
+
 def test_every_question_points_at_moments_of_its_project() -> None:
-    events = load_events()
-    by_id = {e["event_id"]: e for e in events}
-    questions = questions_of(events)  # raises on a ref that is no event
-    assert len(questions) == len(QUESTIONS) >= 20
-    for q in questions:
-        for event_id in q["event_ids"]:
-            assert by_id[event_id]["project_id"] == q["project_id"]
-        if q["kind"] == "artifact":
-            assert any(by_id[i]["type"] == "tool_call" for i in q["event_ids"]), q["question"]
-        if q["kind"] in ("temporal", "resume"):
-            assert all(is_prose(by_id[i]) for i in q["event_ids"])
+    assert len(questions_of(load_events())) == len(QUESTIONS) >= 20
+    for events, questions in every_split():
+        by_id = {e["event_id"]: e for e in events}
+        for q in questions:
+            for event_id in q["event_ids"]:
+                assert by_id[event_id]["project_id"] == q["project_id"]
+            if q["kind"] == "artifact":
+                assert any(by_id[i]["type"] == "tool_call" for i in q["event_ids"]), q["question"]
+            if q["kind"] in ("temporal", "resume"):
+                assert all(is_prose(by_id[i]) for i in q["event_ids"])
+
+
+def test_the_corpus_is_split_by_project_with_a_test_side_of_its_own() -> None:
+    """Issue 52: at least 100 test questions, on projects no dev question is asked in, and
+    questions on every transcript of the corpus."""
+    found = parts()
+    sides: dict[str, set[str]] = {"dev": set(), "test": set()}
+    for part in found:
+        sides[part.split] |= {p for p, _ in part.sources}
+    assert not sides["dev"] & sides["test"]
+    assert sum(len(p.questions) for p in found if p.split == "test") >= 100
+    assert len(sides["test"]) >= 4
+    planted = [*found, Part("x", "test", "claude-code", found[0].sources[:1], (), ())]
+    with pytest.raises(ValueError, match="in both splits"):
+        check_split_by_project(planted)
 
 
 def test_paraphrases_avoid_the_words_of_what_they_ask_about() -> None:
-    events = load_events()
-    by_id = {e["event_id"]: e for e in events}
-    asked = [q for q in questions_of(events) if q["kind"] == "paraphrase"]
-    assert len(asked) >= 2
-    for q in asked:
-        said = {w for i in q["event_ids"] if is_prose(by_id[i]) for w in tokens(by_id[i]["text"])}
-        shared = [w for w in tokens(q["question"]) if w in said]
-        assert len(shared) <= 1, (q["question"], shared)
+    asked_somewhere = 0
+    for events, questions in every_split():
+        by_id = {e["event_id"]: e for e in events}
+        asked = [q for q in questions if q["kind"] == "paraphrase"]
+        asked_somewhere += len(asked)
+        for q in asked:
+            said = {
+                w for i in q["event_ids"] if is_prose(by_id[i]) for w in tokens(by_id[i]["text"])
+            }
+            shared = [w for w in tokens(q["question"]) if w in said]
+            assert len(shared) <= 1, (q["question"], shared)
+    assert asked_somewhere >= 10
 
 
 def test_the_labelled_kinds_are_sentences_the_real_sessions_hold() -> None:

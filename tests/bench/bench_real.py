@@ -34,21 +34,22 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import functools
 import statistics
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent_memory_cli.readers.claude_code import events as claude_events
+import psycopg
+
 from tests.bench.aged import (
     NO_DESCENT,
     add_aged_options,
     age,
-    both_rows,
     clear_usage,
     describe,
+    p95,
     wait_for_vectors,
 )
 from tests.bench.bench_coding import (
@@ -66,7 +67,8 @@ from tests.bench.bench_coding import (
 )
 from tests.bench.coding.generate import is_prose
 from tests.bench.metrics import title_noise
-from tests.bench.real.questions import QUESTIONS, UNANSWERABLE, RealQ
+from tests.bench.real.corpus import FIRST_SOURCES, SPLITS, Part, parts, read_part
+from tests.bench.real.questions import QUESTIONS, RealQ
 from tests.bench.report import stop_on_sigterm
 from tests.bench.stack import (
     add_question_options,
@@ -77,18 +79,7 @@ from tests.bench.stack import (
 
 HERE = Path(__file__).resolve().parent / "real"
 # (project id, transcript): the project is the one the questions are asked in.
-SOURCES = (
-    ("cctrace", HERE / "transcripts" / "cctrace" / "f33cdb42.jsonl"),
-    ("sungather", HERE / "transcripts" / "sungather" / "d318c4ce.jsonl"),
-    ("sungather", HERE / "transcripts" / "sungather" / "525d58e9.jsonl"),
-    ("bookminder", HERE / "transcripts" / "bookminder" / "day-017.jsonl"),
-)
-# Sessions only the held-out memory-kind sets read (``kinds_heldout_real.jsonl``: sungather and
-# mcp-server-operator; ``kinds_heldout2_real.jsonl``: charming-with-claude;
-# ``kinds_heldout3_real.jsonl``: concierge-py; ``kinds_heldout4_real.jsonl``: entire-cli;
-# ``kinds_heldout5_real.jsonl``: oh-my-posh):
-# labelled before any rule was changed after them;
-# no questions yet, so not in the store.
+SOURCES = FIRST_SOURCES
 HELDOUT_SOURCES = (
     ("sungather", HERE / "transcripts" / "heldout" / "sungather-51bf92be.jsonl"),
     (
@@ -116,18 +107,20 @@ KINDS: tuple[str, ...] = ("fact", "decision", "preference", "constraint", "how",
 KINDS += ("paraphrase", "artifact", "temporal", "resume")
 
 
-def _project(project: str, _cwd: str | None) -> str:
-    return project
-
-
 def load_events(sources: Sequence[tuple[str, Path]] = SOURCES) -> list[dict[str, Any]]:
     """Every source's events, as ``agent-memory import claude-code`` reads them, each once."""
-    events: list[dict[str, Any]] = []
-    for project, path in sources:
-        read, skipped = claude_events(path, {}, functools.partial(_project, project))
-        if skipped:
-            raise RuntimeError(f"{path}: {skipped} lines could not be read")
-        events.extend(read)
+    return unique_in_time_order(
+        read_part(Part("sources", "dev", "claude-code", tuple(sources), (), ()))
+    )
+
+
+def load_corpus(chosen: Sequence[Part]) -> list[dict[str, Any]]:
+    """The events of every part's transcripts, each read by its runtime's reader, each once."""
+    return unique_in_time_order([e for part in chosen for e in read_part(part)])
+
+
+def unique_in_time_order(events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Events in time order, each id once."""
     # a line a transcript holds twice is one event (same id): the gateway would store it once,
     # and the wait until indexed counts what is stored
     unique = {e["event_id"]: e for e in reversed(events)}
@@ -158,11 +151,13 @@ def gold_of(q: RealQ, events: Sequence[dict[str, Any]]) -> list[str]:
     return ids
 
 
-def questions_of(events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def questions_of(
+    events: Sequence[dict[str, Any]], asked: Sequence[RealQ] = QUESTIONS, prefix: str = "r"
+) -> list[dict[str, Any]]:
     """The questions in the shape ``bench_coding.ask`` takes."""
     return [
         {
-            "id": f"r{i:02d}",
+            "id": f"{prefix}{i:02d}",
             "kind": q.kind,
             "question": q.question,
             "project_id": q.project,
@@ -170,15 +165,20 @@ def questions_of(events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             "event_ids": gold_of(q, events),
             "stale_event_ids": [],
         }
-        for i, q in enumerate(QUESTIONS, 1)
+        for i, q in enumerate(asked, 1)
     ]
 
 
-def print_toc(pg_dsn: str) -> None:
-    """Every day and segment node: its title, then each bullet with what its grips are."""
+def print_toc(pg_dsn: str, projects: Collection[str]) -> None:
+    """Every day and segment node of ``projects``: its title, then each bullet with what its
+    grips are. The dev projects' only: the test projects' TOC is read when an issue is
+    resolved, not while rules are written."""
     nodes, grips, said = read_toc(pg_dsn)
-    for level, _node_id, title, bullets in nodes:
-        if level not in ("day", "segment"):
+    with psycopg.connect(pg_dsn) as conn:
+        rows = conn.execute("SELECT node_id, project_id FROM toc_nodes").fetchall()
+    project_of: dict[str, str] = {str(n): str(p) for n, p in rows}
+    for level, node_id, title, bullets in nodes:
+        if level not in ("day", "segment") or project_of.get(node_id, "") not in projects:
             continue
         noise = title_noise(title)
         print(f"  [{level}] {title}" + (f"   <- noisy: {noise}" if noise else ""))
@@ -204,21 +204,81 @@ def report(answers: Answers, negatives_caught: int, negatives_asked: int) -> Non
         print("\n".join(answers.detail))
 
 
+@dataclass
+class Split:
+    """One side of the corpus: its questions (``bench_coding.ask``'s shape) and the questions
+    its sessions cannot answer, with the project each is asked in."""
+
+    name: str
+    questions: list[dict[str, Any]]
+    unanswerable: list[tuple[str, str]]
+
+
+def splits_of(chosen: Sequence[Part], events: Sequence[dict[str, Any]]) -> list[Split]:
+    out = []
+    for name in SPLITS:
+        mine = [p for p in chosen if p.split == name]
+        if mine:
+            asked = [q for p in mine for q in p.questions]
+            out.append(
+                Split(
+                    name,
+                    questions_of(events, asked, prefix=name[0]),
+                    [u for p in mine for u in p.unanswerable],
+                )
+            )
+    return out
+
+
+def side_by_side(runs: Sequence[tuple[str, str, Answers, int, int]]) -> str:
+    """One row per run and split: found@1/5/10, latency, unanswerable questions caught."""
+    out = [
+        "  run               split   n  found@1  found@5  found@10  p50 ms  p95 ms  no_match"
+        " (false / caught)"
+    ]
+    for label, split, answers, caught, asked in runs:
+        lat = answers.latency_ms
+        out.append(
+            f"  {label:<17} {split:<5} {answers.overall.n:>3}"
+            + "".join(f"  {answers.overall.rate(k):>7.3f}" for k in (1, 5))
+            + f"  {answers.overall.rate(10):>8.3f}"
+            + f"  {statistics.median(lat) if lat else float('nan'):>6.0f}  {p95(lat):>6.0f}"
+            + f"  {answers.no_match} / {caught} of {asked}"
+        )
+    return "\n".join(out)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     add_question_options(parser, limit=10)
     add_aged_options(parser)
+    parser.add_argument(
+        "--split",
+        choices=(*SPLITS, "both"),
+        default="both",
+        help="which side of the corpus to store and ask (default both, printed side by side)",
+    )
     args = parser.parse_args(argv)
     stop_on_sigterm()
-    events = load_events()
-    questions = questions_of(events)
+    chosen = [p for p in parts() if args.split in ("both", p.split)]
+    events = load_corpus(chosen)
+    splits = splits_of(chosen, events)
+    for split in splits:
+        projects = sorted({q["project_id"] for q in split.questions})
+        transcripts = sum(len(p.sources) for p in chosen if p.split == split.name)
+        print(
+            f"{split.name}: {transcripts} transcript(s) of {len(projects)} project(s)"
+            f" ({', '.join(projects)}), {len(split.questions)} questions,"
+            f" {len(split.unanswerable)} unanswerable"
+        )
     print(
-        f"real sessions: {len(SOURCES)} transcript(s), {len(events)} events"
-        f" ({sum(is_prose(e) for e in events)} prompts and replies), {len(questions)} questions"
+        f"real sessions: {len(events)} events ({sum(is_prose(e) for e in events)} prompts and"
+        " replies), every split in one store"
     )
+    dev_projects = {p for part in chosen if part.split == "dev" for p, _ in part.sources}
     product, workdir, reuse = question_stack(args, "agent-memory-bench-real-")
     failed = True
-    runs: list[tuple[str, Answers, int]] = []  # (run, answers, unanswerable caught)
+    runs: list[tuple[str, str, Answers, int, int]] = []  # (run, split, answers, caught, asked)
     aged_line = ""
     toc: TocReport | None = None
     try:
@@ -237,16 +297,20 @@ def main(argv: Sequence[str] | None = None) -> int:
                     clear_usage(product)
                     url = on.enter_context(product.second_query_service(NO_DESCENT))
                     wait_for_vectors(url)
-                answers = ask(url, questions, args.limit, said)
-                negatives = [
-                    ask_negatives(url, [q for p, q in UNANSWERABLE if p == project], [project])
-                    for project in sorted({p for p, _ in UNANSWERABLE})
-                ]
-            runs.append((label, answers, sum(n.no_match for n in negatives)))
+                for split in splits:
+                    answers = ask(url, split.questions, args.limit, said)
+                    negatives = [
+                        ask_negatives(
+                            url, [q for p, q in split.unanswerable if p == project], [project]
+                        )
+                        for project in sorted({p for p, _ in split.unanswerable})
+                    ]
+                    caught = sum(n.no_match for n in negatives)
+                    runs.append((label, split.name, answers, caught, len(split.unanswerable)))
             if label == labels[0]:
                 toc = measure_toc(product.pg_dsn)
-                print("\n=== Table of contents (day and segment nodes) ===")
-                print_toc(product.pg_dsn)
+                print("\n=== Table of contents (day and segment nodes of the dev projects) ===")
+                print_toc(product.pg_dsn, dev_projects)
         failed = False
     except KeyboardInterrupt:
         print("interrupted")
@@ -262,16 +326,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         f" ({prose / max(bullets, 1):.1%}); noisy titles: {noisy} of {nodes}; segment titles"
         f" that list key phrases: {toc.listed[0]} of {toc.listed[1]}"
     )
-    asked = len(UNANSWERABLE)
-    for label, answers, caught in runs:
-        print(f"\n##### {label} #####")
+    for label, split_name, answers, caught, asked in runs:
+        print(f"\n##### {label}, {split_name} #####")
         report(answers, caught, asked)
     if aged_line:
         print(f"\n  {aged_line}")
-        for label, answers, _ in runs:
-            print(f"  {label}: {answers.descent_line()}")
-    print("\n=== Fully indexed and aged (issue 53, point 7) ===")
-    print(both_rows([(label, answers) for label, answers, _ in runs]))
+        for label, split_name, answers, _, _ in runs:
+            print(f"  {label}, {split_name}: {answers.descent_line()}")
+    print("\n=== dev and test, fully indexed and aged (issue 52 point 1, issue 53 point 7) ===")
+    print(side_by_side(runs))
     return 0
 
 
