@@ -330,3 +330,49 @@ def test_installed_hooks_deliver_to_the_stack(shared_stack: Stack, dirs: tuple[P
     for session, count in (("inst-cc", 1), ("inst-gem", 1), ("inst-cop", 1), ("inst-cdx", 2)):
         events = wait_for_events(shared_stack.query_url, session, count)
         assert {e["project_id"] for e in events} == {"shop-api"}  # the enclosing git repository
+
+
+def test_install_with_a_project_name_records_and_recalls_under_it(
+    shared_stack: Stack, dirs: tuple[Path, Path]
+) -> None:
+    """``install <runtime> --project NAME``: project scope, and the installed hook and MCP
+    server name the project NAME instead of the repository (issue 52, point 4)."""
+    home, project = dirs
+    done = install(home, project, "install", "claude-code", "--project", "billing-ops")
+    assert done.returncode == 0, done.stdout + done.stderr
+    settings = json.loads((project / ".claude" / "settings.json").read_text())
+    command = settings["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+    assert shlex.split(command)[-2:] == ["--project-id", "billing-ops"]
+    mcp = json.loads((project / ".mcp.json").read_text())["mcpServers"]["agent-memory"]
+    assert mcp["args"][-3:] == ["mcp", "--project", "billing-ops"]
+    assert not (home / ".claude" / "settings.json").exists()  # NAME implies --project scope
+    again = install(home, project, "install", "claude-code", "--project", "billing-ops")
+    assert again.returncode == 0 and not backups(home, project)  # idempotent
+    for runtime in ("codex", "opencode", "copilot-cli", "gemini-cli"):
+        done = install(home, project, "install", runtime, "--project", "billing-ops")
+        assert done.returncode == 0, done.stdout + done.stderr
+    codex = tomllib.loads((project / ".codex" / "config.toml").read_text())
+    assert codex["notify"][-2:] == ["--project-id", "billing-ops"]
+    plugin = (project / ".opencode" / "plugins" / "agent-memory.js").read_text()
+    assert '"opencode", "--project-id", "billing-ops"]' in plugin
+
+    payload = {**load_fixture("claude-code", "UserPromptSubmit"), "session_id": "inst-named"}
+    payload["cwd"] = str(project / "src")
+    env = {**shared_stack.env, "HOME": str(home), "AGENT_MEMORY_HOME": str(home / ".am")}
+    env["AGENT_MEMORY_HOOK_TIMEOUT_MS"] = "5000"
+    proc = subprocess.run(
+        ["bash", "-c", command.replace("agent-memory", AGENT_MEMORY, 1)],
+        input=json.dumps(payload).encode(),
+        env=env,
+        cwd=project,
+        timeout=30,
+    )
+    assert proc.returncode == 0
+    events = wait_for_events(shared_stack.query_url, "inst-named", 1)
+    assert {e["project_id"] for e in events} == {"billing-ops"}
+
+
+def test_install_refuses_a_blank_project_name(dirs: tuple[Path, Path]) -> None:
+    home, project = dirs
+    done = install(home, project, "install", "claude-code", "--project", "  ")
+    assert done.returncode != 0 and "--project NAME" in done.stderr

@@ -183,3 +183,45 @@ def test_import_codex_twice_stores_each_event_once_at_its_own_time(stack: Stack)
     assert min(e["ts"] for e in second).startswith("2025-10-29T00:59:38.318")
     (failed,) = [e for e in second if e["metadata"].get("failed")]
     assert failed["metadata"]["exit_code"] == 1 and failed["duplicate_of"] is None
+
+
+def worktree_sessions(root: Path, repo: str, places: dict[str, tuple[str, str]]) -> None:
+    """The fixture session copied once per ``places`` entry (session id -> (cwd, gitBranch)),
+    each as if recorded in another worktree of ``repo`` on a machine where none of its folders
+    exist, the way Claude Code lays them out (``projects/<escaped cwd>/<session>.jsonl``)."""
+    source = PROJECTS / "-home-dev-shop-api" / f"{SESSION}.jsonl"
+    for session, (cwd, branch) in places.items():
+        folder = root / ("-" + cwd.strip("/").replace("/", "-").replace(".", "-"))
+        folder.mkdir(parents=True)
+        lines = [json.loads(raw) for raw in source.read_text().splitlines() if raw.strip()]
+        for line in lines:
+            if "sessionId" in line:
+                line.update(sessionId=session, cwd=cwd, gitBranch=branch)
+        (folder / f"{session}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+
+
+def test_worktrees_of_a_repository_import_as_one_project(stack: Stack, tmp_path: Path) -> None:
+    """Issue 52, point 4: one repository's sessions from several worktrees, whose folders do not
+    exist on this machine, are one project (they were seven ``dir-<hash>`` projects); with
+    ``--project NAME`` every session is NAME's."""
+    repo = f"shopfront{int(time.time() * 1000) % 10**8}"
+    gone = f"/nonexistent-am-import/home/dev/{repo}"
+    places = {
+        f"{repo}-main": (gone, "main"),
+        f"{repo}-sub": (f"{gone}/services/api", "main"),  # started in a subfolder
+        f"{repo}-wt": (f"{gone}/.worktrees/feature-x", "feature-x"),
+        f"{repo}-cc": (f"{gone}/.claude/worktrees/fix-login", "fix-login"),
+        f"{repo}-sib": (f"{gone}-feature-cart", "feature/cart"),
+    }
+    worktree_sessions(tmp_path / "projects", repo, places)
+    out = run_import(stack, str(tmp_path / "projects"))
+    assert f"imported {len(places)} session(s)" in out, out
+    projects = {s: {e["project_id"] for e in settle(stack, s, 16)} for s in places}
+    assert projects.pop(f"{repo}-sub") == {"api"}  # a subfolder of a vanished folder: its name
+    assert all(p == {repo} for p in projects.values()), projects
+
+    named = {f"{repo}-named": (f"{gone}/.worktrees/other", "other")}
+    worktree_sessions(tmp_path / "named", repo, named)
+    out = run_import(stack, str(tmp_path / "named"), "--project", "shop-renamed")
+    assert "imported 1 session(s)" in out, out
+    assert {e["project_id"] for e in settle(stack, f"{repo}-named", 16)} == {"shop-renamed"}

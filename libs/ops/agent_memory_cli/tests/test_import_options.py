@@ -23,6 +23,7 @@ OPTIONS: dict[str, tuple[list[str], str, object]] = {
     "--quiet": (["--quiet"], "quiet", True),
     "--batch": (["--batch", "7"], "batch", 7),
     "--token": (["--token", "t0k3n"], "token", "t0k3n"),
+    "--project": (["--project", "shop"], "project", "shop"),
 }
 PLACES = ("before the runtime", "after the runtime", "after the path")
 

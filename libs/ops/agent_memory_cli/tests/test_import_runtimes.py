@@ -4,6 +4,7 @@ calls, shaped payloads, the same ids on a second read."""
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from pathlib import Path
 
@@ -17,7 +18,7 @@ GEMINI = FIXTURES / "gemini"
 ENV = {"AGENT_MEMORY_PROJECT_ID": "payments"}
 
 
-def project_of(cwd: str | None) -> str:
+def project_of(cwd: str | None, remote: str | None = None, branch: str | None = None) -> str:
     return "payments"
 
 
@@ -141,3 +142,29 @@ def test_every_runtime_has_one_reader_module() -> None:
         source = readers.source(runtime)
         assert source.home({}).is_absolute()
         assert source.events.__module__ == f"agent_memory_cli.readers.{readers.MODULES[runtime]}"
+
+
+def test_a_codex_session_of_another_machine_is_named_by_its_remote(tmp_path: Path) -> None:
+    """Issue 52, point 4: where a rollout's folder does not exist here, the remote recorded in
+    ``session_meta.git`` names the repository, and every event of the session is its."""
+    from agent_memory_hooks.project import resolve_project_id
+
+    (source,) = [p for p in codex.files(CODEX) if "019a2d7a" in p.name]
+    lines = [json.loads(raw) for raw in source.read_text().splitlines() if raw.strip()]
+    for line in lines:
+        if line.get("type") == "session_meta":
+            line["payload"]["cwd"] = "/nonexistent-am-codex/home/dev/checkout-3"
+            line["payload"]["git"] = {
+                "repository_url": "git@github.com:acme/payments-api.git",
+                "branch": "main",
+            }
+        if line.get("type") == "turn_context":  # the agent moved to a subfolder meanwhile
+            line["payload"]["cwd"] = "/nonexistent-am-codex/home/dev/checkout-3/src"
+    path = tmp_path / source.name
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+
+    def rule(cwd: str | None, remote: str | None = None, branch: str | None = None) -> str:
+        return resolve_project_id(cwd, {}, remote, branch)
+
+    events, _ = codex.events(path, {}, rule)
+    assert events and {e["project_id"] for e in events} == {"payments-api"}

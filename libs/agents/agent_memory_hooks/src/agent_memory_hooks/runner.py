@@ -197,7 +197,10 @@ def run(
     stdin: TextIO | None = None,
     stdout: TextIO | None = None,
     env: Mapping[str, str] | None = None,
+    project_id: str | None = None,
 ) -> int:
+    """One hook call; ``project_id`` (``--project-id``, from ``install --project NAME``) names
+    the project instead of the rule of ``project.py``."""
     started = time.monotonic()
     environ = os.environ if env is None else env
     config = load_config(environ)
@@ -217,7 +220,9 @@ def run(
         ctx = HookContext(
             runtime=canonical,
             now_ms=now_ms(),
-            project_of=lambda cwd: resolve_project_id(cwd, environ),
+            project_of=(lambda _cwd: project_id)
+            if project_id
+            else (lambda cwd: resolve_project_id(cwd, environ)),
             user_id=config.user_id,
             max_text=config.max_text,
             event_name=event_name,
@@ -251,19 +256,16 @@ def run(
 
 
 def main(argv: Sequence[str]) -> int:
-    """``hook <runtime> [--event NAME] [PAYLOAD]`` without argparse (it costs import time)."""
+    """``hook <runtime> [--event NAME] [--project-id NAME] [PAYLOAD]`` without argparse (it
+    costs import time)."""
     args = list(argv)
-    event_name: str | None = None
-    if "--event" in args:
-        at = args.index("--event")
-        if at + 1 < len(args):
-            event_name = args[at + 1]
-            del args[at : at + 2]
-        else:
-            del args[at]
+    event_name = _take_option(args, "--event")
+    project_id = (_take_option(args, "--project-id") or "").strip() or None
     if not args or args[0] in ("-h", "--help"):
         sys.stderr.write(
-            "usage: agent-memory hook {" + ",".join(RUNTIMES) + "} [--event NAME] [PAYLOAD]\n"
+            "usage: agent-memory hook {"
+            + ",".join(RUNTIMES)
+            + "} [--event NAME] [--project-id NAME] [PAYLOAD]\n"
             "Reads the runtime's hook JSON on stdin (Codex: as the last argument) and posts it\n"
             "to the gateway; spools it under $AGENT_MEMORY_HOME/spool when the gateway is away.\n"
         )
@@ -274,4 +276,17 @@ def main(argv: Sequence[str]) -> int:
         runtime_module(canonical), "PAYLOAD_FROM_ARGV", False
     )
     argv_payload = (args[-1] if len(args) > 1 else "") if from_argv else None
-    return run(runtime, event_name=event_name, argv_payload=argv_payload)
+    return run(runtime, event_name=event_name, argv_payload=argv_payload, project_id=project_id)
+
+
+def _take_option(args: list[str], name: str) -> str | None:
+    """The value of ``name VALUE`` in ``args``, both removed from it (None when absent)."""
+    if name not in args:
+        return None
+    at = args.index(name)
+    if at + 1 < len(args):
+        value = args[at + 1]
+        del args[at : at + 2]
+        return value
+    del args[at]
+    return None

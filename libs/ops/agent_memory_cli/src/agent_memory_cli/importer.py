@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, cast
 from agent_memory_cli import readers
 from agent_memory_cli.api import REFUSED, UNREACHABLE, token_from
 from agent_memory_cli.readers.common import Reader
-from agent_memory_hooks.project import resolve_project_id
+from agent_memory_hooks.project import ENV_PROJECT, resolve_project_id
 
 if TYPE_CHECKING:  # the client and rich are imported when an import runs
     from agent_memory_cli.settings import Settings
@@ -104,8 +104,8 @@ async def run_import(
     report = ImportReport()
 
     @functools.lru_cache(maxsize=1024)
-    def project_of(cwd: str | None) -> str:
-        return resolve_project_id(cwd, env)
+    def project_of(cwd: str | None, remote: str | None = None, branch: str | None = None) -> str:
+        return resolve_project_id(cwd, env, remote, branch)
 
     columns = (
         TextColumn("{task.description}"),
@@ -165,12 +165,18 @@ def _run(settings: Settings, args: argparse.Namespace) -> int:
         return 2
     files = source.files(root)
     reader = source.events
+    env: Mapping[str, str] = os.environ
+    if args.project is not None:
+        if not args.project.strip():
+            print("agent-memory: --project: the name is blank", file=sys.stderr)
+            return 2
+        env = {**os.environ, ENV_PROJECT: args.project.strip()}
     from agent_memory_client import AgentMemoryClient, ApiError, UnavailableError
 
     async def main() -> ImportReport:
         if args.dry_run:
             return await run_import(
-                None, files, env=os.environ, batch=args.batch, progress=False, reader=reader
+                None, files, env=env, batch=args.batch, progress=False, reader=reader
             )
         async with AgentMemoryClient(
             gateway_url=settings.gateway_url,
@@ -181,7 +187,7 @@ def _run(settings: Settings, args: argparse.Namespace) -> int:
             return await run_import(
                 client,
                 files,
-                env=os.environ,
+                env=env,
                 batch=args.batch,
                 progress=not args.quiet,
                 reader=reader,
@@ -242,6 +248,12 @@ def register(sub: Any) -> None:
         nargs="?",
         help="one session file, one project's folder, or the runtime's folder (default: "
         "~/.claude/projects, ~/.codex/sessions, ~/.gemini/tmp, ~/.local/share/opencode/storage)",
+    )
+    parser.add_argument(
+        "--project",
+        metavar="NAME",
+        help="record every session as project NAME (default: each session's repository, "
+        "worktrees included: docs/integrations/README.md, 'Which project')",
     )
     parser.add_argument("--batch", type=int, default=BATCH, help="events per request (200)")
     parser.add_argument("--dry-run", action="store_true", help="read and count, post nothing")

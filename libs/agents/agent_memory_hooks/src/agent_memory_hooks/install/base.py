@@ -70,12 +70,18 @@ class Target:
     hook_argv: list[str]  # how to run `agent-memory`, e.g. ["agent-memory"]
     env: dict[str, str]
     mcp: bool = True  # also register the MCP server where the runtime has a simple place
+    project_id: str | None = None  # install --project NAME: the project the hooks record into
+
+    def hook_argv_for(self, runtime: str, *extra: str) -> list[str]:
+        named = ["--project-id", self.project_id] if self.project_id else []
+        return [*self.hook_argv, "hook", runtime, *extra, *named]
 
     def hook_command(self, runtime: str, *extra: str) -> str:
-        return shlex.join([*self.hook_argv, "hook", runtime, *extra])
+        return shlex.join(self.hook_argv_for(runtime, *extra))
 
     def mcp_argv(self) -> list[str]:
-        return [*self.hook_argv, "mcp"]
+        named = ["--project", self.project_id] if self.project_id else []
+        return [*self.hook_argv, "mcp", *named]
 
 
 def read_text(path: Path) -> str | None:

@@ -74,7 +74,7 @@ def plan(target: Target, *, remove: bool = False) -> Plan:
         result.changes.append(Change(path, before, after, backup=after is not None))
         return result
 
-    notify = [*target.hook_argv, "hook", RUNTIME]
+    notify = target.hook_argv_for(RUNTIME)
     if "notify" in user:
         raise InstallError(
             f"{path} already sets notify = {user['notify']!r}; Codex runs a single notify "

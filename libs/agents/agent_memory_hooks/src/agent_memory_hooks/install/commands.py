@@ -50,10 +50,13 @@ def register(sub: Any) -> None:
         )
         scope.add_argument(
             "--project",
-            dest="scope",
-            action="store_const",
-            const="project",
-            help="for this project only (files meant to be committed)",
+            dest="project_name",
+            nargs="?",
+            const="",
+            default=None,
+            metavar="NAME",
+            help="for this project only (files meant to be committed); with NAME, its sessions "
+            "are recorded (and recalled) as project NAME instead of the repository's name",
         )
         parser.set_defaults(scope="user")
         parser.add_argument("--dry-run", action="store_true", help="show the diff, write nothing")
@@ -81,13 +84,17 @@ def register(sub: Any) -> None:
 
 def build_target(args: argparse.Namespace) -> Target:
     hook_command = getattr(args, "hook_command", None)
+    name = getattr(args, "project_name", None)
+    if name is not None and name and not name.strip():
+        raise InstallError("--project NAME: the name is blank")
     return Target(
-        scope=args.scope,
+        scope="project" if name is not None else args.scope,
         home=Path(os.path.expanduser("~")),
         project=project_dir(args.dir or Path.cwd()),
         hook_argv=shlex.split(hook_command) if hook_command else default_hook_argv(),
         env=dict(os.environ),
         mcp=getattr(args, "mcp", True),
+        project_id=name.strip() if name else None,
     )
 
 

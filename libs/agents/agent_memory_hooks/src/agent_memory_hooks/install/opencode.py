@@ -47,7 +47,7 @@ def plugin_text(target: Target) -> str:
     source = plugin_source()
     if DEFAULT_COMMAND_LINE not in source:
         raise InstallError("the bundled OpenCode plugin lacks its HOOK_COMMAND line")
-    command = json.dumps([*target.hook_argv, "hook", RUNTIME])
+    command = json.dumps(target.hook_argv_for(RUNTIME))
     text = source.replace(DEFAULT_COMMAND_LINE, f"const HOOK_COMMAND = {command}")
     return f"// {MANAGED_MARK}\n" + text
 

@@ -7,7 +7,9 @@ releases). PATH is one transcript, one project's folder or the whole ``projects`
 Each transcript goes through the hook's own parser (``agent_memory_hooks.claude_code.
 transcript_events``), so an imported event has the id and the time the hook gives it: session +
 line ``uuid`` (or ``tool_use_id``), the line's ``timestamp``. The project is the one the hook
-would name, from the ``cwd`` the transcript records, or ``AGENT_MEMORY_PROJECT_ID`` when set.
+would name for the session's first ``cwd`` (one project per session; where that folder does not
+exist on this machine, the path's worktree conventions or its name less the ``gitBranch`` the
+transcript records), or ``AGENT_MEMORY_PROJECT_ID`` (``--project``) when set.
 """
 
 from __future__ import annotations
@@ -41,7 +43,10 @@ def events(path: Path, env: Mapping[str, str], project_of: ProjectOf) -> tuple[E
     """One transcript as events, exactly as the hook would have posted them."""
     lines, skipped = json_lines(path)
     first_cwd = next((i["cwd"] for i, _ in lines if isinstance(i.get("cwd"), str)), None)
-    ctx = context(claude_code.RUNTIME, env, project_of, first_cwd or str(path.parent))
+    branches = (i.get("gitBranch") for i, _ in lines)
+    branch = next((b for b in branches if isinstance(b, str) and b), None)
+    folder = first_cwd or str(path.parent)
+    ctx = context(claude_code.RUNTIME, env, project_of(folder, None, branch), folder)
     session = next((i["sessionId"] for i, _ in lines if isinstance(i.get("sessionId"), str)), "")
     payload = {"session_id": session or path.stem}
     return mark_imported(claude_code.transcript_events(lines, payload, ctx, {}), path), skipped

@@ -8,7 +8,9 @@ the items) or ``response_item``, whose payload is a ``ResponseItem`` of codex-rs
 ``output_text``), ``function_call`` (``name``, ``arguments`` as a JSON string, ``call_id``),
 ``function_call_output`` (``call_id``, ``output``: a string, or content items),
 ``custom_tool_call`` / ``custom_tool_call_output`` (``apply_patch``: ``input`` is the patch),
-``local_shell_call`` (``action.command``), ``reasoning`` (skipped). Releases before the
+``local_shell_call`` (``action.command``), ``reasoning`` (skipped). The session's project comes
+from its ``session_meta``: ``cwd``, and ``git.repository_url`` / ``git.branch`` where that
+folder does not exist on this machine. Releases before the
 wrapper wrote the meta object (``id``, ``timestamp``) as the first line and bare items after it,
 without times: those items take the session's start time plus their line number in ms.
 
@@ -59,6 +61,7 @@ _ITEM_TYPES = frozenset(
         "web_search_call",
     }
 )
+_GIT_FIELDS = ("repository_url", "branch")  # of session_meta.git: the remote and the branch
 Pending = dict[str, tuple[str, Any, str | int]]
 """Tool calls asked and not answered yet: call id -> (tool, its input, when asked)."""
 
@@ -79,6 +82,7 @@ def events(path: Path, env: Mapping[str, str], project_of: ProjectOf) -> tuple[E
     items = [item for item, _ in lines]
     session = path.stem
     cwd: str | None = None
+    git: dict[str, Any] = {}
     start: str | int | None = None
     for item in items:
         payload = item.get("payload")
@@ -88,9 +92,12 @@ def events(path: Path, env: Mapping[str, str], project_of: ProjectOf) -> tuple[E
         if isinstance(meta, dict):
             session = str(meta.get("id") or session)
             cwd = meta.get("cwd") if isinstance(meta.get("cwd"), str) else cwd
+            git = meta["git"] if isinstance(meta.get("git"), dict) else {}
             start = meta.get("timestamp") or item.get("timestamp")
             break
-    ctx = context(RUNTIME, env, project_of, cwd or str(path.parent))
+    folder = cwd or str(path.parent)
+    remote, branch = (git.get(k) if isinstance(git.get(k), str) else None for k in _GIT_FIELDS)
+    ctx = context(RUNTIME, env, project_of(folder, remote, branch), folder)
     start_ms = _epoch_ms(ts_from(start, ctx.now_ms))
     pending: Pending = {}
     found: Events = []

@@ -11,13 +11,22 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from agent_memory_hooks.events import HookContext, now_ms
 
 Events = list[dict[str, Any]]
-ProjectOf = Callable[[str | None], str]
-"""A folder (or None) -> the project id the hooks would name for it."""
+
+
+class ProjectOf(Protocol):
+    """A session's folder (or None), and the git remote and branch when the session recorded
+    them -> its project id (``agent_memory_hooks.project.resolve_project_id``)."""
+
+    def __call__(
+        self, cwd: str | None, remote: str | None = None, branch: str | None = None, /
+    ) -> str: ...
+
+
 Reader = Callable[[Path, Mapping[str, str], ProjectOf], tuple[Events, int]]
 """One session file -> its events and how many entries could not be read."""
 
@@ -76,13 +85,15 @@ def json_document(path: Path) -> Any:
         return None
 
 
-def context(runtime: str, env: Mapping[str, str], project_of: ProjectOf, cwd: str) -> HookContext:
-    """The context the hooks' event builders take, as the runtime's hook would build it;
-    ``now_ms`` only stands in for an entry that carries no time."""
+def context(runtime: str, env: Mapping[str, str], project: str, cwd: str) -> HookContext:
+    """The context the hooks' event builders take, as the runtime's hook would build it, with
+    one ``project`` for the whole session: a session is one project even where it moved to
+    another folder (on a machine where its folders do not exist, a subfolder would otherwise
+    name a project of its own); ``now_ms`` only stands in for an entry that carries no time."""
     return HookContext(
         runtime=runtime,
         now_ms=now_ms(),
-        project_of=project_of,
+        project_of=lambda _cwd: project,
         user_id=env.get("AGENT_MEMORY_USER_ID", "").strip() or None,
         cwd=cwd,
     )

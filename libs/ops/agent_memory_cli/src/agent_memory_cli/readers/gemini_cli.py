@@ -55,7 +55,7 @@ def events(path: Path, env: Mapping[str, str], project_of: ProjectOf) -> tuple[E
         return [], 1
     session = str(record.get("sessionId") or path.stem)
     project = _project(str(record.get("projectHash") or ""), env, project_of)
-    ctx = context(RUNTIME, env, lambda _cwd: project, str(path.parent))
+    ctx = context(RUNTIME, env, project, str(path.parent))
     found: Events = []
     skipped = 0
     for index, message in enumerate(record["messages"]):

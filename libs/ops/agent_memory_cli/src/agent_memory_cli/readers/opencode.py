@@ -57,7 +57,8 @@ def events(path: Path, env: Mapping[str, str], project_of: ProjectOf) -> tuple[E
     storage = path.parents[2]  # storage/session/<projectID>/<sessionID>.json
     session = info["id"]
     cwd = info.get("directory") if isinstance(info.get("directory"), str) else None
-    ctx = context(RUNTIME, env, project_of, cwd or str(path.parent))
+    folder = cwd or str(path.parent)
+    ctx = context(RUNTIME, env, project_of(folder), folder)
     messages, skipped = _objects(storage / "message" / session)
     messages.sort(key=lambda m: (_time(m, "created") or 0, str(m.get("id"))))
     found: Events = []
