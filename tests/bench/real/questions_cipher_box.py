@@ -58,7 +58,8 @@ QUESTIONS: tuple[RealQ, ...] = (
     ),
     RealQ(
         "paraphrase",
-        "Would playing encrypted videos on the fly be a large job, one that deserves its own stage?",
+        "Would playing encrypted videos on the fly be a large job, one that deserves its own "
+        "stage?",
         PROJECT,
         (SIZED,),
     ),
