@@ -1,7 +1,12 @@
-"""Questions about two context-evaluator sessions (test split), written from the transcripts alone.
+"""Questions about three context-evaluator sessions (test split), written from the transcripts
+alone.
 
 The sessions (``SOURCES.md``): Claude Code in context-evaluator (PackmindHub's analyzer of
-AGENTS.md / CLAUDE.md files, a Bun + React app), captured by Entire. a0af77b8, 2026-02-18 to
+AGENTS.md / CLAUDE.md files, a Bun + React app), captured by Entire. 31b1be44, 2026-02-13: a
+plan carried out so that suggestions say whether they create a new ("phantom") file or update
+one (the flag kept through the remediation pipeline, evaluators 12/14/15 taught it), a test
+assertion fixed, a pre-commit hook failing on someone else's uncommitted files, and the user's
+leave to commit with ``--no-verify``. a0af77b8, 2026-02-18 to
 2026-02-19: a plan carried out so that "Evaluate Impact" reruns the evaluators of the original
 evaluation (both result formats), a Biome format error, then a commit that a pre-commit hook
 stopped on a type error and a prepare-commit-msg hook reworded. 5e1ab9a6, 2026-02-20: GitHub
@@ -22,16 +27,94 @@ RUNTIME = "claude-code"
 PROJECT = "context-evaluator"
 HERE = Path(__file__).resolve().parent / "transcripts" / "context-evaluator"
 SOURCES: tuple[tuple[str, Path], ...] = (
+    (PROJECT, HERE / "31b1be44.jsonl"),
     (PROJECT, HERE / "a0af77b8.jsonl"),
     (PROJECT, HERE / "5e1ab9a6.jsonl"),
 )
 
+PHANTOM_PLAN = "7b388274-9bbd-4af9-a240-36c1f29e184d"  # the plan of the phantom-file session
+PHANTOM_DONE = "a2507433-4439-4952-a6b3-21323ef64b04"  # its summary of the changes
 PLAN = "f721f8fd-accb-4405-aeab-4548ada57e28"  # the plan the first session carried out
 DONE = "9aaea312-bc8a-4619-92e9-2d53811ef335"  # its summary of the change
 MISCLASSIFIED = "19679b30-99ed-4538-ba8f-18a0a3a1c5a9"  # why the Copilot files read as AGENTS.md
 BADGE_DONE = "a34ad99f-6278-4987-8654-fe12bf73d240"  # the two edits, summed up
 
 QUESTIONS: tuple[RealQ, ...] = (
+    RealQ(
+        "fact",
+        "Which evaluators can now suggest creating a new AGENTS.md in a subdirectory?",
+        PROJECT,
+        (PHANTOM_PLAN, PHANTOM_DONE),
+    ),
+    RealQ(
+        "fix",
+        "Why did the remediation agent never get an explicit instruction to create a suggested "
+        "new file?",
+        PROJECT,
+        (PHANTOM_PLAN, PHANTOM_DONE),
+    ),
+    RealQ(
+        "how",
+        "How does the remediation prompt tell creating a file apart from updating one?",
+        PROJECT,
+        (PHANTOM_PLAN, "toolu_01NJMeVCisJVjCvYoNKhZ6gG", PHANTOM_DONE),
+    ),
+    RealQ(
+        "paraphrase",
+        "How does the repair step learn that a proposed doc must be written from scratch in a "
+        "subfolder rather than edited?",
+        PROJECT,
+        (PHANTOM_DONE,),
+    ),
+    RealQ(
+        "artifact",
+        "Which evaluator prompt files got the phantom file section?",
+        PROJECT,
+        (
+            "toolu_01LvXxgdLjPcSLj682tgTrck",
+            "toolu_014yxH6VsafzsxLqLismgNvL",
+            "toolu_01BuvvoBUmxt2vnvFUWNdBMj",
+            PHANTOM_DONE,
+        ),
+    ),
+    RealQ(
+        "fix",
+        "Why did one of the new prompt-generator tests fail at first?",
+        PROJECT,
+        (
+            "toolu_01XPxNncdyPuhZiY4stkjJUj",
+            "16e998fc-1d97-4ca5-b9db-b8942c73bba8",
+            "toolu_01EdLw49ASWAWd9mGZ11Nzpg",
+        ),
+    ),
+    RealQ(
+        "fix",
+        "Why did the pre-commit hook block the phantom-file commit?",
+        PROJECT,
+        ("toolu_01Hbs9GJGVREMSx4GBZgYtXw", "f7b4273a-5613-4644-bce2-27c083736322"),
+    ),
+    RealQ(
+        "constraint",
+        "What did I point out about App.tsx when the lint errors were being fixed?",
+        PROJECT,
+        ("9f9930b4-c2cd-450b-8ccd-cde64fde0d2b", "dd186219-6817-4f12-a3af-39be5817dfd3"),
+    ),
+    RealQ(
+        "decision",
+        "How was the phantom-file change committed in the end, and under which commit?",
+        PROJECT,
+        (
+            "175c7e93-dd95-41d2-bf6a-36fbf8a8fe8e",
+            "toolu_01C5Ctvd5r63HCCKT7FSyvgM",
+            "e176045d-64bc-4a42-805f-1215fa3fd456",
+        ),
+    ),
+    RealQ(
+        "temporal",
+        "What did we do on 2026-02-13?",
+        PROJECT,
+        day="2026-02-13",
+    ),
     RealQ(
         "fix",
         "What was wrong with Evaluate Impact that made its score comparison misleading?",
