@@ -1,8 +1,8 @@
 """Postgres side of the fix arc: what a session said after a problem was reported.
 
-A question about a fix is asked in the words of the problem ("my shell stopped showing what I
-typed"), and those words match the moment the problem was reported far better than the
-moment it was solved ("Fixed: a panic hook restores the terminal"). The cause and the fix
+A question about a fix is asked in the words of the problem ("the dev server stopped reloading
+my changes"), and those words match the moment the problem was reported far better than the
+moment it was solved ("Fixed: the watcher follows symlinked folders"). The cause and the fix
 come later in the same session; ``following_messages`` reads, for each reported moment, the
 next events of its session (tool calls and outputs counted, so the window is a stretch of
 work) and returns the messages among them that may state a cause or a fix. The brainstem

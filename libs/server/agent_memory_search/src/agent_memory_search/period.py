@@ -1,6 +1,6 @@
 """A "what did we do" question answers from the table of contents of its period.
 
-"What did we do on 2026-07-14?" or "what did we do last week?" carries no words to rank by
+"What happened on 2025-03-02?" or "what was done last week?" carries no words to rank by
 once its period is parsed out; searching the tiers then returns the newest raw events of the
 period (issue 13: eight events from the last four minutes of the day, never the day's
 summary). The TOC already says what happened: the period's own calendar node(s) first (a week

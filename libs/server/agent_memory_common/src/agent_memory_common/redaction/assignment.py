@@ -69,7 +69,7 @@ _EXPRESSION_GOES_ON = re.compile(r"[ \t]*(?:[-+*/%|&^<>?=]|(?:if|else|or|and)\b)
 _IN_URL_AUTHORITY = re.compile(r"://[^\s/?#@;'\"<>]*\Z")
 
 
-# A key at the start of a line (after indentation, a YAML list dash, ``export`` or an opening
+# A key at a line's start (after indentation, a YAML list dash, ``export`` or an opening
 # quote) is a config file line: YAML, TOML, INI, .env. There a value runs to the end of the
 # token, whatever characters it holds (``password: Tr0ub4dor&3``), and for ``key: value`` and
 # ``key = value`` (not shell's ``KEY=value cmd``) to the end of the line, minus a `` #`` comment.
@@ -258,7 +258,7 @@ def _is_code_continuation(m: re.Match[str], sep: str, value_end: int) -> bool:
 
 
 def _is_prose(m: re.Match[str], sep: str, value: str, value_end: int) -> bool:
-    """ "a default for a secret: compose refuses to start" is a sentence, not a key.
+    """ "a note on the token: rotate it every month" is a sentence, not a key.
 
     A colon (unlike "=") is as common in prose as in YAML, and real secrets are rarely a plain
     word followed by more words on the same line.

@@ -197,8 +197,8 @@ def pgpass_extract(m: re.Match[str]) -> Span | None:
     return rest.span("secret")
 
 
-# Oracle's ``user/password@connect_identifier``. SQL*Plus's CONNECT is a command only at the
-# start of a line (after an optional ``SQL>`` prompt); in a program it is a call, ``connect(``.
+# Oracle's ``user/password@connect_identifier``. SQL*Plus's CONNECT is a command only where a
+# line begins (after an optional ``SQL>`` prompt); in a program it is a call, ``connect(``.
 _SQLPLUS_LINE_START = re.compile(r"(?:SQL>[ \t]*)?")
 _CALL_OPENS = re.compile(r"\([ \t]*[\"']?")
 # After "oracle", what comes before the login in a driver call (``cx_Oracle.connect("``,

@@ -46,7 +46,7 @@ log = get_logger(__name__)
 # Texts the export is checked on at load: short, empty, non-ASCII, and longer than the model's
 # 256 word pieces (cut the same way by both).
 PROBES: tuple[str, ...] = (
-    "what did we decide about the schema last week?",
+    "which schema did we settle on last week?",
     "",
     "Zürich naïve café 東京 ✓",
     " ".join(f"word{i}" for i in range(400)),

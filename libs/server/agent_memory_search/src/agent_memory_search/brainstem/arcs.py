@@ -15,10 +15,10 @@ ago. Demoted with age, the fix lost its first place to the evergreen bullets of 
 (a procedure, a definition) that share a few of its words: on ``make bench-coding`` the fix
 ranked second in 4 of its 8 fix questions, below such a bullet, with a higher fused score.
 
-And a fix question is asked in the words of the problem, not of its solution: "after a crash
-my shell stopped showing what I typed; how was that repaired?" is closest to the moment the
-problem was reported ("when tdk panics my terminal is broken afterwards: no echo"), while the
-fix ("Fixed: a panic hook restores the terminal") shares no word with it. The arc says where
+And a fix question is asked in the words of the problem, not of its solution: "why did the
+dev server stop reloading my changes, and how was that repaired?" is closest to the moment the
+problem was reported ("since the move, saving a file no longer reloads the page"), while the
+fix ("Fixed: the watcher follows symlinked folders") shares no word with it. The arc says where
 the answer is: later in the same session. ``arc_sources`` picks the best moments that do not
 state a resolution themselves; the cause and the fix said after each of them
 (``arc_store.following_messages``) join the candidates with the source's fused score times
@@ -48,9 +48,9 @@ FIX_QUESTION = re.compile(
 # A cause or a fix is stated at the start of a sentence ("Fixed: ...", "The cause was ...");
 # mid-sentence the same words are usually a question or a plan ("can you fix it?").
 _SAID = r"(^|[.!?:;]\s+|\n)\s*"
-# A coding agent says it its own way (``make bench-real``): "I see the issue - pymodbus 3.x
-# changed its API", "Now I see the issue! The runner is on 24.04", "I've fixed the second CI
-# issue", "I found and fixed the CI failure".
+# A coding agent says it its own way: "I see the issue - the client library renamed that
+# call", "Now I see the problem! The image pins an old base", "I've fixed the lint job", "I
+# found and fixed the flaky upload".
 _AGENT = r"((now\s+)?i\s+(see|found|spotted)|i'?ve\s+found)\s+the\s+(issue|problem|bug|cause)\b"
 _FIX = (
     r"fixed\b|the\s+fix\b|fix:|solved\b|resolved\b|that\s+fixed\b|"

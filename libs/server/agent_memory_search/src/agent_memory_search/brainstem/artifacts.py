@@ -1,8 +1,8 @@
 """Questions about what was run or changed want the command or the edit, not the talk around it.
 
-"Which command merged the two Alembic heads?", "show the diff that installed the panic hook",
-"what did we change in conftest.py?": the answer is a tool's call (``$ uv run alembic merge
-...``, ``Edit src/terminal.rs`` with its diff). Everywhere else a tool's words weigh as if they
+"Which command regenerated the lock file?", "show the diff that added the retry", "what did
+we edit in settings.py?": the answer is a tool's call (``$ uv lock --upgrade``, ``Edit
+src/client.rs`` with its diff). Everywhere else a tool's words weigh as if they
 said nothing (``memory.event_salience``) and an old observation goes stale, so that prompts and
 replies lead; asked for the command itself, the tiers found it (fused in the first ten) and
 the ranking buried it below rules and decisions that merely share a word: on ``make
@@ -31,7 +31,7 @@ Kind = Literal["command", "edit"]
 KINDS: frozenset[Kind] = frozenset(("command", "edit"))
 
 # What the question asks for: a command ("which command", "from the shell"), an edit ("the
-# diff", "the code change", "what did we change in conftest.py"), or either ("which file did
+# diff", "the code change", "what did we edit in settings.py"), or either ("which file did
 # we change").
 COMMAND_QUESTION = re.compile(
     r"\b(commands?|invocation|cli\s+flags?|(from|in)\s+the\s+(shell|terminal|command\s+line)|"
@@ -40,7 +40,7 @@ COMMAND_QUESTION = re.compile(
 )
 EDIT_QUESTION = re.compile(
     r"\b(diffs?|patch(es)?|code\s+changes?|(change|changed|edit|edited)\s+in\s+[\w./-]+\.\w+|"
-    # "show the edit that replaced --flag with --filter": the noun, not "edit the file"
+    # "show the edit that renamed the option": the noun, not "edit the file"
     r"(which|what)\s+(edits?|changes?)|(the|that|this|an?)\s+edits?)\b",
     re.IGNORECASE,
 )

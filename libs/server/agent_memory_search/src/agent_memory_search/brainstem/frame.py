@@ -1,7 +1,7 @@
 """The words that frame a question about a conversation are no words of its answer.
 
-"What did we decide about building the rock in CI?" is answered by "It seems like we should
-build the rock and push it to a registry as part of CI." A decision, a rule or a request in a
+"What did we decide about publishing the image?" is answered by "I guess the image should go
+to the registry from the release job." A decision, a rule or a request in a
 coding session is rarely announced as one: nobody types "we decided". Yet "decide" is a rare
 word of the store, so BM25 weighs it most, and the turns that happen to hold it ("let me
 decide", "the user decides") outranked the one that settled the matter: on ``make

@@ -8,7 +8,7 @@
 - ``explore``: a topic to survey ("auth refactor", "tell me about the indexer", "which topics
   came up?"). Overviews (TOC nodes) are welcome, and diversity matters more than the single
   best hit. Only the plural "topics" and "themes" ask for a survey: in a coding session the
-  singular is mostly a thing asked about ("what should the default theme be?").
+  singular is mostly a thing asked about ("which theme do new users get?").
 - ``time-boxed``: the question is mostly a period ("what did we do yesterday?"): the time range
   is the main filter and the remaining words are too generic to rank by.
 
@@ -67,8 +67,8 @@ _EXPLORE = re.compile(
     re.IGNORECASE,
 )
 # "Where did we leave off?": a period not named but meant, the last day of work in scope
-# (``search/period.py``). Only when nothing else is asked: "where did we leave off with the
-# billing refactor?" is about the refactor, wherever in time it was last touched.
+# (``search/period.py``). Only when nothing else is asked: "where did we stop on the billing
+# refactor?" is about the refactor, wherever in time it was last touched.
 _RESUME = re.compile(
     r"(\bwhere\s+(did|do|had)\s+(we|i|you)\s+(leave|left|stop|stopped)\b(\s+off)?|"
     r"\b(we|i|you)\s+left\s+off\b|\bwhere\s+were\s+we\b|\bcatch\s+(me|us)\s+up\b|"

@@ -2,10 +2,11 @@
 
 Fusion (``fusion.rrf``) counts ranks, not scores, so a BM25 list is worth as much when its first
 hit shares one common word with the question as when it shares them all. On the coding
-benchmark the questions asked in other words ("the card company's notifications were refused
-as forged") share one word in six with the best BM25 hit, and BM25's guesses pushed out the
-vector tier's first three, which were right; questions in the session's own words share half
-or more. ``coverage`` measures that, and the engine lets the vectors lead when it is low.
+benchmark the questions asked in other words ("the bank's callbacks got rejected as fakes"
+for a sentence about webhook signatures) share one word in six with the best BM25 hit, and
+BM25's guesses pushed out the vector tier's first three, which were right; questions in the
+session's own words share half or more. ``coverage`` measures that, and the engine lets the
+vectors lead when it is low.
 
 The word tiers still search the question as asked. Searching its content words only
 (``FUNCTION_WORDS`` removed) was measured and left out: LoCoMo turn recall@5 0.654 -> 0.669,

@@ -1,7 +1,7 @@
 """Questions about what the user said want the user's own words, not the replies around them.
 
-"What did I say about running several sessions at once?", "which connection type did I want
-the mock to support?", "what did I tell you about the log directory?": the answer is a prompt
+"What did I say about parallel builds?", "which database did I want the tests to use?",
+"what did I tell you about the log directory?": the answer is a prompt
 the user typed. The agent's replies repeat and elaborate it, in more words that match the
 question, so they outrank it (``make bench-real``: the prompt 10th under replies about the
 same thing). The indexes keep no role, so for such a question (``asks_own_words``) the roles
