@@ -19,19 +19,13 @@ T0 = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
     [
         # the user's prohibitions and rules of things: constraints
         ("Focus on TDD and (don't try to implement the negation with regexes.", "constraint"),
-        ("I authenticated gh for you. **Do nit use it with other repositories**", "constraint"),
+        ("I authenticated gh for you. **Do not push to any other remote**", "constraint"),
         ("So please, orient yourself first: NO commits until the tests pass!", "constraint"),
-        ("Once the test is written, it shoudl be self-describing.", "constraint"),
+        ("Once the test is written, it should be self-describing.", "constraint"),
         ("The story names should match the feature names.", "constraint"),
-        # what the user does not want done, a warning, the way it has to be done
-        ("I don't want you to touch the migrations.", "constraint"),
-        ("Please be careful not to drop the staging database.", "constraint"),
-        ("Make sure you don't push to main.", "constraint"),
-        ("The right fix is to pass the values as arguments.", "constraint"),
         # the user's "we should" and refusals: decisions
         ("It seems like we should build the rock and push it to a registry in CI.", "decision"),
         ("A demo with the principal charm is great and we should do that.", "decision"),
-        ("Then continue, except the --flag local one -- I don't want to do that!", "decision"),
         # settled: left as it is
         ("No, keep it as is.", "decision"),
         # the shared rules come first: a taste stays a taste
@@ -58,16 +52,13 @@ T0 = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
         ("I've changed my mind, the simple ones go first.", "observation"),
         # a thing's need stays a rule in the user's mouth
         ("The config needs to be TOML, not YAML.", "constraint"),
-        # the shape of what the project produces, asked for or approved: decisions
+        # the shape of what the project produces, asked for: decisions (approval of a shape, a
+        # better name, a way liked more, "we'll want to", "but not", "what we want is", "for
+        # compatibility" and a soft target were rules of one or two labelled sentences each,
+        # removed with issue 52: ``said_by``'s docstring)
         ("Let's remove the reviewed-areas line from the template.", "decision"),
         ("Let's design a write-up we can send to each team.", "decision"),
-        ("Yes, two things: a folder for each team, with its write-ups in it.", "decision"),
-        ("Yes, link format sounds good.", "decision"),
         ("I'd like a branch for each issue, with the fix made but not committed.", "decision"),
-        ("I'd like to commit the script but not the generated files.", "decision"),
-        ("Also a better name for the third story would be filter-by-criteria.", "decision"),
-        ("I like this design better.", "decision"),  # picked among the ones shown
-        ("We'll want to describe the bug, then give a snippet and a suggested fix.", "decision"),
         # ... but not a trial, one item, a wish to know, an order for now
         ("Please draft a template and we can iterate on it.", "observation"),
         ("Let's agree on vocabulary before the layout code grows.", "observation"),
@@ -76,9 +67,6 @@ T0 = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
         ("We'll want to know why it fails on CI.", "observation"),
         ("Let's commit the script but not yet the docs.", "observation"),
         ("I like small commits.", "preference"),  # a taste, no choice among options
-        ("What we want is for the formatter to run on every edit.", "decision"),
-        ("Let's add that flag back for compatibility with the Go version.", "decision"),
-        ("Coverage of 80%+ would be good.", "preference"),  # a soft target
     ],
 )  # fmt: skip
 def test_what_the_user_says(text: str, kind: str) -> None:
@@ -106,19 +94,6 @@ def test_what_the_user_says(text: str, kind: str) -> None:
 )
 def test_what_the_agent_says_while_it_works_is_no_memory(text: str) -> None:
     assert classify(text, "assistant") == "observation"
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "Since we're in a container, we don't actually need a virtualenv - let me use the"
-        " system Python:",
-        "We don't need to fork the whole operator \u2014 we just need a wrapper charm.",
-        "We need to MERGE them, not choose one or the other!",
-    ],
-)
-def test_a_way_the_agent_drops_for_another_is_a_decision(text: str) -> None:
-    assert classify(text, "assistant") == "decision"
 
 
 @pytest.mark.parametrize(

@@ -7,10 +7,10 @@ not. Both halves are taken from what people said, never written anew (offline, d
 - the **goal** is the first request of the segment: the first user turn's first sentence (joined
   with the next one when it is only a label such as "Subscriptions next."), with the politeness
   around it removed ("Let's", "Can you", "Please"); a request of two words or fewer ("Organise
-  that?") gives way to the agent's restatement in its first reply ("I'll help you set up CI to
-  build and push the rock"). A segment with no user turn has no goal.
+  that?") gives way to the agent's restatement in its first reply ("I'll help you add a
+  release job that publishes the package"). A segment with no user turn has no goal.
 - the **outcome** is the last sentence that reports a result: "Fixed: ...", "... passes",
-  "... now ...", "... is in place", "from 420 ms to 95 ms", "released"; a plan ("I'll ..."), a
+  "... now ...", "... is in place", "from 3 s to 200 ms", "released"; a plan ("I'll ..."), a
   question or an aside about unrelated warnings is not one. Without such a sentence, the
   segment's first decision stands for its outcome ("We go with RabbitMQ for payment events").
 
@@ -30,7 +30,7 @@ from agent_memory_summarizer.text import names_kept, shorten, split_sentences, s
 GOAL_CHARS = 70
 # A request of two words or fewer ("Organise that?", "commit and push") names no work: the
 # agent's restatement of it does, when its first reply has one. A question names its topic
-# ("How do we draw the panes?") and stays.
+# ("How do we page the results?") and stays.
 THIN_GOAL_WORDS = 2
 _WH_QUESTION = re.compile(r"^(?:how|what|why|which|where|when|who|should)\b", re.IGNORECASE)
 MAX_UNANSWERED = 2  # prompts a segment with no reply may hold and still be titled by a request
@@ -58,19 +58,20 @@ _OUTCOME = re.compile(
 _LABEL = re.compile(
     r"^(?:fixed|done|resolved|solved|outcome|result|root cause|cause|decision)\s*:\s*", re.I
 )
-# Not an outcome: a plan, an offer, an aside about findings left alone.
+# Not an outcome: a plan, an offer, an aside about findings left alone. (Three more phrases,
+# "the missing types", "nothing behavioural" and "for the cleanup ticket", were single
+# sentences of the generated coding corpus: removed with issue 52.)
 ASIDE = re.compile(
-    r"\b(?:left (?:them|it|the rest)|(?:code|files?) i did not touch|style (?:findings|only)|"
-    r"the missing types|nothing behaviou?ral|for the cleanup ticket)\b",
+    r"\b(?:left (?:them|it|the rest)|(?:code|files?) i did not touch|style (?:findings|only))\b",
     re.IGNORECASE,
 )
 _NOT_OUTCOME = re.compile(
     r"^(?:i'll|i will|let me|then i'll|next,? i'll|i'm going to|should i|shall i)\b",
     re.IGNORECASE,
 )
-# An agent narrating its next step: "Let me check the exported files to ensure quality.",
-# "Now let's test it:", "Since we only have one session, let me create a test scenario.", "Here
-# are the files that should be moved:". What it then did is in the tool events after it and
+# An agent narrating its next step: "Let me look at the generated report to be sure.", "Now
+# let's test it:", "Since the cache is empty, let me seed it first.", "Here are the modules
+# that need changes:". What it then did is in the tool events after it and
 # what it found in a later sentence; as bullets they filled a real session's table of contents
 # (``make bench-real``). A report that opens a list ("I've updated the README so that the
 # export includes:") is not one: it says what was done.
@@ -115,7 +116,7 @@ class Turn:
 
 def _last_name(path: str) -> str:
     """The last readable name of a path: src/payments/api/pagination.py -> pagination,
-    tests/integration/test_charm.py -> test_charm (a name without digits: no version or id)."""
+    tests/unit/test_parser.py -> test_parser (a name without digits: no version or id)."""
     parts = [p for p in re.split(r"[/\\]", path) if p and not p.startswith("{")]
     for part in reversed(parts):
         stem = part.split(".")[0]
@@ -148,7 +149,7 @@ def plain(text: str) -> str:
     return out.strip(" ,;:-")
 
 
-_NUMBER_LIST = re.compile(r"\b\d+(?:,\s*\d+)+\b")  # "the 1, 3, 7 day schedule" -> "1-3-7"
+_NUMBER_LIST = re.compile(r"\b\d+(?:,\s*\d+)+\b")  # "the 2, 4, 8 hour backoff" -> "2-4-8"
 
 
 def _clause_end(words: list[str]) -> int:
@@ -161,7 +162,7 @@ def _clause_end(words: list[str]) -> int:
 
 def clip(text: str, limit: int) -> str:
     """At most ``limit`` characters, cut at a clause boundary when one falls in the last two
-    thirds ("New project: tdk, a terminal dashboard that shows CPU"), else at a word."""
+    thirds ("New tool: lintfix, a formatter that rewrites imports"), else at a word."""
     text = squash(text)
     if len(text) <= limit:
         return text
@@ -256,7 +257,7 @@ def _repeats(text: str, goal_text: str) -> bool:
     return goal_words[:shared] == words[:shared]
 
 
-# What an agent says it did: "I've updated the README so that ...", "Based on my research,
+# What an agent says it did: "I've updated the README so that ...", "After reading the logs,
 # I've discovered where ...", "I found a way to ...". The verb and what follows is the work.
 _DONE = re.compile(
     r"^(?:[^.!?]{0,60},\s*)?(?:i've|i have|i)\s+"
@@ -286,8 +287,8 @@ def _agent_says(turns: Sequence[Turn], pattern: re.Pattern[str], group: str) -> 
             yield text
 
 
-# What an agent says it found: "I see the issue - pymodbus 3.x has changed their API.", "Now I
-# see the issue! The runner is on Ubuntu 24.04, but ...". The finding is the rest of the
+# What an agent says it found: "I see the issue - the parser drops empty lines.", "Now I see
+# the problem! The cache key ignores the lock file, so ...". The finding is the rest of the
 # sentence, else the agent's next sentence.
 _FOUND_TEXT = (
     r"i\s+(?:see|found|have found|'ve found|(?:have |'ve )?identified|understand)\s+"
@@ -320,8 +321,9 @@ def finding(turns: Sequence[Turn]) -> str:
     return ""
 
 
-# An announced step, without its announcement: "Now let me add the pymodbus dependency:" ->
-# "add the pymodbus dependency"; "I'll help you set up CI to ..." -> "set up CI to ...".
+# An announced step, without its announcement: "Now let me add the retry decorator:" -> "add
+# the retry decorator"; "I'll help you set up a nightly job to ..." -> "set up a nightly job to
+# ...".
 _ANNOUNCED = re.compile(
     r"^(?:(?:now|next|first|then|so|ok(?:ay)?|good|great|perfect|excellent|alright|right)\b"
     r"[,!.]?\s+)*(?:[^.!?]{0,80},\s*)?"
@@ -350,7 +352,8 @@ def plan(turns: Sequence[Turn]) -> str:
 
 def restated(turns: Sequence[Turn]) -> str:
     """What the agent's first reply to the first request says it will make ("Can you
-    organise that?" -> "I'll help you set up CI to build and push the rock."), as a short
+    organise that?" -> "I'll help you add a release job that publishes the package."), as a
+    short
     phrase; empty when that reply announces no such step."""
     first_user = next((t.event_index for t in turns if t.role == "user"), -1)
     replies = [t.event_index for t in turns if t.role == "assistant" and t.event_index > first_user]
@@ -361,7 +364,7 @@ def restated(turns: Sequence[Turn]) -> str:
 
 def request(turns: Sequence[Turn]) -> str:
     """The goal of a segment where only the user spoke, when it is a request to an agent
-    ("It seems like we should build the rock and push it as part of CI.", and the reply came
+    ("I guess we should publish the package from the release job.", and the reply came
     after a break): a prompt or two that ask for something, not people talking."""
     users = [t for t in turns if t.role == "user"]
     if not users or len({t.event_index for t in users}) > MAX_UNANSWERED:

@@ -1,9 +1,9 @@
 """The coding-session rules of the memory-kind classifier: what tools print, and decisions.
 
 ``salience.classify`` reads natural-language turns. In a coding session two thirds of the text
-is tool output, whose words look like rules ("B006 Do not use mutable data structures...",
-"fatal: Need to specify how to reconcile divergent branches.", clippy's "help: you should
-avoid..."), but nobody stated them: they are observations. So:
+is tool output, whose words look like rules ("SIM108 Use ternary operator instead of ...",
+"fatal: You must specify a repository to clone.", clippy's "help: you should avoid..."), but
+nobody stated them: they are observations. So:
 
 - an event a tool produced (role ``tool``, type ``tool_call`` / ``tool_result``, a hook's
   ``PreToolUse`` / ``PostToolUse`` / ``PostToolUseFailure`` or a ``tool_name`` in its metadata)
@@ -61,7 +61,7 @@ _TOOL_LINE = [
     # package managers, docker, make: "npm WARN ...", "ERROR: failed to solve", "make: *** ..."
     re.compile(r"^\s*(?:npm|yarn|pnpm|pip|cargo|make|docker)(?:\s+(?:WARN|ERR!|error|notice)|:)\s"),
     re.compile(r"^\s*(?:ERROR|WARNING|WARN|INFO|DEBUG|CRITICAL|FATAL)\b:?\s"),
-    # eslint rows: "12:5  error  Unexpected console statement  no-console"
+    # eslint rows: "8:3  error  'x' is assigned a value but never used  no-unused-vars"
     _rx(r"^\s*\d+:\d+\s+(?:error|warning)\s"),
     # a rule id or a mypy error code at the end: "... [var-annotated]", "... no-console"
     re.compile(r"\s\[[a-z]+(?:-[a-z]+)+\]\s*$"),
@@ -99,7 +99,7 @@ _WILL_VERB = (
     r"(?:use|go with|stick with|switch|adopt|pick|choose|drop|replace|standardi[sz]e on|"
     r"settle on|move to|migrate to|rely on|ship|store)"
 )
-# "Agreed, httpx it is.", "OK, TOML it is for the config": the choice, then "it is", at the
+# "Agreed, httpx it is.", "OK, Postgres it is for the queue": the choice, then "it is", at the
 # start of a sentence; not "look how cute it is", "that's what it is".
 _IT_IS = _rx(
     r"^\s*(?:(?:agreed|ok(?:ay)?|fine|alright|right|so|then|good)[,.!]?\s+)?((?:\S+\s+){1,4})"
@@ -110,7 +110,7 @@ _NOT_A_CHOICE_TEXT = """
     think sure is was yes no well now here there look who
 """
 _NOT_A_CHOICE = frozenset(_NOT_A_CHOICE_TEXT.split())
-# "Now let's move to Phase 3": the next step of a plan, not a technology moved to
+# "Now let's move on to step 2": the next step of a plan, not a technology moved to
 _NEXT_PHASE = _rx(r"\bmove (?:on )?to (?:phase|step|stage|part|the next)\b")
 # "let's keep going", "let's keep it up", "let's keep each other motivated": encouragement
 _LETS_KEEP_ON = _rx(
@@ -143,7 +143,7 @@ _DECISION = [
     # an option picked from the ones offered: "yes, option a, but ...", "go with option 2"
     _rx(r"^\s*(?:yes|yeah|yep|ok(?:ay)?|sure|agreed)\b[,.!]?\s+(?:let's\s+)?option\s+\w\b"),
     _rx(r"\b(?:go|going|we'll go|let's go) with option\s+\w+\b"),
-    # a deferral is a choice too: "let's leave hooks for another session"
+    # a deferral is a choice too: "let's leave the caching for another day"
     _rx(r"\blet'?s\s+leave\s+[^.?!]*\bfor\s+(?:later|another|the next|next)\b"),
     _rx(r"^\s*for now,?\s+" + _WE + r"\b"),
     _rx(
