@@ -38,11 +38,13 @@ import statistics
 import sys
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import psycopg
 
+from agent_memory_hooks.events import event_id
 from tests.bench.aged import (
     NO_DESCENT,
     add_aged_options,
@@ -127,16 +129,49 @@ def unique_in_time_order(events: Sequence[dict[str, Any]]) -> list[dict[str, Any
     return sorted(unique.values(), key=event_time)
 
 
+def ref_names(event: dict[str, Any]) -> set[str]:
+    """The refs a question may point at ``event`` with, whatever runtime wrote it: a prompt's or
+    a reply's own id (Claude Code's line ``uuid``, Gemini CLI's and OpenCode's message id,
+    Codex's ``<session id>:line:N``: a rollout line alone is not unique across sessions), a
+    tool call's and its result's call id (Claude Code's ``toolu_``, OpenCode's ``callID``;
+    Codex's and Gemini CLI's, which their readers keep only in the event id, see
+    ``_tool_ref_ids``)."""
+    meta = event["metadata"]
+    if is_prose(event):
+        names = {str(meta[k]) for k in ("transcript_uuid", "message_id") if meta.get(k)}
+        if "line" in meta:
+            names.add(f"{event['session_id']}:line:{meta['line']}")
+        return names
+    return {str(meta[k]) for k in ("tool_use_id", "call_id") if meta.get(k)}
+
+
+def _tool_ref_ids(event: dict[str, Any], ref: str) -> set[str]:
+    """The ids a Codex or Gemini CLI tool call ``ref`` gives its call and result events (their
+    readers key them ``("call", id)`` and ``("tool", id)``)."""
+    runtime = str(event["metadata"].get("runtime", ""))
+    key = {"codex": "call", "gemini-cli": "tool"}.get(runtime)
+    if key is None:
+        return set()
+    return {event_id(runtime, event["session_id"], key, ref, part) for part in ("call", "result")}
+
+
+def _iso(ts: str | int) -> str:
+    """An event's time as RFC 3339 text (OpenCode's are epoch milliseconds)."""
+    if isinstance(ts, int):
+        return datetime.fromtimestamp(ts / 1000, tz=UTC).isoformat().replace("+00:00", "Z")
+    return str(ts)
+
+
 def gold_of(q: RealQ, events: Sequence[dict[str, Any]]) -> list[str]:
     """The event ids a question's ``refs``, ``day`` or ``since`` point at (module
-    ``questions``); a ref that points at nothing is an error, not a silent miss."""
+    ``questions``; a ref is one of ``ref_names``); a ref that points at nothing is an error,
+    not a silent miss."""
     ids: list[str] = []
     for ref in q.refs:
-        key = "tool_use_id" if ref.startswith("toolu_") else "transcript_uuid"
         found = [
             e["event_id"]
             for e in events
-            if e["metadata"].get(key) == ref and (key == "tool_use_id" or is_prose(e))
+            if ref in ref_names(e) or (not is_prose(e) and e["event_id"] in _tool_ref_ids(e, ref))
         ]
         if not found:
             raise ValueError(f"{q.question!r}: {ref} is no event of the corpus")
@@ -144,7 +179,8 @@ def gold_of(q: RealQ, events: Sequence[dict[str, Any]]) -> list[str]:
     for e in events:
         if not is_prose(e) or e["project_id"] != q.project:
             continue
-        if (q.day and str(e["ts"]).startswith(q.day)) or (q.since and str(e["ts"]) >= q.since):
+        when = _iso(e["ts"])
+        if (q.day and when.startswith(q.day)) or (q.since and when >= q.since):
             ids.append(e["event_id"])
     if not ids:
         raise ValueError(f"{q.question!r} has no gold event")

@@ -103,11 +103,14 @@ def _project(project: str, *_where: object) -> str:
 
 
 def read_part(part: Part) -> list[dict[str, Any]]:
-    """The events of a part's transcripts, as ``agent-memory import <runtime>`` reads them."""
+    """The events of a part's transcripts, as ``agent-memory import <runtime>`` reads them with
+    ``AGENT_MEMORY_PROJECT_ID`` set to the part's project: a Gemini CLI chat records only a hash
+    of its folder, so without it its events would land in ``gemini-<hash>``."""
     reader = source(part.runtime).events
     events: list[dict[str, Any]] = []
     for project, path in part.sources:
-        read, skipped = reader(path, {}, functools.partial(_project, project))
+        env = {"AGENT_MEMORY_PROJECT_ID": project}
+        read, skipped = reader(path, env, functools.partial(_project, project))
         if skipped:
             raise RuntimeError(f"{path}: {skipped} lines could not be read")
         events.extend(read)
