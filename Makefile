@@ -83,10 +83,13 @@ test-fast: install k8s-tools node ## the test suite without the slow crash/resta
 
 check: lint typecheck ## ruff lint and format check, import contracts, mypy
 
-lint: install ## ruff lint and format check; lint-imports: the import rules of docs/architecture.md
+# leak_lint: product code quotes no benchmark text and no metric copies a product word list
+# (docs/architecture.md, "The leak lint"; tests/leak_lint.py).
+lint: install ## ruff lint and format check; lint-imports and the leak lint: docs/architecture.md
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
+	$(BIN)/python -m tests.leak_lint
 
 format: install ## apply ruff fixes and formatting
 	$(BIN)/ruff check --fix .
