@@ -29,7 +29,13 @@ from typing import Any
 from agent_memory_common.core.errors import ConfigurationError
 from agent_memory_common.core.logs import get_logger
 from agent_memory_common.core.metrics import EMBEDDING_PIECES, EMBEDDING_SECONDS, EMBEDDING_TEXTS
-from agent_memory_retrieval.adapters.onnx_encoder import OnnxEncoder, Precision, open_encoder
+from agent_memory_retrieval.adapters.onnx_encoder import (
+    OnnxEncoder,
+    Precision,
+    cache_file,
+    open_encoder,
+    quantized_file,
+)
 from agent_memory_retrieval.ports import EMBEDDING_DIM
 
 log = get_logger(__name__)
@@ -50,7 +56,14 @@ RECENT_QUERIES = 256
 def amx_tiles() -> bool:
     """Whether this CPU multiplies bfloat16 matrices in hardware (Intel AMX, Xeon since
     Sapphire Rapids): there torch's bfloat16 batches are several times faster than float32,
-    elsewhere they are emulated and slower."""
+    elsewhere they are emulated and slower. On Linux the kernel's CPU flags say it (it lists
+    ``amx_tile`` only where it enables the tiles), without importing torch (seconds of CPU:
+    see ``onnx_only``); elsewhere torch's own probe."""
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            return any(line.startswith("flags") and "amx_tile" in line.split() for line in cpuinfo)
+    except OSError:
+        pass
     import torch
 
     probe = getattr(torch.cpu, "_is_amx_tile_supported", None)
@@ -147,6 +160,17 @@ class MiniLMEmbedder:
                 reference=lambda text: embedder._embed_one(text)[0],
                 precision=precision,
             )
+            if embedder._onnx is not None:  # checked: later loads may skip torch (onnx_only)
+                from agent_memory_retrieval.adapters.onnx_only import write_stamp
+
+                write_stamp(
+                    quantized_file(cache_file(path, onnx_cache), precision),
+                    model_dir=path,
+                    max_tokens=max_tokens,
+                    precision=precision,
+                    preprocess=model.preprocess,
+                    worst_cosine=embedder._onnx.worst_cosine,
+                )
         return embedder
 
     @property
@@ -183,14 +207,14 @@ class MiniLMEmbedder:
                     result = [self._onnx.embed_features(features)]
                 else:
                     result = self._embed_features(features)
-                _observe("one", 1, int(features["attention_mask"].sum()), start)
+                observe("one", 1, int(features["attention_mask"].sum()), start)
                 self._recent[key] = list(result[0])
                 if len(self._recent) > RECENT_QUERIES:
                     self._recent.popitem(last=False)
                 return result
             if self._onnx is not None and not self._bfloat16:
                 result, pieces = self._onnx.embed_many(texts, self._batch_size)
-                _observe("batch", len(texts), pieces, start)
+                observe("batch", len(texts), pieces, start)
                 return result
             with self._torch.autocast("cpu", dtype=self._torch.bfloat16, enabled=self._bfloat16):
                 vectors = self._model.encode(
@@ -201,7 +225,7 @@ class MiniLMEmbedder:
                     show_progress_bar=False,
                 )
             # counted apart: encode() does not say; ~0.3% of the model's time on a batch
-            _observe("batch", len(texts), self.pieces(texts), start)
+            observe("batch", len(texts), self.pieces(texts), start)
         batch: list[list[float]] = vectors.tolist()  # Python floats already
         return batch
 
@@ -225,7 +249,7 @@ class MiniLMEmbedder:
         return result
 
 
-def _observe(mode: str, texts: int, pieces: int, start: float) -> None:
+def observe(mode: str, texts: int, pieces: int, start: float) -> None:
     """The model's share of a service's time, for ``/metrics`` (and bench-scale)."""
     EMBEDDING_SECONDS.labels(mode).observe(time.perf_counter() - start)
     EMBEDDING_TEXTS.labels(mode).inc(texts)

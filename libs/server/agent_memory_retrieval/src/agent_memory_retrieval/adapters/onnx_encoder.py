@@ -28,6 +28,7 @@ uniform. The load-time check holds it to ``MIN_COSINE_INT8``: a wrong graph land
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import logging
 import os
 import tempfile
@@ -67,6 +68,7 @@ class OnnxEncoder:
         self._session = session
         self._model = model  # its tokenization (cut at max_seq_length), exactly as torch's
         self.precision: Precision = precision
+        self.worst_cosine = 0.0  # against torch, on the probes: set by open_encoder's check
 
     def embed_one(self, text: str) -> list[float]:
         return self.embed_features(self._model.preprocess([text]))
@@ -103,16 +105,15 @@ class OnnxEncoder:
 
 def cache_file(model_dir: Path, cache_dir: Path) -> Path:
     """The float export's file: one per model (its config and weights' sizes) and torch
-    version. Another precision's file sits beside it (``quantized_file``)."""
-    import torch
-
+    version (read from its package metadata: importing torch costs seconds, see
+    ``onnx_only``). Another precision's file sits beside it (``quantized_file``)."""
     key = hashlib.sha256()
     for name in ("config.json", "modules.json", "1_Pooling/config.json"):
         path = model_dir / name
         key.update(path.read_bytes() if path.is_file() else b"-")
     for path in sorted(model_dir.glob("*.safetensors")) + sorted(model_dir.glob("*.bin")):
         key.update(f"{path.name}:{path.stat().st_size}".encode())
-    key.update(f"torch {torch.__version__}".encode())
+    key.update(f"torch {importlib.metadata.version('torch')}".encode())
     return cache_dir / f"minilm-{key.hexdigest()[:16]}.onnx"
 
 
@@ -260,6 +261,7 @@ def open_encoder(
         log.warning("embedder.onnx_mismatch", cosine=round(worst, 6), path=str(path))
         return None
     log.info("embedder.onnx_ready", precision=precision, worst_cosine=round(worst, 6))
+    encoder.worst_cosine = worst
     return encoder
 
 
