@@ -78,7 +78,7 @@ def test_an_export_becomes_the_transcript_the_import_reads(tmp_path: Path) -> No
     }
     out = tmp_path / "s-1.jsonl"
     out.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    events, skipped = claude_events(out, {}, lambda _cwd: "tool")
+    events, skipped = claude_events(out, {}, lambda *_where: "tool")
     assert skipped == 0
     shapes = [(e["role"], e["type"], e["text"][:12]) for e in events]
     assert shapes == [
@@ -175,7 +175,7 @@ def test_a_console_log_becomes_the_transcript_the_import_reads(
     }
     out = tmp_path / "day-000.jsonl"
     out.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    events, skipped = claude_events(out, {}, lambda _cwd: "tool")
+    events, skipped = claude_events(out, {}, lambda *_where: "tool")
     assert skipped == 0
     shapes = [(e["role"], e["type"], e["text"].split("\n")[0][:18]) for e in events]
     assert shapes == [

@@ -370,6 +370,10 @@ def test_install_with_a_project_name_records_and_recalls_under_it(
     assert proc.returncode == 0
     events = wait_for_events(shared_stack.query_url, "inst-named", 1)
     assert {e["project_id"] for e in events} == {"billing-ops"}
+    for runtime in RUNTIMES:  # uninstall finds the named hooks as ours
+        assert install(home, project, "uninstall", runtime, "--project").returncode == 0
+    left = [p for p in project.rglob("*") if p.is_file() and ".git" not in p.parts]
+    assert left == [], left
 
 
 def test_install_refuses_a_blank_project_name(dirs: tuple[Path, Path]) -> None:
