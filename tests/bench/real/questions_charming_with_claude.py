@@ -134,7 +134,9 @@ QUESTIONS: tuple[RealQ, ...] = (
         ),
     ),
     RealQ(
-        "artifact",
+        # a fact, not an artifact: the branch is named in a reply, not in a tool call (the kind
+        # corrected before the split was first scored; question and gold unchanged)
+        "fact",
         "Which worktree branch has the fix for the WordPress DB password injection?",
         PROJECT,
         ("59d6f8a4-68ce-4d6c-a597-5f1e3660dc44",),
