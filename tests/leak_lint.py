@@ -187,16 +187,25 @@ def _python_strings(path: Path) -> Iterator[str]:
 
 
 def _file_texts(path: Path) -> Iterator[str]:
+    """The texts of a benchmark source: a JSON document's string values, a module's string
+    literals, else the file as text (a line or file that is not JSON is read as text too)."""
     if path.suffix == ".py":
         yield from _python_strings(path)
-    elif path.suffix == ".json":
-        yield from _json_strings(json.loads(path.read_text()))
-    elif path.suffix == ".jsonl":
-        for line in path.read_text().splitlines():
-            if line.strip():
+        return
+    text = path.read_text(errors="replace")
+    if path.suffix == ".jsonl":
+        for line in text.splitlines():
+            try:
                 yield from _json_strings(json.loads(line))
+            except ValueError:
+                yield line
+    elif path.suffix == ".json":
+        try:
+            yield from _json_strings(json.loads(text))
+        except ValueError:
+            yield text
     else:
-        yield path.read_text()
+        yield text
 
 
 def _walk(folder: Path, suffix: str) -> Iterator[Path]:
@@ -213,7 +222,7 @@ def bench_files(root: Path) -> tuple[list[Path], list[str]]:
     bench = root / "tests" / "bench"
     found: set[Path] = set()
     found.update(_walk(root / "tests", ".jsonl"))  # transcripts and labelled sets
-    found.update(_walk(bench / "real" / "transcripts", ".md"))  # a transcript as rendered
+    found.update(_walk(bench / "real" / "transcripts", ""))  # any runtime's format (.json, .md)
     found.update((bench / "real").glob("questions*.py"))
     found.update((bench / "coding").glob("*.py"))  # the generator, its scenarios, questions
     found.update((bench / "coding").glob("*.json"))  # the generated corpus and questions

@@ -51,7 +51,8 @@ def test_found_at_k_is_any_gold_among_the_first_k() -> None:
         ("User: fix the ledger", "speaker"),
         ("2026: file_path, old_string, new_string", "fragment"),
         ("We switch the config file from YAML to TOML", None),
-        ("Config yaml, toml", "fragment"),
+        ("Config yaml, toml", "keyword"),  # "toml" alone: an extension and nothing else
+        ("Build output, error log", None),  # extensions in the corpus, words here
         ("Def, self, none", "keyword"),
         ("Tue 2026-07-14: end, true, pane", "keyword"),
     ],

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import keyword
@@ -68,9 +69,10 @@ PLACEHOLDER_RX = re.compile(r"\[REDACTED|\bredacted\b", re.IGNORECASE)
 # A detector that used the same words could only ever find the product's misses of its own
 # list, so "0 noisy titles" would hold by construction (issue 52); ``tests/leak_lint.py`` fails
 # ``make lint`` when a benchmark module copies or imports one. Noise is defined here from other
-# sources: the shape of a word, the transcript format itself (the field names and roles of the
-# transcripts the benchmarks replay, read from them) and the reserved words of the languages as
-# their own definitions give them.
+# sources: the shape of a word, the transcript format itself (the field names, file names and
+# roles of the transcripts the benchmarks replay, read from them: Claude Code's JSON lines and
+# the other runtimes' JSON documents) and the reserved words of the languages as their own
+# definitions give them.
 
 TRANSCRIPTS = (
     Path(__file__).resolve().parent / "real" / "transcripts",
@@ -91,39 +93,44 @@ class TranscriptFormat:
     """What the transcripts' own format says about a title's words."""
 
     fields: frozenset[str]  # compound field names, lower case, separators dropped
-    extensions: frozenset[str]  # the file extensions of the paths the tools were given
+    files: frozenset[str]  # the file names (lower case) of the paths the tools were given
     roles: frozenset[str]  # the speakers of the format ("user", "assistant", ...)
 
+    @property
+    def extensions(self) -> frozenset[str]:
+        return frozenset(name.rsplit(".", 1)[-1] for name in self.files if "." in name)
 
-def _walk_format(value: Any, fields: set[str], exts: set[str], roles: set[str]) -> None:
+
+def _walk_format(value: Any, fields: set[str], files: set[str], roles: set[str]) -> None:
     if isinstance(value, dict):
         for key, item in value.items():
             if _FIELD_NAME_RX.match(key) and ("_" in key or re.search(r"[a-z][A-Z]", key)):
                 fields.add(key.lower().replace("_", ""))
             if key in _PATH_KEYS and isinstance(item, str):
-                name = item.rsplit("/", 1)[-1].strip(".")
-                if "." in name:
-                    exts.add(name.rsplit(".", 1)[-1].lower())
+                name = item.rsplit("/", 1)[-1].lower()
+                if "." in name.strip("."):
+                    files.add(name)
             if key == "role" and isinstance(item, str):
                 roles.add(item.lower())
-            _walk_format(item, fields, exts, roles)
+            _walk_format(item, fields, files, roles)
     elif isinstance(value, list):
         for item in value:
-            _walk_format(item, fields, exts, roles)
+            _walk_format(item, fields, files, roles)
 
 
 @functools.lru_cache(maxsize=1)
 def transcript_format() -> TranscriptFormat:
-    """The field names, file extensions and roles of the benchmark transcripts (read once)."""
+    """The field names, file names and roles of the benchmark transcripts (read once)."""
     fields: set[str] = set()
-    exts: set[str] = set()
+    files: set[str] = set()
     roles: set[str] = set()
     for folder in TRANSCRIPTS:
-        for path in sorted(folder.rglob("*.jsonl")):
-            for line in path.read_text().splitlines():
-                if line.strip():
-                    _walk_format(json.loads(line), fields, exts, roles)
-    return TranscriptFormat(frozenset(fields), frozenset(exts), frozenset(roles))
+        for path in sorted(folder.rglob("*.json*")):  # JSON lines, and JSON documents
+            lines = path.read_text().splitlines() if path.suffix == ".jsonl" else [path.read_text()]
+            for line in lines:
+                with contextlib.suppress(ValueError):
+                    _walk_format(json.loads(line), fields, files, roles)
+    return TranscriptFormat(frozenset(fields), frozenset(files), frozenset(roles))
 
 
 # Reserved words of the languages, from their own definitions: Python's ``keyword`` module,
@@ -151,26 +158,21 @@ def _format_named(word: str) -> bool:
 def _fragment(words: list[str], fmt: TranscriptFormat) -> bool:
     """A phrase holding a piece of code or of the transcript format: an identifier, a compound
     field name of the format (``structuredPatch`` lower-cased by the keyphraser), or a file
-    extension after a name in a short phrase ("api py", "config yaml"; a first word, "Go
-    version", is prose)."""
+    name the tools were given, split at its dot ("api py" for api.py)."""
+    bare = [_bare(w) for w in words]
     for i, word in enumerate(words):
-        bare = _bare(word)
-        if _IDENTIFIER_RX.search(word.strip("_-.,:;")) or bare.replace("_", "") in fmt.fields:
+        if _IDENTIFIER_RX.search(word.strip("_-.,:;")) or bare[i].replace("_", "") in fmt.fields:
             return True
-        if (
-            i > 0
-            and len(words) <= 3
-            and bare in fmt.extensions
-            and not _format_named(word)
-            and word == word.lower()
-        ):
+        if i > 0 and f"{bare[i - 1]}.{bare[i]}" in fmt.files and not _format_named(word):
             return True
     return False
 
 
-def _reserved(word: str) -> bool:
+def _reserved(word: str, fmt: TranscriptFormat) -> bool:
+    """A reserved word, a number, or a file extension of the transcripts: a phrase of nothing
+    else ("toml", "def", "true 3") names no work."""
     w = _bare(word)
-    return not w or w in RESERVED_WORDS or w.isdigit()
+    return not w or w in RESERVED_WORDS or w.isdigit() or w in fmt.extensions
 
 
 def title_noise(title: str) -> str | None:
@@ -181,8 +183,9 @@ def title_noise(title: str) -> str | None:
     - ``hash``: ``HASH_RX`` (7+ hex digits with a digit and a letter, a tool-use id);
     - ``speaker``: it opens with a role of the transcript format and a colon ("user: ...");
     - ``fragment``: a phrase holds an identifier, a compound field name of the transcript
-      format, or a file extension after a name (``_fragment``);
-    - ``keyword``: one of its comma-separated phrases holds only ``RESERVED_WORDS`` and numbers.
+      format, or a file name of the transcripts split at its dot (``_fragment``);
+    - ``keyword``: one of its comma-separated phrases holds only ``RESERVED_WORDS``, numbers
+      and file extensions of the transcripts.
 
     A title is the node's first three key phrases, after a calendar label for rollups
     ("Tue 2026-07-14: ..."); the label is left out.
@@ -204,7 +207,7 @@ def title_noise(title: str) -> str | None:
     phrases = [p.split() for p in body.split(",")]
     if any(_fragment(words, fmt) for words in phrases):
         return "fragment"
-    if any(words and all(_reserved(w) for w in words) for words in phrases):
+    if any(words and all(_reserved(w, fmt) for w in words) for words in phrases):
         return "keyword"
     return None
 
