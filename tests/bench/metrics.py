@@ -155,13 +155,21 @@ def _format_named(word: str) -> bool:
     return len(bare) > 2 and bare.isupper()
 
 
+KEY_PHRASE_WORDS = 3  # a phrase this short is a key phrase, not a sentence
+
+
 def _fragment(words: list[str], fmt: TranscriptFormat) -> bool:
-    """A phrase holding a piece of code or of the transcript format: an identifier, a compound
-    field name of the format (``structuredPatch`` lower-cased by the keyphraser), or a file
-    name the tools were given, split at its dot ("api py" for api.py)."""
+    """A phrase holding a piece of code or of the transcript format: a compound field name of
+    the format (``structuredPatch`` lower-cased by the keyphraser), a file name the tools were
+    given split at its dot ("api py" for api.py), or, in a key phrase (``KEY_PHRASE_WORDS``
+    words at most), an identifier ("file_path, old_string"). In a sentence an identifier is
+    what the person named ("test_refund_twice fails on CI"), so it stays."""
     bare = [_bare(w) for w in words]
+    key_phrase = len(words) <= KEY_PHRASE_WORDS
     for i, word in enumerate(words):
-        if _IDENTIFIER_RX.search(word.strip("_-.,:;")) or bare[i].replace("_", "") in fmt.fields:
+        if bare[i].replace("_", "") in fmt.fields:
+            return True
+        if key_phrase and _IDENTIFIER_RX.search(word.strip("_-.,:;")):
             return True
         if i > 0 and f"{bare[i - 1]}.{bare[i]}" in fmt.files and not _format_named(word):
             return True
@@ -182,8 +190,9 @@ def title_noise(title: str) -> str | None:
     - ``path``: ``PATH_RX`` (a/b/c, api.py);
     - ``hash``: ``HASH_RX`` (7+ hex digits with a digit and a letter, a tool-use id);
     - ``speaker``: it opens with a role of the transcript format and a colon ("user: ...");
-    - ``fragment``: a phrase holds an identifier, a compound field name of the transcript
-      format, or a file name of the transcripts split at its dot (``_fragment``);
+    - ``fragment``: a phrase holds a compound field name of the transcript format or a file
+      name of the transcripts split at its dot, or a key phrase holds an identifier
+      (``_fragment``);
     - ``keyword``: one of its comma-separated phrases holds only ``RESERVED_WORDS``, numbers
       and file extensions of the transcripts.
 
