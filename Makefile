@@ -16,7 +16,7 @@ export HF_HUB_OFFLINE := 1
 
 MEMBERS := $(wildcard libs/*/*/pyproject.toml services/*/pyproject.toml)
 
-.PHONY: help install run test check lint format typecheck test-fast k8s-tools k8s-render proto browser screenshots chaos bench bench-ingest bench-toc bench-search bench-locomo bench-coding bench-real bench-summary bench-lifecycle bench-erasure bench-topics bench-embed bench-cli bench-scale node clean
+.PHONY: help install run test check lint format typecheck test-fast k8s-tools k8s-render proto browser screenshots chaos bench bench-ingest bench-toc bench-search bench-locomo bench-coding bench-real bench-recall bench-summary bench-lifecycle bench-erasure bench-topics bench-embed bench-cli bench-scale node clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -139,6 +139,9 @@ bench-coding: install ## coding sessions: found@k by question kind, TOC usefulne
 
 bench-real: install ## a public real Claude Code session: found@k by kind, its TOC read whole
 	$(BIN)/python -m tests.bench.bench_real $(ARGS)
+
+bench-recall: install ## what the Claude Code hook injects: answer-in-context@300/600/1500, off-topic silence, hook p50/p95
+	$(BIN)/python -m tests.bench.bench_recall $(ARGS)
 
 bench-lifecycle: install ## retention cleanup of 100,000 events' indexes: dry run and run, per store
 	$(BIN)/python -m tests.bench.bench_lifecycle $(ARGS)
