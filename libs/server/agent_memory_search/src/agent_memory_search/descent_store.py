@@ -20,7 +20,7 @@ from psycopg import AsyncConnection, sql
 from psycopg.rows import dict_row
 
 from agent_memory_common.contracts.event import Event
-from agent_memory_common.contracts.memory import MARKER_TYPES
+from agent_memory_common.contracts.memory import MARKER_TYPES, RUNTIME_TYPE
 from agent_memory_retrieval.docs import Hit, SearchFilter
 from agent_memory_retrieval.indexing.sources import event_doc
 from agent_memory_search.store import scan_terms
@@ -55,14 +55,15 @@ _PRUNED = sql.SQL(
     " AND p.doc_id = 'event:' || e.tenant || ':' || e.event_id)"
 )
 # What the indexes never held (``sources.indexed``, as ``store.scan_events`` leaves out): session
-# markers and an edit's "applied"; and a duplicate, found through its original only.
+# markers, what the runtime wrote and an edit's "applied"; and a duplicate, found through its
+# original only.
 _INDEXED = sql.SQL(
     "e.type NOT IN ({markers})"
     " AND NOT (e.type = 'tool_result' AND e.metadata->>'tool_kind' IN ('edit', 'write')"
     " AND rtrim(e.text) LIKE '%%: applied' AND position(E'\\n' IN btrim(e.text)) = 0)"
     " AND NOT EXISTS (SELECT 1 FROM event_duplicates AS d"
     " WHERE d.tenant = e.tenant AND d.event_id = e.event_id)"
-).format(markers=sql.SQL(", ").join(sql.Literal(t) for t in sorted(MARKER_TYPES)))
+).format(markers=sql.SQL(", ").join(sql.Literal(t) for t in sorted(MARKER_TYPES | {RUNTIME_TYPE})))
 
 
 async def pruned_events(

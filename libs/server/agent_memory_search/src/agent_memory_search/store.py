@@ -18,7 +18,11 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
 from agent_memory_common.contracts.event import Event
-from agent_memory_common.contracts.memory import MARKER_TYPES
+from agent_memory_common.contracts.memory import (
+    MARKER_TYPES,
+    RUNTIME_KIND,
+    RUNTIME_TYPE,
+)
 from agent_memory_common.core.logs import get_logger
 from agent_memory_common.db.postgres import load_queries
 from agent_memory_retrieval.docs import (
@@ -57,13 +61,28 @@ _NOT_DUPLICATE = sql.SQL(
 
 # What people said: prompts, replies and notes (not tool calls, their output or markers).
 _PROSE = sql.SQL("(type IN ('message', 'note') AND role IN ('user', 'assistant'))")
-# What the indexes leave out (``sources.indexed``): session markers and an edit's "applied".
-# The scan finds what BM25 has not indexed yet, and must not find what it never will.
+# What the indexes leave out (``sources.indexed``): session markers, what the runtime wrote and
+# an edit's "applied". The scan finds what BM25 has not indexed yet, and must not find what it
+# never will.
 _INDEXED = sql.SQL(
     "type NOT IN ({markers})"
     " AND NOT (type = 'tool_result' AND metadata->>'tool_kind' IN ('edit', 'write')"
     " AND rtrim(text) LIKE '%%: applied' AND position(E'\\n' IN btrim(text)) = 0)"
-).format(markers=sql.SQL(", ").join(sql.Literal(t) for t in sorted(MARKER_TYPES)))
+).format(markers=sql.SQL(", ").join(sql.Literal(t) for t in sorted(MARKER_TYPES | {RUNTIME_TYPE})))
+# ...unless a search asks for what the runtime wrote by its kind (``RUNTIME_KIND``): then the
+# scan is where it is found, the indexes never hold it.
+_INDEXED_OR_RUNTIME = sql.SQL("(type = {runtime} OR ({indexed}))").format(
+    runtime=sql.Literal(RUNTIME_TYPE), indexed=_INDEXED
+)
+# An event's kind as ``sources.event_doc`` gives it: the runtime's own, else the summarizer's.
+_KIND = sql.SQL(
+    "CASE WHEN type = {runtime} THEN {runtime_kind}"
+    " ELSE coalesce(metadata->>'memory_kind', {default}) END"
+).format(
+    runtime=sql.Literal(RUNTIME_TYPE),
+    runtime_kind=sql.Literal(RUNTIME_KIND),
+    default=sql.Literal(DEFAULT_KIND),
+)
 
 
 def _event_doc(row: dict[str, Any]) -> IndexDoc:
@@ -94,12 +113,12 @@ async def scan_events(
     params: dict[str, Any] = {"limit": limit}
     where = event_conditions(flt, params)
     where.append(_NOT_DUPLICATE)  # a duplicate is found through its original only
-    where.append(_INDEXED)
+    runtime = flt.kinds is not None and RUNTIME_KIND in flt.kinds
+    where.append(_INDEXED_OR_RUNTIME if runtime else _INDEXED)
     terms = scan_terms(query)
     if flt.kinds is not None:  # events carry their kind in metadata (default: observation)
         params["kinds"] = list(flt.kinds)
-        kind = sql.SQL("coalesce(metadata->>'memory_kind', {})").format(sql.Literal(DEFAULT_KIND))
-        where.append(sql.SQL("{} = ANY(%(kinds)s)").format(kind))
+        where.append(sql.SQL("{} = ANY(%(kinds)s)").format(_KIND))
     if terms:
         params["tsq"] = " | ".join(terms)
         if newest is not None:
