@@ -27,7 +27,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -82,6 +82,25 @@ def age(product: Product, days: int = DEFAULT_DAYS) -> dict[str, Any]:
 
 
 NO_DESCENT = {"AGENT_MEMORY_QUERY__SEARCH__DESCENT_TOP": "0"}
+FULL, AGED, AGED_OFF = "fully indexed", "aged", "aged, no descent"
+
+
+def run_labels(args: argparse.Namespace) -> list[str]:
+    """The runs ``add_aged_options``' options ask for, in the order they are made: fully
+    indexed, aged (the store aged before it), aged with the descent off."""
+    labels = [] if args.aged_only else [FULL]
+    labels += [] if args.no_aged else [AGED]
+    return labels + ([AGED_OFF] if args.aged_baseline and not args.no_aged else [])
+
+
+@contextlib.contextmanager
+def without_descent(product: Product) -> Iterator[str]:
+    """The aged store through a second query service with the descent off (``--aged-baseline``,
+    the row before issue 53 point 1), its model loaded, the first run's usage cleared: its URL."""
+    clear_usage(product)
+    with product.second_query_service(NO_DESCENT) as url:
+        wait_for_vectors(url)
+        yield url
 
 
 def wait_for_vectors(url: str, timeout: float = 600) -> None:

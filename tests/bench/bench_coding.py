@@ -54,13 +54,11 @@ import psycopg
 
 from agent_memory_summarizer.salience import classify
 from tests.bench.aged import (
-    NO_DESCENT,
     add_aged_options,
     age,
     both_rows,
-    clear_usage,
     describe,
-    wait_for_vectors,
+    without_descent,
 )
 from tests.bench.coding.generate import build, files, is_prose, load_corpus, load_kinds
 from tests.bench.coding.kinds import GOLD_KINDS
@@ -695,9 +693,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"  {aged_line}", flush=True)
             aged = ask(product.query_url, questions, args.limit, said)
             if args.aged_baseline:
-                clear_usage(product)
-                with product.second_query_service(NO_DESCENT) as url:
-                    wait_for_vectors(url)
+                with without_descent(product) as url:
                     aged_off = ask(url, questions, args.limit, said)
             if args.aged_only:
                 answers = aged

@@ -22,7 +22,10 @@ benchmark, not instead of it.
    10, its project, its ``now``); found@1/5/10 by kind as in ``bench-coding``, people's words
    among the events returned, ``no_match`` on questions the sessions cannot answer (each asked
    in the project it was written for).
-4. The table of contents, printed whole (titles and bullets, each bullet marked by what its
+4. What the coding agent's runtime wrote (compaction prompts, command wrappers, reminders),
+   told from the raw transcripts' own structure (``tests/bench/runtime_written.py``): how many
+   bullets and titles of every TOC level come from it (issue 52, point 3: none should).
+5. The table of contents, printed whole (titles and bullets, each bullet marked by what its
    grips point at: ``said`` for prompts and replies only, ``tool`` otherwise), with the noisy
    title and prose-bullet shares of ``bench-coding`` and the segment titles that only list key
    phrases: on a real session a title or a bullet is read, not only counted.
@@ -46,13 +49,14 @@ import psycopg
 
 from agent_memory_hooks.events import event_id
 from tests.bench.aged import (
-    NO_DESCENT,
+    AGED,
+    AGED_OFF,
     add_aged_options,
     age,
-    clear_usage,
     describe,
     p95,
-    wait_for_vectors,
+    run_labels,
+    without_descent,
 )
 from tests.bench.bench_coding import (
     Answers,
@@ -72,6 +76,7 @@ from tests.bench.metrics import title_noise
 from tests.bench.real.corpus import FIRST_SOURCES, SPLITS, Part, parts, read_part
 from tests.bench.real.questions import QUESTIONS, RealQ
 from tests.bench.report import stop_on_sigterm
+from tests.bench.runtime_written import BoilerplateReport, measure, written
 from tests.bench.stack import (
     add_question_options,
     question_stack,
@@ -317,22 +322,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     runs: list[tuple[str, str, Answers, int, int]] = []  # (run, split, answers, caught, asked)
     aged_line = ""
     toc: TocReport | None = None
+    boilerplate: BoilerplateReport | None = None
     try:
         start_filled(product, events, reuse)
         said = {e["event_id"]: is_prose(e) for e in events}
-        labels = [] if args.aged_only else ["fully indexed"]
-        labels += [] if args.no_aged else ["aged"]
-        labels += ["aged, no descent"] if args.aged_baseline and not args.no_aged else []
+        labels = run_labels(args)
         for label in labels:
-            if label == "aged":
+            if label == AGED:
                 aged_line = describe(age(product, args.aged_days))
                 print(f"  {aged_line}", flush=True)
             with contextlib.ExitStack() as on:
                 url = product.query_url
-                if label == "aged, no descent":
-                    clear_usage(product)
-                    url = on.enter_context(product.second_query_service(NO_DESCENT))
-                    wait_for_vectors(url)
+                if label == AGED_OFF:
+                    url = on.enter_context(without_descent(product))
                 for split in splits:
                     answers = ask(url, split.questions, args.limit, said)
                     negatives = [
@@ -345,6 +347,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                     runs.append((label, split.name, answers, caught, len(split.unanswerable)))
             if label == labels[0]:
                 toc = measure_toc(product.pg_dsn)
+                boilerplate = measure(
+                    product.pg_dsn,
+                    written((p.runtime, proj, path) for p in chosen for proj, path in p.sources),
+                    dev_projects,
+                )
                 print("\n=== Table of contents (day and segment nodes of the dev projects) ===")
                 print_toc(product.pg_dsn, dev_projects)
         failed = False
@@ -362,6 +369,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         f" ({prose / max(bullets, 1):.1%}); noisy titles: {noisy} of {nodes}; segment titles"
         f" that list key phrases: {toc.listed[0]} of {toc.listed[1]}"
     )
+    if boilerplate is not None:
+        print(
+            "\n=== Runtime boilerplate in the TOC (issue 52 point 3; read from the transcripts'"
+            " own structure, tests/bench/runtime_written.py) ==="
+        )
+        print(boilerplate.table())
     for label, split_name, answers, caught, asked in runs:
         print(f"\n##### {label}, {split_name} #####")
         report(answers, caught, asked)
