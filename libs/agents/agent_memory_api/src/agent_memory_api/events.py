@@ -10,7 +10,9 @@ from typing_extensions import TypedDict
 from agent_memory_api.common import CLOSED, Timestamp
 
 Role = Literal["user", "assistant", "tool", "system"]
-EventType = Literal["message", "tool_call", "tool_result", "session_start", "session_end", "note"]
+EventType = Literal[
+    "message", "tool_call", "tool_result", "session_start", "session_end", "note", "runtime"
+]
 
 
 class EventIn(TypedDict, total=False):

@@ -26,7 +26,7 @@ from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1b\x61gent_memory/v1/event.proto\x12\x0f\x61gent_memory.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xe6\x02\n\x05\x45vent\x12\x10\n\x08\x65vent_id\x18\x01 \x01(\t\x12&\n\x02ts\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0e\n\x06tenant\x18\x03 \x01(\t\x12\x12\n\nproject_id\x18\x04 \x01(\t\x12\x10\n\x08\x61gent_id\x18\x05 \x01(\t\x12\x12\n\nsession_id\x18\x06 \x01(\t\x12\x14\n\x07user_id\x18\x07 \x01(\tH\x00\x88\x01\x01\x12#\n\x04role\x18\x08 \x01(\x0e\x32\x15.agent_memory.v1.Role\x12(\n\x04type\x18\t \x01(\x0e\x32\x1a.agent_memory.v1.EventType\x12\x0c\n\x04text\x18\n \x01(\t\x12)\n\x08metadata\x18\x0b \x01(\x0b\x32\x17.google.protobuf.Struct\x12/\n\x0breceived_at\x18\x0c \x01(\x0b\x32\x1a.google.protobuf.TimestampB\n\n\x08_user_id\"4\n\nEventBatch\x12&\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x16.agent_memory.v1.Event\"+\n\x07Refusal\x12\x10\n\x08\x65vent_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"t\n\x10\x41\x63\x63\x65ptedResponse\x12\x10\n\x08\x61\x63\x63\x65pted\x18\x01 \x01(\x05\x12\x11\n\tevent_ids\x18\x02 \x03(\t\x12\x0f\n\x07refused\x18\x03 \x01(\x05\x12*\n\x08refusals\x18\x04 \x03(\x0b\x32\x18.agent_memory.v1.Refusal*_\n\x04Role\x12\x14\n\x10ROLE_UNSPECIFIED\x10\x00\x12\r\n\tROLE_USER\x10\x01\x12\x12\n\x0eROLE_ASSISTANT\x10\x02\x12\r\n\tROLE_TOOL\x10\x03\x12\x0f\n\x0bROLE_SYSTEM\x10\x04*\xc4\x01\n\tEventType\x12\x1a\n\x16\x45VENT_TYPE_UNSPECIFIED\x10\x00\x12\x16\n\x12\x45VENT_TYPE_MESSAGE\x10\x01\x12\x18\n\x14\x45VENT_TYPE_TOOL_CALL\x10\x02\x12\x1a\n\x16\x45VENT_TYPE_TOOL_RESULT\x10\x03\x12\x1c\n\x18\x45VENT_TYPE_SESSION_START\x10\x04\x12\x1a\n\x16\x45VENT_TYPE_SESSION_END\x10\x05\x12\x13\n\x0f\x45VENT_TYPE_NOTE\x10\x06\x32\xb1\x01\n\rIngestService\x12N\n\x0cIngestEvents\x12\x1b.agent_memory.v1.EventBatch\x1a!.agent_memory.v1.AcceptedResponse\x12P\n\x11IngestEventStream\x12\x16.agent_memory.v1.Event\x1a!.agent_memory.v1.AcceptedResponse(\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1b\x61gent_memory/v1/event.proto\x12\x0f\x61gent_memory.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xe6\x02\n\x05\x45vent\x12\x10\n\x08\x65vent_id\x18\x01 \x01(\t\x12&\n\x02ts\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0e\n\x06tenant\x18\x03 \x01(\t\x12\x12\n\nproject_id\x18\x04 \x01(\t\x12\x10\n\x08\x61gent_id\x18\x05 \x01(\t\x12\x12\n\nsession_id\x18\x06 \x01(\t\x12\x14\n\x07user_id\x18\x07 \x01(\tH\x00\x88\x01\x01\x12#\n\x04role\x18\x08 \x01(\x0e\x32\x15.agent_memory.v1.Role\x12(\n\x04type\x18\t \x01(\x0e\x32\x1a.agent_memory.v1.EventType\x12\x0c\n\x04text\x18\n \x01(\t\x12)\n\x08metadata\x18\x0b \x01(\x0b\x32\x17.google.protobuf.Struct\x12/\n\x0breceived_at\x18\x0c \x01(\x0b\x32\x1a.google.protobuf.TimestampB\n\n\x08_user_id\"4\n\nEventBatch\x12&\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x16.agent_memory.v1.Event\"+\n\x07Refusal\x12\x10\n\x08\x65vent_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"t\n\x10\x41\x63\x63\x65ptedResponse\x12\x10\n\x08\x61\x63\x63\x65pted\x18\x01 \x01(\x05\x12\x11\n\tevent_ids\x18\x02 \x03(\t\x12\x0f\n\x07refused\x18\x03 \x01(\x05\x12*\n\x08refusals\x18\x04 \x03(\x0b\x32\x18.agent_memory.v1.Refusal*_\n\x04Role\x12\x14\n\x10ROLE_UNSPECIFIED\x10\x00\x12\r\n\tROLE_USER\x10\x01\x12\x12\n\x0eROLE_ASSISTANT\x10\x02\x12\r\n\tROLE_TOOL\x10\x03\x12\x0f\n\x0bROLE_SYSTEM\x10\x04*\xdc\x01\n\tEventType\x12\x1a\n\x16\x45VENT_TYPE_UNSPECIFIED\x10\x00\x12\x16\n\x12\x45VENT_TYPE_MESSAGE\x10\x01\x12\x18\n\x14\x45VENT_TYPE_TOOL_CALL\x10\x02\x12\x1a\n\x16\x45VENT_TYPE_TOOL_RESULT\x10\x03\x12\x1c\n\x18\x45VENT_TYPE_SESSION_START\x10\x04\x12\x1a\n\x16\x45VENT_TYPE_SESSION_END\x10\x05\x12\x13\n\x0f\x45VENT_TYPE_NOTE\x10\x06\x12\x16\n\x12\x45VENT_TYPE_RUNTIME\x10\x07\x32\xb1\x01\n\rIngestService\x12N\n\x0cIngestEvents\x12\x1b.agent_memory.v1.EventBatch\x1a!.agent_memory.v1.AcceptedResponse\x12P\n\x11IngestEventStream\x12\x16.agent_memory.v1.Event\x1a!.agent_memory.v1.AcceptedResponse(\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -36,7 +36,7 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_ROLE']._serialized_start=689
   _globals['_ROLE']._serialized_end=784
   _globals['_EVENTTYPE']._serialized_start=787
-  _globals['_EVENTTYPE']._serialized_end=983
+  _globals['_EVENTTYPE']._serialized_end=1007
   _globals['_EVENT']._serialized_start=112
   _globals['_EVENT']._serialized_end=470
   _globals['_EVENTBATCH']._serialized_start=472
@@ -45,6 +45,6 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_REFUSAL']._serialized_end=569
   _globals['_ACCEPTEDRESPONSE']._serialized_start=571
   _globals['_ACCEPTEDRESPONSE']._serialized_end=687
-  _globals['_INGESTSERVICE']._serialized_start=986
-  _globals['_INGESTSERVICE']._serialized_end=1163
+  _globals['_INGESTSERVICE']._serialized_start=1010
+  _globals['_INGESTSERVICE']._serialized_end=1187
 # @@protoc_insertion_point(module_scope)

@@ -60,6 +60,10 @@ class _EventTypeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_EventType.V
     EVENT_TYPE_SESSION_START: _EventType.ValueType  # 4
     EVENT_TYPE_SESSION_END: _EventType.ValueType  # 5
     EVENT_TYPE_NOTE: _EventType.ValueType  # 6
+    EVENT_TYPE_RUNTIME: _EventType.ValueType  # 7
+    """What the runtime wrote, not a person: a compaction prompt, a command's expansion, a
+    system reminder (stored, kept out of the TOC's bullets and titles and of default search).
+    """
 
 class EventType(_EventType, metaclass=_EventTypeEnumTypeWrapper): ...
 
@@ -70,6 +74,10 @@ EVENT_TYPE_TOOL_RESULT: EventType.ValueType  # 3
 EVENT_TYPE_SESSION_START: EventType.ValueType  # 4
 EVENT_TYPE_SESSION_END: EventType.ValueType  # 5
 EVENT_TYPE_NOTE: EventType.ValueType  # 6
+EVENT_TYPE_RUNTIME: EventType.ValueType  # 7
+"""What the runtime wrote, not a person: a compaction prompt, a command's expansion, a
+system reminder (stored, kept out of the TOC's bullets and titles and of default search).
+"""
 Global___EventType: _TypeAlias = EventType  # noqa: Y015
 
 @_typing.final

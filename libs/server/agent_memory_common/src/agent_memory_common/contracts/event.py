@@ -18,7 +18,9 @@ from agent_memory_common.contracts.limits import TS_MAX, StorableObject, ts_prob
 from agent_memory_common.contracts.ulid import new_ulid
 
 Role = Literal["user", "assistant", "tool", "system"]
-EventType = Literal["message", "tool_call", "tool_result", "session_start", "session_end", "note"]
+EventType = Literal[
+    "message", "tool_call", "tool_result", "session_start", "session_end", "note", "runtime"
+]
 
 ROLES: tuple[str, ...] = ("user", "assistant", "tool", "system")
 EVENT_TYPES: tuple[str, ...] = (
@@ -28,6 +30,7 @@ EVENT_TYPES: tuple[str, ...] = (
     "session_start",
     "session_end",
     "note",
+    "runtime",
 )
 
 # Epoch values below this are taken as seconds by many tools; we only accept milliseconds and

@@ -52,6 +52,20 @@ TOOL_HOOK_EVENTS = frozenset(
     {"PreToolUse", "PostToolUse", "PostToolUseFailure", "AfterTool", "BeforeTool"}
 )
 MARKER_TYPES = frozenset({"session_start", "session_end"})
+# What a coding agent's runtime wrote into the conversation, not a person: a compaction prompt
+# and its summary, a slash command and its expansion, a system reminder, a hook's or a local
+# command's output (the capture hooks type it so, ``metadata.runtime_kind`` says which). It is
+# stored like every event, but it is nobody's memory: as a prompt, Claude Code's compaction
+# request was a bullet at every TOC level and the first search result for unrelated questions
+# (issue 52, point 3). The segmenter, summarizer and indexers leave it out; a search finds it
+# only when its ``kinds`` ask for ``RUNTIME_KIND``.
+RUNTIME_TYPE = "runtime"
+RUNTIME_KIND = "runtime"
+
+
+def is_runtime_event(type_: str | None) -> bool:
+    """True for what the runtime wrote (``RUNTIME_TYPE``)."""
+    return type_ == RUNTIME_TYPE
 
 
 def is_tool_event(
@@ -73,7 +87,11 @@ def event_salience(
     in ``make bench-coding``'s answers 42% of the events returned were people's words, 51%
     with this rule (a prompt or reply above tool output in 61% -> 83% of pairs), with the same
     answers found (docs/search.md, "People's words")."""
-    said = not (is_tool_event(role, type_, metadata) or (type_ or "") in MARKER_TYPES)
+    said = not (
+        is_tool_event(role, type_, metadata)
+        or (type_ or "") in MARKER_TYPES
+        or is_runtime_event(type_)
+    )
     return salience(len(text) if said else 0, kind)
 
 
