@@ -94,8 +94,10 @@ def test_the_committed_session_reads_whole() -> None:
     assert all(path.exists() for _, path in SOURCES)
     events = load_events()
     counts = Counter((e["project_id"], e["role"], e["type"]) for e in events)
-    # 19 user lines with text, two of them Claude Code's "[Request interrupted by user ...]"
-    assert counts[("cctrace", "user", "message")] == 17
+    # 19 user lines with text; Claude Code wrote five of them (two "[Request interrupted by
+    # user ...]", three /export commands): stored as ``runtime`` (issue 52, point 3)
+    assert counts[("cctrace", "user", "message")] == 14
+    assert counts[("cctrace", "system", "runtime")] == 5
     assert counts[("cctrace", "assistant", "message")] == 57
     assert counts[("cctrace", "assistant", "tool_call")] == 133
     assert counts[("cctrace", "tool", "tool_result")] == 132
@@ -103,8 +105,10 @@ def test_the_committed_session_reads_whole() -> None:
         counts[("sungather", "assistant", "tool_call")] == 262
     )  # two sessions, a repeated line once
     assert counts[("sungather", "tool", "tool_result")] == 261
-    # 33 prompts, six of them slash commands (stored as "/hi", "/compact"...)
-    assert counts[("bookminder", "user", "message")] == 33
+    # 33 prompts, six of them slash commands ("/hi", "/compact"...: ``runtime``, the command
+    # line in ``metadata.command``)
+    assert counts[("bookminder", "user", "message")] == 27
+    assert counts[("bookminder", "system", "runtime")] == 6
     assert counts[("bookminder", "assistant", "message")] == 105
     assert counts[("bookminder", "assistant", "tool_call")] == 157
     assert counts[("bookminder", "tool", "tool_result")] == 157
@@ -179,7 +183,7 @@ def test_a_console_log_becomes_the_transcript_the_import_reads(
     assert skipped == 0
     shapes = [(e["role"], e["type"], e["text"].split("\n")[0][:18]) for e in events]
     assert shapes == [
-        ("user", "message", "/hi"),  # the slash command, as the hook stores one
+        ("system", "runtime", "<command-name>/hi<"),  # the slash command: Claude Code's
         ("assistant", "message", "word word word wor"),
         ("assistant", "tool_call", "$ git status"),
         ("tool", "tool_result", "$ git status"),

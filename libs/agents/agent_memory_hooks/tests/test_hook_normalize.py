@@ -599,9 +599,10 @@ def test_project_id_agrees_with_the_client_library(tmp_path: Path) -> None:
 
 def test_claude_code_notices_and_wrappers_in_the_users_turn_are_nobodys_words() -> None:
     """What Claude Code writes into the user's turn is not a prompt: an interrupted request's
-    notice, a background task's notification and a local command's output are dropped, a slash
-    command is its name and arguments, and the backspaces a terminal let through are deleted;
-    nor is a reply it writes itself (model ``<synthetic>``) the model's (``make bench-real``)."""
+    notice, a background task's notification, a local command's output and a slash command are
+    stored as ``runtime`` events (nothing dropped, issue 52 point 3), the command's name and
+    arguments in ``metadata.command``; the backspaces a terminal let through are deleted; nor
+    is a reply it writes itself (model ``<synthetic>``) the model's (``make bench-real``)."""
 
     def user(uuid: str, content: Any) -> dict[str, Any]:
         return {
@@ -641,10 +642,28 @@ def test_claude_code_notices_and_wrappers_in_the_users_turn_are_nobodys_words() 
         ),
     ]
     events = valid(claude_code.transcript_events(lines, {}, ctx("claude-code"), {}))
-    assert [(e["metadata"]["transcript_uuid"], e["text"]) for e in events] == [
-        ("u4", "/export --all"),
+    said = [e for e in events if e["type"] != "runtime"]
+    assert [(e["metadata"]["transcript_uuid"], e["text"]) for e in said] == [
         ("u5", "i would prefer a script I run by hand.\n\tThanks"),
     ]
+    runtime = {
+        e["metadata"]["transcript_uuid"]: e["metadata"]["runtime_kind"]
+        for e in events
+        if e["type"] == "runtime"
+    }
+    assert runtime == {
+        "u1": "interrupt",
+        "u2": "interrupt",
+        "u3": "command_output",
+        "u4": "command",
+        "u6": "task_notification",
+        "a1": "synthetic_reply",
+    }
+    assert len(runtime) == len(events) - 1 and all(
+        e["role"] == "system" for e in events if e["type"] == "runtime"
+    )
+    (command,) = [e for e in events if e["metadata"]["transcript_uuid"] == "u4"]
+    assert command["metadata"]["command"] == "/export --all"
     payload = {"hook_event_name": "UserPromptSubmit", "session_id": "s-1", "prompt": "\x08ok"}
     (prompt,) = valid(claude_code.normalize(payload, ctx("claude-code")))
     assert prompt["text"] == "ok"

@@ -174,13 +174,15 @@ CODEX_FIXTURES = Path(__file__).parent / "fixtures" / "codex"
 def test_import_codex_twice_stores_each_event_once_at_its_own_time(stack: Stack) -> None:
     env = {"AGENT_MEMORY_PROJECT_ID": "payments"}
     out = run_import(stack, str(CODEX_FIXTURES), env=env, runtime="codex")
-    assert "imported 2 session(s) from 2 file(s): 10 event(s) sent" in out
-    first = settle(stack, CODEX_SESSION, 8)
+    # 8 events of the session and its environment context, which Codex wrote (``runtime``)
+    assert "imported 2 session(s) from 2 file(s): 11 event(s) sent" in out
+    first = settle(stack, CODEX_SESSION, 9)
     run_import(stack, str(CODEX_FIXTURES), env=env, runtime="codex")
-    second = settle(stack, CODEX_SESSION, 8)
+    second = settle(stack, CODEX_SESSION, 9)
     assert sorted(e["event_id"] for e in second) == sorted(e["event_id"] for e in first)
-    assert len(second) == 8
-    assert min(e["ts"] for e in second).startswith("2025-10-29T00:59:38.318")
+    assert len(second) == 9 and sum(e["type"] == "runtime" for e in second) == 1
+    said = [e for e in second if e["type"] != "runtime"]
+    assert min(e["ts"] for e in said).startswith("2025-10-29T00:59:38.318")
     (failed,) = [e for e in second if e["metadata"].get("failed")]
     assert failed["metadata"]["exit_code"] == 1 and failed["duplicate_of"] is None
 

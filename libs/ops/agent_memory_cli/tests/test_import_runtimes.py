@@ -31,9 +31,13 @@ def test_codex_rollout_as_events() -> None:
     (path,) = [p for p in codex.files(CODEX) if "019a2d7a" in p.name]
     events, skipped = codex.events(path, ENV, project_of)
     assert skipped == 0
+    (context,) = [e for e in events if e["type"] == "runtime"]
+    assert context["role"] == "system"  # the environment context is not the user's words,
+    assert context["metadata"]["runtime_kind"] == "environment_context"  # stored as Codex's
+    events = [e for e in events if e["type"] != "runtime"]
     kinds = [(e["role"], e["type"], e["metadata"].get("tool_name")) for e in events]
     assert kinds == [
-        ("user", "message", None),  # the environment context is not the user's words
+        ("user", "message", None),
         ("assistant", "tool_call", "shell"),
         ("tool", "tool_result", "shell"),
         ("assistant", "tool_call", "apply_patch"),
@@ -53,6 +57,7 @@ def test_codex_rollout_as_events() -> None:
     passed = events[6]
     assert "failed" not in passed["metadata"] and "2 passed" in passed["text"]
     again, _ = codex.events(path, ENV, project_of)
+    again = [e for e in again if e["type"] != "runtime"]
     assert [e["event_id"] for e in again] == [e["event_id"] for e in events]
     assert len({e["event_id"] for e in events}) == len(events)
 
@@ -81,8 +86,10 @@ def test_gemini_chat_as_events() -> None:
         ("tool", "tool_result", "run_shell_command"),
         ("assistant", "tool_call", "read_file"),
         ("tool", "tool_result", "read_file"),
-        ("assistant", "message", None),  # the 'info' line is the CLI's, not the session's
+        ("system", "runtime", None),  # the 'info' line is the CLI's, not the session's
+        ("assistant", "message", None),
     ]
+    assert events[6]["metadata"]["runtime_kind"] == "info"
     assert {e["session_id"] for e in events} == {"8d3e2f1a-6b5c-4d7e-9f0a-1b2c3d4e5f60"}
     assert {e["project_id"] for e in events} == {"payments"}
     failed = events[3]
@@ -106,13 +113,16 @@ async def test_dry_run_counts_every_runtime_file() -> None:
         progress=False,
         reader=codex.events,
     )
-    assert (report.files, len(report.sessions), report.events) == (2, 2, 10)
+    assert (report.files, len(report.sessions), report.events) == (2, 2, 11)
 
 
 def test_opencode_session_as_the_plugins_events() -> None:
     (path,) = opencode.files(FIXTURES / "opencode" / "storage")
     events, skipped = opencode.events(path, ENV, project_of)
     assert skipped == 0
+    (wrote,) = [e for e in events if e["type"] == "runtime"]  # OpenCode's synthetic part
+    assert wrote["role"] == "system" and wrote["metadata"]["runtime_kind"] == "synthetic"
+    events = [e for e in events if e["type"] != "runtime"]
     kinds = [(e["role"], e["type"], e["metadata"].get("tool_name")) for e in events]
     assert kinds == [
         ("user", "message", None),
@@ -122,7 +132,7 @@ def test_opencode_session_as_the_plugins_events() -> None:
         ("assistant", "tool_call", "read"),
         ("tool", "tool_result", "read"),
     ]
-    assert events[0]["text"] == "test_refund is flaky on CI, find out why"  # synthetic dropped
+    assert events[0]["text"] == "test_refund is flaky on CI, find out why"  # synthetic apart
     bash, read = events[3], events[5]
     assert bash["metadata"]["exit_code"] == 1 and bash["metadata"]["failed"] is True
     assert read["metadata"]["failed"] is True and "File not found" in read["text"]

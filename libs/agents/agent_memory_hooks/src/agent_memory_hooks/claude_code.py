@@ -239,20 +239,25 @@ def entry_events(
     blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
     calls = state.setdefault("calls", {})
     events: list[Event] = []
-    text = _text_blocks(content)
+    text, reminders = _text_blocks(content), ""
     if kind == "user":
-        text = "" if item.get("isMeta") else _user_text(text)
-    elif message.get("model") == SYNTHETIC_MODEL:
-        text = ""  # Claude Code's own reply ("You've hit your limit", "No response requested.")
+        text, reminders = _split_reminders(_typed(text))
+    wrote = runtime_kind(item, kind, text)
     if text.strip():
-        summary = kind == "user" and bool(item.get("isCompactSummary"))
+        extra: dict[str, Any] = {}
+        if wrote is not None:  # the runtime wrote it: stored, out of bullets, titles, search
+            extra = {
+                "runtime_kind": wrote,
+                "command": _command_line(text) if wrote == "command" else None,
+                "compact_summary": True if wrote == "compact_summary" else None,
+            }
         events.append(
             make_event(
                 ctx,
                 key=("transcript", line_id),
                 session_id=session,
-                role="system" if summary else kind,
-                type="note" if summary else "message",
+                role=kind if wrote is None else "system",
+                type="message" if wrote is None else RUNTIME_TYPE,
                 text=text,
                 cwd=cwd,
                 ts=ts,
@@ -260,8 +265,22 @@ def entry_events(
                     **common,
                     "message_id": message.get("id"),
                     "model": message.get("model"),
-                    "compact_summary": True if summary else None,
+                    **extra,
                 },
+            )
+        )
+    if reminders.strip():
+        events.append(
+            make_event(
+                ctx,
+                key=("transcript", line_id, "reminder"),
+                session_id=session,
+                role="system",
+                type=RUNTIME_TYPE,
+                text=reminders,
+                cwd=cwd,
+                ts=ts,
+                metadata={**common, "runtime_kind": "reminder"},
             )
         )
     results = [b for b in blocks if b.get("type") == "tool_result"]
@@ -334,18 +353,61 @@ def _strip_error_tags(output: Any) -> Any:
     return output
 
 
-# What Claude Code writes into the user's turn itself: a local command's output, a stopped
-# request's notice, a background task's end. Nobody typed them, yet stored as prompts they
-# counted as people's words and titled TOC segments (``make bench-real``).
-HARNESS_LINES = (
-    "<local-command-stdout>",
-    "<local-command-stderr>",
-    "[Request interrupted by user",  # "]" or " for tool use]"
-    "<task-notification>",
+# The event type of what a runtime wrote, not a person (``agent_memory_common.contracts.memory.
+# RUNTIME_TYPE``; the hooks import nothing of the server's).
+RUNTIME_TYPE = "runtime"
+# What Claude Code writes into the user's turn itself, by the tag (or bracket) it opens with,
+# and what it is: a local command's output, a stopped request's notice, a background task's
+# end, a slash command's invocation, a hook's output, the note before a local command. Nobody
+# typed them, yet stored as prompts they counted as people's words and titled TOC segments
+# (``make bench-real``); they are stored as ``RUNTIME_TYPE`` events instead.
+HARNESS_LINES: tuple[tuple[str, str], ...] = (
+    ("<local-command-stdout>", "command_output"),
+    ("<local-command-stderr>", "command_output"),
+    ("<bash-stdout>", "command_output"),
+    ("<bash-stderr>", "command_output"),
+    ("[Request interrupted by user", "interrupt"),  # "]" or " for tool use]"
+    ("<task-notification>", "task_notification"),
+    ("<local-command-caveat>", "caveat"),
+    ("<user-prompt-submit-hook>", "hook_output"),
+    ("<system-reminder>", "reminder"),
 )
+_OPENERS = tuple(opener for opener, _ in HARNESS_LINES)
 # The model name of a reply Claude Code writes itself: a usage limit, an API error, "No response
 # requested." after an interrupt.
 SYNTHETIC_MODEL = "<synthetic>"
+# The agent id of the subagent Claude Code runs to compact a session
+# (``<session>/subagents/agent-acompact-<id>.jsonl``): its prompt is the runtime's request for
+# a summary, its reply the summary.
+COMPACTION_AGENT = "acompact"
+_REMINDER = ("<system-reminder>", "</system-reminder>")
+
+
+def runtime_kind(item: dict[str, Any], kind: object, text: str) -> str | None:
+    """What Claude Code wrote of a transcript line (a ``runtime_kind``), None for a person's
+    prompt or the model's reply. From the line's own fields first (``isMeta``: a slash
+    command's or skill's expansion, ``isCompactSummary``, the compaction subagent, the
+    synthetic model), then from the wrapper its text opens with."""
+    message = item.get("message")
+    model = message.get("model") if isinstance(message, dict) else None
+    if item.get("isSidechain") and str(item.get("agentId") or "").startswith(COMPACTION_AGENT):
+        return "compaction_prompt" if kind == "user" else "compaction_summary"
+    if kind != "user":
+        return "synthetic_reply" if model == SYNTHETIC_MODEL else None
+    if item.get("isCompactSummary"):
+        return "compact_summary"
+    stripped = text.strip()
+    if item.get("isMeta"):
+        return "caveat" if stripped.startswith("<local-command-caveat>") else "expansion"
+    if stripped.startswith("<command-") and "<command-name>" in stripped:
+        return "command"
+    if stripped.startswith("<bash-input>"):
+        return "command"
+    if stripped.startswith(_OPENERS):
+        return next(what for opener, what in HARNESS_LINES if stripped.startswith(opener))
+    return None
+
+
 # Control characters a terminal let through into a prompt (a run of backspaces, ``\x7f``,
 # before "i would prefer ..."), deleted; tab and newline stay. ``str.translate``, not ``re``:
 # the hook path pays for every import.
@@ -356,16 +418,35 @@ def _typed(text: str) -> str:
     return text.translate(_CONTROL)
 
 
-def _user_text(text: str) -> str:
-    """A typed prompt as the user wrote it; Claude Code's own wrappers reduced or dropped."""
-    stripped = text.strip()
-    if stripped.startswith(HARNESS_LINES):
-        return ""
-    if stripped.startswith("<command-") and "<command-name>" in stripped:
-        name = _between(stripped, "<command-name>", "</command-name>")
-        args = _between(stripped, "<command-args>", "</command-args>")
-        return f"{name} {args}".strip()
-    return _typed(text)
+def _command_line(text: str) -> str:
+    """A slash command as the user typed it ("/review src/app.py"), from its wrapper."""
+    if "<bash-input>" in text:
+        return "!" + _between(text, "<bash-input>", "</bash-input>").strip()
+    name = _between(text, "<command-name>", "</command-name>")
+    args = _between(text, "<command-args>", "</command-args>")
+    return f"{name} {args}".strip()
+
+
+def _split_reminders(text: str) -> tuple[str, str]:
+    """A user turn's text without the system reminders Claude Code put into it, and those
+    reminders: the prompt stays the person's, the reminders are stored beside it."""
+    start, end = _REMINDER
+    if start not in text:
+        return text, ""
+    kept: list[str] = []
+    found: list[str] = []
+    rest = text
+    while start in rest:
+        before, _, after = rest.partition(start)
+        inside, closed, after = after.partition(end)
+        kept.append(before)
+        found.append(start + inside + (closed or ""))
+        rest = after
+    kept.append(rest)
+    prompt = "".join(kept).strip()
+    if not prompt:
+        return text, ""
+    return prompt, "\n\n".join(found)
 
 
 def _between(text: str, start: str, end: str) -> str:

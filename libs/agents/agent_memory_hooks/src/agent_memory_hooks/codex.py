@@ -22,6 +22,24 @@ if TYPE_CHECKING:
 RUNTIME = "codex"
 STDOUT = ""
 PAYLOAD_FROM_ARGV = True
+RUNTIME_TYPE = "runtime"  # what the runtime wrote: ``claude_code.RUNTIME_TYPE``
+# What Codex puts into a user message that the user did not type (codex-rs: the turn's
+# ``<environment_context>`` (cwd, sandbox, approval policy, shell), the project's AGENTS.md and
+# the user's instructions, wrapped in ``<user_instructions>`` or, in newer releases, under a
+# "# AGENTS.md instructions for <folder>" heading with ``<INSTRUCTIONS>``), by how it opens.
+CONTEXT_OPENERS: tuple[tuple[str, str], ...] = (
+    ("<environment_context>", "environment_context"),
+    ("<user_instructions>", "user_instructions"),
+    ("# AGENTS.md", "user_instructions"),
+    ("<INSTRUCTIONS>", "user_instructions"),
+    ("<user_shell_command>", "command"),
+)
+
+
+def runtime_kind(text: str) -> str | None:
+    """What Codex wrote of a user message (a ``runtime_kind``), None for what the user typed."""
+    stripped = text.lstrip()
+    return next((what for opener, what in CONTEXT_OPENERS if stripped.startswith(opener)), None)
 
 
 def normalize(payload: Payload, ctx: HookContext) -> list[Event]:
@@ -39,17 +57,18 @@ def normalize(payload: Payload, ctx: HookContext) -> list[Event]:
     if isinstance(inputs, list):
         for index, message in enumerate(inputs):
             if isinstance(message, str) and message.strip():
+                wrote = runtime_kind(message)
                 events.append(
                     make_event(
                         ctx,
                         key=("turn", turn, "input", index),
                         session_id=session,
-                        role="user",
-                        type="message",
+                        role="user" if wrote is None else "system",
+                        type="message" if wrote is None else RUNTIME_TYPE,
                         text=message,
                         cwd=cwd,
                         ts=ctx.now_ms - 1,  # asked before it was answered
-                        metadata=meta,
+                        metadata=meta if wrote is None else {**meta, "runtime_kind": wrote},
                     )
                 )
     reply = str_field(payload, "last-assistant-message", "last_assistant_message")

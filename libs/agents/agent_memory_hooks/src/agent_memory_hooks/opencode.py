@@ -37,6 +37,27 @@ RUNTIME = "opencode"
 STDOUT = ""
 
 
+RUNTIME_TYPE = "runtime"  # what the runtime wrote: ``claude_code.RUNTIME_TYPE``
+
+
+def synthetic_text(parts: Any) -> str:
+    """The text parts OpenCode wrote itself into a message (``synthetic``: a file it read for
+    an ``@`` mention, a mode switch's instruction): stored as a ``runtime`` event of their own,
+    never as the person's prompt."""
+    if not isinstance(parts, list):
+        return ""
+    texts = [
+        p["text"]
+        for p in parts
+        if isinstance(p, dict)
+        and p.get("type") == "text"
+        and isinstance(p.get("text"), str)
+        and p.get("synthetic")
+        and not p.get("ignored")
+    ]
+    return "\n\n".join(texts)
+
+
 def _parts_text(parts: Any) -> str:
     if not isinstance(parts, list):
         return ""
@@ -66,11 +87,28 @@ def normalize(payload: Payload, ctx: HookContext) -> list[Event]:
 
     if name == "chat.message":
         text = _parts_text(payload.get("parts"))
+        wrote = synthetic_text(payload.get("parts"))
+        added: list[Event] = []
+        if wrote.strip():
+            added.append(
+                make_event(
+                    ctx,
+                    key=("synthetic", message_id) if message_id else ("synthetic", ctx.now_ms),
+                    session_id=session,
+                    role="system",
+                    type=RUNTIME_TYPE,
+                    text=wrote,
+                    cwd=cwd,
+                    ts=ts,
+                    metadata={**meta, "message_id": message_id, "runtime_kind": "synthetic"},
+                )
+            )
         if not text.strip():
-            return []
+            return added
         key = ("prompt", message_id) if message_id else ("prompt", ctx.now_ms, text)
         model = message.get("model")
         return [
+            *added,
             make_event(
                 ctx,
                 key=key,
@@ -86,7 +124,7 @@ def normalize(payload: Payload, ctx: HookContext) -> list[Event]:
                     "agent": message.get("agent"),
                     "model": model,
                 },
-            )
+            ),
         ]
     if name == "assistant.message":
         reply = payload.get("text")

@@ -8,7 +8,9 @@ the items) or ``response_item``, whose payload is a ``ResponseItem`` of codex-rs
 ``output_text``), ``function_call`` (``name``, ``arguments`` as a JSON string, ``call_id``),
 ``function_call_output`` (``call_id``, ``output``: a string, or content items),
 ``custom_tool_call`` / ``custom_tool_call_output`` (``apply_patch``: ``input`` is the patch),
-``local_shell_call`` (``action.command``), ``reasoning`` (skipped). The session's project comes
+``local_shell_call`` (``action.command``), ``reasoning`` (skipped). A user message Codex wrote
+itself (its environment, AGENTS.md: ``agent_memory_hooks.codex.runtime_kind``) is a ``runtime``
+event. The session's project comes
 from its ``session_meta``: ``cwd``, and ``git.repository_url`` / ``git.branch`` where that
 folder does not exist on this machine. Releases before the
 wrapper wrote the meta object (``id``, ``timestamp``) as the first line and bare items after it,
@@ -37,6 +39,7 @@ from agent_memory_cli.readers.common import (
     mark_imported,
 )
 from agent_memory_hooks import shape
+from agent_memory_hooks.codex import RUNTIME_TYPE, runtime_kind
 from agent_memory_hooks.events import (
     HookContext,
     make_event,
@@ -47,8 +50,6 @@ from agent_memory_hooks.events import (
 )
 
 RUNTIME = "codex"
-# What Codex puts in a user message that the user did not type.
-_CONTEXT = ("<environment_context>", "<user_instructions>", "# AGENTS.md", "<INSTRUCTIONS>")
 _ITEM_TYPES = frozenset(
     {
         "message",
@@ -147,19 +148,19 @@ def _item(
         text = _content_text(entry.get("content")).strip()
         if role not in ("user", "assistant") or not text:
             return []
-        if role == "user" and text.startswith(_CONTEXT):
-            return []
+        # what Codex wrote into the user's turn (its environment, AGENTS.md): stored as such
+        wrote = runtime_kind(text) if role == "user" else None
         return [
             make_event(
                 ctx,
                 key=("line", line),
                 session_id=session,
-                role=str(role),
-                type="message",
+                role=str(role) if wrote is None else "system",
+                type="message" if wrote is None else RUNTIME_TYPE,
                 text=text,
                 cwd=cwd,
                 ts=ts,
-                metadata={"line": line},
+                metadata={"line": line, "runtime_kind": wrote},
             )
         ]
     if kind in ("function_call", "custom_tool_call", "local_shell_call"):

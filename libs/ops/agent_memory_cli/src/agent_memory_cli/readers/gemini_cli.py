@@ -8,7 +8,8 @@ does not record the folder, so the project is ``AGENT_MEMORY_PROJECT_ID``, else 
 folder's when its hash matches, else ``gemini-<hash[:12]>``.
 
 Ids derive from the session id and the message's (or tool call's) own id, so importing twice
-stores each event once; a tool call that ended in ``error`` or ``cancelled`` is ``failed``.
+stores each event once; a tool call that ended in ``error`` or ``cancelled`` is ``failed``. An
+``info`` or ``warning`` message is the CLI's own: a ``runtime`` event (issue 52, point 3).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from agent_memory_hooks.events import (
 from agent_memory_hooks.project import git_root
 
 RUNTIME = "gemini-cli"
+RUNTIME_TYPE = "runtime"  # what the runtime wrote (``agent_memory_hooks.claude_code``)
 
 
 def home(env: Mapping[str, str]) -> Path:
@@ -78,6 +80,22 @@ def events(path: Path, env: Mapping[str, str], project_of: ProjectOf) -> tuple[E
                     cwd=None,
                     ts=ts,
                     metadata={"message_id": key_id},
+                )
+            )
+        elif kind in ("info", "warning") and text:
+            # what the CLI itself wrote into the conversation (a command's output, a notice):
+            # stored, typed so that no bullet, title or default search takes it for words
+            found.append(
+                make_event(
+                    ctx,
+                    key=("message", key_id),
+                    session_id=session,
+                    role="system",
+                    type=RUNTIME_TYPE,
+                    text=text,
+                    cwd=None,
+                    ts=ts,
+                    metadata={"message_id": key_id, "runtime_kind": str(kind)},
                 )
             )
         elif kind == "error" and text:

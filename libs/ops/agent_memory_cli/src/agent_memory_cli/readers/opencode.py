@@ -34,6 +34,7 @@ from agent_memory_hooks.events import (
     tool_result_event,
     ts_from,
 )
+from agent_memory_hooks.opencode import RUNTIME_TYPE, synthetic_text
 
 RUNTIME = "opencode"
 
@@ -78,6 +79,21 @@ def events(path: Path, env: Mapping[str, str], project_of: ProjectOf) -> tuple[E
         ]
         text = "\n\n".join(texts).strip()
         role = message.get("role")
+        wrote = synthetic_text(parts).strip()
+        if wrote:  # what OpenCode wrote into the message itself: stored as such
+            found.append(
+                make_event(
+                    ctx,
+                    key=("synthetic", message_id),
+                    session_id=session,
+                    role="system",
+                    type=RUNTIME_TYPE,
+                    text=wrote,
+                    cwd=cwd,
+                    ts=created,
+                    metadata={"message_id": message_id, "runtime_kind": "synthetic"},
+                )
+            )
         if text and role in ("user", "assistant"):
             key = ("prompt" if role == "user" else "reply", message_id)
             found.append(
