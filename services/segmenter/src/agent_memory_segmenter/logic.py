@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
+from agent_memory_common.contracts.memory import is_runtime_event
 from agent_memory_common.contracts.messages import SegmentMessage
 
 CloseReason = Literal["gap", "token_budget", "session_end"]
@@ -32,6 +33,15 @@ def estimate_tokens(char_count: int) -> int:
     Postgres), deterministic, and independent of any model; an empty event still costs one.
     """
     return max(1, -(-char_count // CHARS_PER_TOKEN))
+
+
+def event_tokens(type_: str, char_count: int) -> int:
+    """What an event weighs against the token budget: its ``estimate_tokens``, but what the
+    runtime wrote (``memory.RUNTIME_TYPE``) weighs one token. It stays in the segment of its
+    moment (the span is whole, the events listing shows it), but a compaction summary of
+    thousands of tokens would otherwise close the segment it lands in and fill the next one
+    alone, a segment that says nothing anyone said."""
+    return 1 if is_runtime_event(type_) else estimate_tokens(char_count)
 
 
 @dataclass(frozen=True)

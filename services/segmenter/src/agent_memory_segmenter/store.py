@@ -26,7 +26,7 @@ from agent_memory_segmenter.logic import (
     StoredSegment,
     Thresholds,
     Write,
-    estimate_tokens,
+    event_tokens,
     payload,
     reconcile,
     segment,
@@ -82,7 +82,7 @@ async def try_lock_session(conn: AsyncConnection, key: SessionKey) -> bool:
 
 def _event_info(row: Sequence[Any]) -> EventInfo:
     event_id, ts, type_, chars, agent_id = row
-    return EventInfo(event_id, ts, type_, estimate_tokens(int(chars)), agent_id)
+    return EventInfo(event_id, ts, type_, event_tokens(type_, int(chars)), agent_id)
 
 
 async def resegment(

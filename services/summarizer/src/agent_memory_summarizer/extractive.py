@@ -425,12 +425,21 @@ def _empty_summary(events: list[SourceEvent], fallback_title: str) -> Summary:
     return Summary(title=fallback_title, bullets=[bullet], keywords=[])
 
 
+def runtime_only(fallback_title: str) -> Summary:
+    """A segment of nothing but what the runtime wrote (a compaction, a reminder, a command's
+    output): a node with no bullet and no key phrase, so that no level above takes any of it
+    for a piece of work (``_works`` passes over a segment without bullets)."""
+    return Summary(title=fallback_title, bullets=[], keywords=[])
+
+
 def _works(children: list[ChildDigest]) -> list[_Candidate]:
     """The pieces of work under a calendar node, in time order: a child segment is one (its
     title, citing its bullets' grips); a child rollup passes on the ones it names."""
     out: list[_Candidate] = []
     seen: set[str] = set()
     for child in children:
+        if child.node_id.startswith("segment:") and not child.bullets:
+            continue  # nothing anyone said (``runtime_only``): no piece of work
         if child.node_id.startswith("segment:"):
             grips = tuple(dict.fromkeys(g for b in child.bullets for g in b.grip_ids))
             items = [

@@ -21,11 +21,12 @@ from psycopg import AsyncConnection
 
 from agent_memory_common.bus.consumer import Publication
 from agent_memory_common.bus.erasure import tombstoned
+from agent_memory_common.contracts.memory import is_runtime_event
 from agent_memory_common.contracts.messages import SegmentMessage
 from agent_memory_common.core.logs import get_logger
 from agent_memory_summarizer import store
 from agent_memory_summarizer.calendar import segment_node_id
-from agent_memory_summarizer.extractive import summarize_segment
+from agent_memory_summarizer.extractive import runtime_only, summarize_segment
 from agent_memory_summarizer.llm import LlmSummarizer, build_prompt, estimate_tokens
 from agent_memory_summarizer.model import SourceEvent, Summary
 from agent_memory_summarizer.settings import LlmOptions
@@ -90,10 +91,17 @@ class SummarizeHandler:
                 f"not stored (first: {missing[0]!r})"
             )
         events = [found[e] for e in wanted]
-        summary = await self._llm_summary(conn, seg, events)
+        first_ts = min(e.ts for e in events)
+        # What the runtime wrote (a compaction prompt, a command's expansion, a reminder) is
+        # nobody's memory: no bullet, title or key phrase is made of it. A segment of nothing
+        # else gets a node without bullets, which the levels above pass over.
+        said = [e for e in events if not is_runtime_event(e.type)]
+        if not said:
+            return runtime_only(f"Session {seg.session_id} #{seg.ordinal}"), first_ts
+        summary = await self._llm_summary(conn, seg, said)
         if summary is None:
-            summary = summarize_segment(events, f"Session {seg.session_id} #{seg.ordinal}")
-        return summary, min(e.ts for e in events)
+            summary = summarize_segment(said, f"Session {seg.session_id} #{seg.ordinal}")
+        return summary, first_ts
 
     async def _llm_summary(
         self, conn: AsyncConnection, seg: SegmentMessage, events: list[SourceEvent]

@@ -40,7 +40,13 @@ class SearchRequest(BaseModel):
     )
     since: str | int | None = Field(default=None, description="RFC 3339 or epoch ms, inclusive")
     until: str | int | None = Field(default=None, description="RFC 3339 or epoch ms, exclusive")
-    kinds: list[MemoryKind] | None = Field(default=None, min_length=1)
+    kinds: list[MemoryKind | Literal["runtime"]] | None = Field(
+        default=None,
+        min_length=1,
+        description="Only memories of these kinds; 'runtime' finds what the coding agent's"
+        " runtime wrote (compaction prompts, command expansions, reminders), which no other"
+        " search returns",
+    )
     intent: IntentName = "auto"
     now: str | int | None = Field(
         default=None, description="Reference time for relative dates; default: current time"

@@ -30,7 +30,9 @@ from agent_memory_common.contracts.memory import (
     DEFAULT_KIND,
     MARKER_TYPES,
     MEMORY_KINDS,
+    RUNTIME_KIND,
     event_salience,
+    is_runtime_event,
 )
 from agent_memory_common.contracts.messages import RecordedMessage, TocNodeMessage, toc_node_message
 from agent_memory_common.core.errors import PoisonMessageError
@@ -69,10 +71,12 @@ def indexed(event: Event) -> bool:
     (prompt_input_exit)") answers no question, yet it matched "code" in questions and, with the
     last reply as its context, stood beside that reply in answers: markers filled 1 in 20
     places of ``make bench-coding``'s answers. An edit's acknowledgement ("Edit src/app.rs:
-    applied") names the file its call named, next to the change. The events listing and the
-    TOC still show both."""
-    if event.type in MARKER_TYPES or not event.text.strip():
-        return False
+    applied") names the file its call named, next to the change. What the runtime wrote (a
+    compaction prompt, a system reminder) answered unrelated questions first (issue 52, point
+    3): a search finds it only when it asks for ``RUNTIME_KIND`` (the raw scan's). The events
+    listing and the TOC still show all of them."""
+    if event.type in MARKER_TYPES or is_runtime_event(event.type) or not event.text.strip():
+        return False  # what the runtime wrote: found by the scan, when a search asks its kind
     return not _acknowledges_edit(event)
 
 
@@ -90,7 +94,9 @@ def _acknowledges_edit(event: Event) -> bool:
 def event_doc(event: Event, context: str = "") -> IndexDoc:
     """``context``: the previous turn of the session (``context_of``), '' for none."""
     kind = event.metadata.get("memory_kind")
-    if kind not in MEMORY_KINDS:
+    if is_runtime_event(event.type):
+        kind = RUNTIME_KIND
+    elif kind not in MEMORY_KINDS:
         kind = DEFAULT_KIND
     return IndexDoc(
         id=event_doc_id(event.tenant, event.event_id),
