@@ -11,6 +11,7 @@ that asks for the ``runtime`` kind does. The examples are written for this test.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ import pytest
 from agent_memory_embedded.servers import NatsServer
 from agent_memory_hooks import claude_code
 from agent_memory_hooks.events import HookContext
+from tests.bench.runtime_written import measure, written
 from tests.helpers import drained, eventually
 from tests.stack import LEAN, make_stack
 
@@ -227,5 +229,16 @@ def test_runtime_written_events_are_stored_and_kept_out_of_toc_and_default_searc
         assert {runtime[i] for i in found} >= {"compaction_prompt", "expansion"}
         answer = search(stack.query_url, query="regression test currency EUR")
         assert answer["results"]  # what people said is still found
+
+        # bench-real's count, from the transcript's own structure, agrees: nothing in the TOC
+        transcript = tmp_path / f"{SESSION}.jsonl"
+        transcript.write_text("".join(json.dumps(x) + "\n" for x in LINES))
+        report = measure(pg_dsn, written([("claude-code", PROJECT, transcript)]), {PROJECT})
+        assert report.texts == 6 and report.events == 6  # the prompt with a reminder is a prompt
+        assert {lv: tuple(n) for lv, n in report.bullets.items()} == {
+            lv: (0, n[1]) for lv, n in report.bullets.items()
+        }
+        assert all(n[0] == 0 for n in report.titles.values()) and report.compaction_nodes == 0
+        assert sum(n[1] for n in report.bullets.values()) > 0
     finally:
         stack.stop()

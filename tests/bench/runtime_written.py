@@ -17,8 +17,9 @@ A wrapper is told by its shape, not its name: text made mostly of ``<name>...</n
 elements (80% of its characters or more, a heading before them allowed), or one bracketed
 line (``[... by user]``).
 
-An event is the runtime's when it is a Claude Code line's (``metadata.transcript_uuid``) or its
-text holds the start of such a text (the other runtimes, whose readers keep the text as it was).
+An event (a prompt, a reply, a note: never a tool's call or output) is the runtime's when it
+is a Claude Code line's (``metadata.transcript_uuid``) or its text holds the start of such a
+text (the other runtimes, whose readers keep the text as it was).
 A TOC bullet is counted when one of its grips cites such an event; a title when one of its
 halves ("goal — outcome") is found in the runtime's text and in nothing a person or the model
 said in that project.
@@ -228,9 +229,11 @@ def measure(
         nodes: Sequence[tuple[Any, ...]] = conn.execute(_NODES).fetchall()
     for event_id, project, text, uuid, etype in rows:
         squashed = _squash(str(text or ""))
-        # a line's tool results share its uuid: only its own text is the runtime's
-        why = uuids.get(uuid) if uuid and etype not in ("tool_call", "tool_result") else None
-        if why is None and any(s and s in squashed for s in snippets.get(project, ())):
+        # a line's tool results share its uuid, and a tool's output may hold what the runtime
+        # copied of it (OpenCode's synthetic part of a file read): only text events count
+        tool = etype in ("tool_call", "tool_result")
+        why = uuids.get(uuid) if uuid and not tool else None
+        if why is None and not tool and any(s and s in squashed for s in snippets.get(project, ())):
             why = "text"
         if why is not None:
             runtime_ids[str(event_id)] = why
