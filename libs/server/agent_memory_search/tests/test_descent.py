@@ -187,3 +187,72 @@ async def test_turned_off() -> None:
     outcome = await _brainstem(options=options).search(QUERY)
     assert "descent" not in outcome.explain
     assert not outcome.results
+
+
+class _Summaries:
+    """A vector index that has forgotten every event: its one week is far from any question
+    (the cosine of a summary of many things with one of them is low)."""
+
+    def __init__(self, cosine: float) -> None:
+        self.cosine = cosine
+
+    async def search(self, vector: Sequence[float], flt: SearchFilter, limit: int) -> list[Hit]:
+        doc = _doc(f"node:t:{WEEK}", "toc_node", "week", "the heron ledger export", "W36")
+        return [Hit(id=doc.id, score=self.cosine, doc=doc)]
+
+    async def healthy(self) -> bool:
+        return True
+
+    async def close(self) -> None:
+        return None
+
+
+class _Kept(_Words):
+    """The same forgotten BM25 index, asked as the tiers ask it: its week is all it holds."""
+
+    async def search(self, text: str, flt: SearchFilter, limit: int) -> list[Hit]:
+        self.asked.append(flt.levels)
+        if not set(text.lower().split()) & {"heron", "ledger", "export"}:
+            return []
+        doc = _doc(f"node:t:{WEEK}", "toc_node", "week", "the heron ledger export", "W36")
+        return [Hit(id=doc.id, score=3.0, doc=doc)]
+
+
+class _Model:
+    dimension = 3
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return [[1.0, 0.0, 0.0] for _ in texts]
+
+
+async def test_a_low_cosine_is_no_refusal_where_the_indexes_have_forgotten() -> None:
+    """no_match reads the best cosine, and once the pruner took the events out of the vector
+    index only summaries are left to be close: the words of the question, found in what the
+    indexes still hold, say something relevant is stored, even with the descent skipped."""
+
+    async def slow(*args: object) -> list[tuple[str, Hit]]:
+        await asyncio.sleep(1)
+        return []
+
+    options = EngineOptions(descent=DescentOptions(budget_ms=20))
+    parts = {
+        "text_index": _Kept(),
+        "vector_index": _Summaries(0.1),
+        "embedder": _Model(),
+        "descent_lookup": slow,
+    }
+    outcome = await _brainstem(options=options, **parts).search(QUERY)
+    notes = outcome.explain["fallbacks"]
+    assert "descent skipped (over its budget, 20 ms budget)" in notes
+    assert not outcome.no_match and outcome.results, notes
+    assert any(n.startswith("no_match lifted: detail beyond retention") for n in notes)
+
+    # nothing pruned: the cosine is evidence, and it says nothing relevant is stored
+    async def not_pruned(tenant: str, project_id: str | None) -> bool:
+        return False
+
+    kept = await _brainstem(options=options, pruned_lookup=not_pruned, **parts).search(QUERY)
+    assert kept.no_match and not kept.results
+    # forgotten, but none of the question's words anywhere: still nothing relevant
+    other = replace(QUERY, query="pelican rollout region canary")
+    assert (await _brainstem(options=options, **parts).search(other)).no_match

@@ -564,6 +564,8 @@ class Brainstem:
             if close or descent.best_words >= self.options.weak_words_below:
                 no_match = False
                 notes.append("no_match lifted: an event under a summary answers the query")
+        if no_match and await self._forgotten(q):
+            no_match = self._words_found(found, notes)
         t0 = time.perf_counter()
         extra = self._beyond(found, head, depth)
         refinements = await self._refinements(q.tenant, head + extra, asked, notes)
@@ -734,6 +736,33 @@ class Brainstem:
                 " -> nothing relevant stored, no results"
             )
         return match_score, no_match
+
+    async def _forgotten(self, q: SearchQuery) -> bool:
+        """Whether the pruner took detail of the question's project out of the indexes (the
+        descender's cached check): then a low best cosine is no evidence of absence."""
+        descender = self.descender
+        if descender is None:
+            return False
+        try:
+            return await descender.has_pruned(q.tenant, q.project_id)
+        except SURVIVES:
+            return False
+
+    def _words_found(self, found: _Found, notes: list[str]) -> bool:
+        """``no_match`` where the indexes have forgotten and the descent did not lift it (it
+        was skipped, over its budget, or found no close event): the vector index holds only the
+        summaries and the memories that never go stale, so the query's best cosine is low for
+        most answerable questions (bench-real aged: 81 of 139 dev questions refused). The
+        words decide instead: the best BM25 hits (summaries, what is left) holding at least
+        ``weak_words_below`` of the query's words are evidence something relevant is stored."""
+        covered = found.outcome.coverage
+        if covered is not None and covered >= self.options.weak_words_below:
+            notes.append(
+                f"no_match lifted: detail beyond retention, and the indexes still hold"
+                f" {covered:.0%} of the query's words"
+            )
+            return False
+        return True
 
     def _beyond(self, found: _Found, head: list[Candidate], depth: int) -> list[Candidate]:
         """A long answer about a period: what the run beyond it found that is not in the
