@@ -31,6 +31,7 @@ from agent_memory_query.inputs import guard_inputs
 from agent_memory_query.keys import routes as keys
 from agent_memory_query.listing import routes as listing
 from agent_memory_query.mcp.routes import McpEndpoint
+from agent_memory_query.recall import routes as recall
 from agent_memory_query.retention import routes as retention
 from agent_memory_query.search import routes as search
 from agent_memory_query.search.runtime import open_search
@@ -109,6 +110,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(episodes.router)
     mcp.install(app)  # /mcp: the MCP tools over streamable HTTP
     app.include_router(search.router)
+    app.include_router(recall.router)
     app.include_router(toc.router)
     app.include_router(keys.router)
     app.include_router(sharing.router)

@@ -167,12 +167,39 @@ class ErasureOptions(BaseModel):
     )
 
 
+class RecallOptions(BaseModel):
+    """``AGENT_MEMORY_QUERY__RECALL__*``: what ``POST /v1/recall`` gives a prompt unasked."""
+
+    min_match: float = Field(
+        default=0.40,
+        ge=-1,
+        le=1,
+        description="Best cosine under which a prompt gets nothing: a memory put in front of "
+        "an agent unasked must be likelier right than the search's own no_match floor asks "
+        "(0.40: chosen on bench-recall's dev split, tests/bench/README.md).",
+    )
+    min_words: int = Field(
+        default=4,
+        ge=0,
+        le=50,
+        description="Prompts of fewer words get nothing: 'continue', 'run the tests' are about "
+        "the turn at hand.",
+    )
+    candidates: int = Field(
+        default=10, ge=1, le=50, description="Search results read before packing the budget."
+    )
+    max_items: int = Field(
+        default=6, ge=1, le=20, description="Most memories given to one prompt, budget or not."
+    )
+
+
 class QueryOptions(BaseModel):
     host: str = "127.0.0.1"
     port: int = Field(default=8701, ge=1, le=65535)
     pool_size: int = Field(default=4, ge=1)
     search: SearchOptions = SearchOptions()
     erasure: ErasureOptions = ErasureOptions()
+    recall: RecallOptions = RecallOptions()
 
 
 class Settings(RetrievalSettings):

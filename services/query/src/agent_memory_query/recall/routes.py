@@ -1,0 +1,116 @@
+"""``POST /v1/recall``: the search engine's answer to a prompt, cut to what an agent should be
+given unasked (``logic.pack`` says what is left out and why). One implementation behind every
+runtime's hook, the MCP server and the LangChain middleware: they differ only in where the
+text goes."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Query
+
+from agent_memory_common.auth.access import READ
+from agent_memory_common.db.postgres import reading
+from agent_memory_common.web.http import error_responses
+from agent_memory_query.context import Caller, Ctx
+from agent_memory_query.inputs import ID_PATTERN
+from agent_memory_query.recall.brief import compose, read_brief
+from agent_memory_query.recall.logic import estimate_tokens, pack, word_count
+from agent_memory_query.recall.schemas import BriefResponse, RecallRequest, RecallResponse
+from agent_memory_query.search.routes import run_search
+from agent_memory_query.search.schemas import SearchRequest
+from agent_memory_query.sharing.policy import read_bounds
+
+router = APIRouter(tags=["recall"])
+
+
+@router.post(
+    "/v1/recall",
+    dependencies=[READ],
+    response_model=RecallResponse,
+    summary="The few memories a prompt needs, within a token budget; nothing when unsure",
+    responses=error_responses(401, 422, 503),
+)
+async def post_recall(ctx: Ctx, caller: Caller, body: RecallRequest) -> dict[str, Any]:
+    options = ctx.settings.query.recall
+    threshold = options.min_match if body.min_match is None else body.min_match
+    answer: dict[str, Any] = {
+        "context": "",
+        "tokens": 0,
+        "budget_tokens": body.budget_tokens,
+        "memories": [],
+        "match_score": None,
+        "threshold": threshold,
+        "silence": None,
+    }
+    if word_count(body.prompt) < options.min_words:
+        answer["silence"] = "too_short"
+        return answer
+    search = SearchRequest(query=body.prompt, project_id=body.project_id, limit=options.candidates)
+    found = await run_search(ctx, caller, search)
+    score = found.get("match_score")
+    answer["match_score"] = score
+    if found.get("no_match"):
+        answer["silence"] = "no_match"
+        return answer
+    if score is None or score < threshold:
+        answer["silence"] = "below_threshold"
+        return answer
+    packed = pack(
+        found["results"],
+        budget_tokens=body.budget_tokens,
+        session_id=body.session_id,
+        exclude_ids=body.exclude_ids,
+        max_items=options.max_items,
+    )
+    if not packed.lines:
+        answer["silence"] = "nothing_new"
+        return answer
+    answer["context"] = packed.context
+    answer["tokens"] = estimate_tokens(packed.context)
+    answer["memories"] = [
+        {
+            "id": str(result["id"]),
+            "type": str(result["type"]),
+            "event_ids": [str(e) for e in result.get("event_ids") or []],
+            "score": float(result["score"]),
+            "tokens": estimate_tokens(line),
+            "line": line,
+        }
+        for result, line in packed.chosen
+    ]
+    return answer
+
+
+@router.get(
+    "/v1/projects/{project_id}/brief",
+    dependencies=[READ],
+    response_model=BriefResponse,
+    summary="What an agent starting on the project should know: rules in force, last session",
+    responses=error_responses(401, 403, 422),
+)
+async def get_brief(
+    ctx: Ctx,
+    caller: Caller,
+    project_id: Annotated[str, Path(min_length=1, max_length=200, pattern=ID_PATTERN)],
+    budget_tokens: Annotated[
+        int, Query(ge=100, le=8000, description="Most tokens (4 characters each)")
+    ] = 1500,
+    session_id: Annotated[
+        str | None,
+        Query(min_length=1, max_length=200, description="The starting session: not its own last"),
+    ] = None,
+) -> dict[str, Any]:
+    if caller.projects is not None:
+        caller.require_project(project_id)
+    async with reading(ctx.pool) as conn:
+        bounds = await read_bounds(conn, caller)
+        rules, ends = await read_brief(conn, caller.tenant, project_id, session_id, bounds)
+    context, ids = compose(project_id, rules, ends, budget_tokens)
+    return {
+        "project_id": project_id,
+        "context": context,
+        "tokens": estimate_tokens(context),
+        "budget_tokens": budget_tokens,
+        "ids": ids,
+    }
