@@ -189,6 +189,27 @@ def log(config: HookConfig, message: str) -> None:
         pass  # nowhere left to complain; the agent must still not notice
 
 
+def recalled(
+    runtime: str,
+    event_name: str | None,
+    payload: Mapping[str, Any],
+    ctx: HookContext,
+    environ: Mapping[str, str],
+    config: HookConfig,
+) -> str:
+    """The memories recalled for a prompt, or the brief a session starts with, in the
+    runtime's shape ("" for none): after the events are delivered, so that capture never waits
+    for recall (``recall.py``)."""
+    from agent_memory_hooks import recall  # lazy: only prompt hooks of some runtimes read
+
+    if runtime not in recall.PROMPT_EVENTS and runtime not in recall.START_EVENTS:
+        return ""
+    cwd = payload.get("cwd")
+    project = ctx.project_of(cwd if isinstance(cwd, str) and cwd else ctx.cwd)
+    args = (runtime, event_name, payload, project, environ, config.home, config.token)
+    return recall.prompt_output(*args) or recall.start_output(*args)
+
+
 def run(
     runtime: str,
     *,
@@ -208,6 +229,7 @@ def run(
     module: ModuleType | None = None
     spool = Spool(config.spool_dir)
     drain = False
+    injected = ""  # what the runtime puts in the model's context (recall.py), once whole
     try:
         canonical = canonical_runtime(runtime)
         if canonical is None:
@@ -240,12 +262,14 @@ def run(
             log(config, f"{canonical}: {len(events)} event(s) {outcome}")
         else:  # the gateway answered (or was not needed): send what waits, if anything
             drain = spool.waiting()
+        injected = recalled(canonical, event_name, payload, ctx, environ, config)
     except Exception:
         import traceback  # lazy: only failures pay for it
 
         log(config, f"{runtime}: hook failed\n{traceback.format_exc()}")
     finally:
         text = getattr(module, "STDOUT", "") if module is not None else ""
+        text = injected or text
         if text:
             out.write(text + "\n")
         out.flush()

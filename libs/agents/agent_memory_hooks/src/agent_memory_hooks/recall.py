@@ -1,0 +1,287 @@
+"""Recall that reaches the agent: what a hook prints so the runtime puts memories in context.
+
+Capture (``runner.run``) writes; this module reads. On a prompt (Claude Code's
+``UserPromptSubmit``) the hook asks the query service's ``POST /v1/recall`` for the few memories
+the prompt needs within a token budget and prints them in the runtime's documented shape
+(``{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": ...}}``): the runtime adds
+``additionalContext`` to what the model reads. The service decides what is worth giving (one
+implementation behind every runtime); the hook only remembers, per session, the ids it already
+gave, so that they are never paid for twice.
+
+Never in the agent's way: the exchange has its own deadline (``AGENT_MEMORY_RECALL_TIMEOUT_MS``,
+default 600 ms, so that a slow service still leaves the hook well inside one second), and any
+failure (service down, slow, an error status, a body that is not the expected JSON) means
+nothing is printed: a hook's stdout is read by the runtime, so it holds the expected JSON or
+nothing at all. Settings (environment; per project in the runtime's own settings, e.g. the
+``env`` block of ``.claude/settings.json``):
+
+- ``AGENT_MEMORY_RECALL``: ``off`` (or ``0``, ``false``, ``no``) turns injection off;
+- ``AGENT_MEMORY_RECALL_PROMPT_TOKENS``: the budget of one prompt's recall (default 600);
+- ``AGENT_MEMORY_RECALL_BRIEF_TOKENS``: the budget of the brief a session starts with (default
+  1,500; ``GET /v1/projects/{id}/brief``), given at a start, a ``/clear`` and after a
+  compaction, not on a resume (the resumed conversation holds it already);
+- ``AGENT_MEMORY_QUERY_URL`` or ``AGENT_MEMORY_QUERY__HOST``/``__PORT``: the query service.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from agent_memory_hooks import lite
+from agent_memory_hooks.digest import sha256_hex
+from agent_memory_hooks.post import split_url
+
+TYPE_CHECKING = False  # typing costs import time on the hook path; mypy reads this as True
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+DEFAULT_PROMPT_TOKENS = 600
+DEFAULT_BRIEF_TOKENS = 1500
+DEFAULT_TIMEOUT_MS = 600
+MAX_PROMPT_CHARS = 4000  # what /v1/recall takes; a longer prompt is asked by its opening
+MAX_REMEMBERED = 2000  # ids kept per session (what /v1/recall takes as exclude_ids)
+OFF = frozenset({"off", "0", "false", "no"})
+# runtime -> the hook events whose output the runtime adds to the model's context
+PROMPT_EVENTS = {"claude-code": "UserPromptSubmit"}
+START_EVENTS = {"claude-code": "SessionStart"}
+NO_BRIEF_SOURCES = frozenset({"resume"})
+
+
+def enabled(env: Mapping[str, str]) -> bool:
+    return env.get("AGENT_MEMORY_RECALL", "").strip().lower() not in OFF
+
+
+def query_url(env: Mapping[str, str]) -> str:
+    explicit = env.get("AGENT_MEMORY_QUERY_URL", "").strip()
+    if explicit:
+        return explicit.rstrip("/")
+    host = env.get("AGENT_MEMORY_QUERY__HOST", "127.0.0.1").strip()
+    if host in ("", "0.0.0.0", "::"):
+        host = "127.0.0.1"
+    port = env.get("AGENT_MEMORY_QUERY__PORT", "8701").strip() or "8701"
+    return f"http://{host}:{port}"
+
+
+def _positive(env: Mapping[str, str], name: str, default: int) -> int:
+    try:
+        value = int(env.get(name, "").strip() or default)
+    except ValueError:
+        return default
+    return value if value > 0 else default
+
+
+def prompt_output(
+    runtime: str,
+    event_name: str | None,
+    payload: Mapping[str, Any],
+    project_id: str | None,
+    env: Mapping[str, str],
+    home: str,
+    token: str | None,
+) -> str:
+    """What the hook prints for a prompt event of ``runtime`` ("" for nothing): the recalled
+    memories in the runtime's shape, the ids given remembered for the session."""
+    event = PROMPT_EVENTS.get(runtime)
+    if event is None or not enabled(env) or not project_id:
+        return ""
+    if (event_name or payload.get("hook_event_name")) != event:
+        return ""
+    prompt = payload.get("prompt")
+    session = payload.get("session_id")
+    if not isinstance(prompt, str) or not prompt.strip() or not isinstance(session, str):
+        return ""
+    deadline = (
+        time.monotonic()
+        + _positive(env, "AGENT_MEMORY_RECALL_TIMEOUT_MS", DEFAULT_TIMEOUT_MS) / 1000
+    )
+    memory = _state_path(home, runtime, session)
+    given = _read_given(memory)
+    body = {
+        "project_id": project_id,
+        "session_id": session,
+        "prompt": prompt[:MAX_PROMPT_CHARS],
+        "budget_tokens": _positive(env, "AGENT_MEMORY_RECALL_PROMPT_TOKENS", DEFAULT_PROMPT_TOKENS),
+        "exclude_ids": given[-MAX_REMEMBERED:],
+    }
+    answer = ask(query_url(env) + "/v1/recall", body, token, deadline)
+    context = answer.get("context") if isinstance(answer, dict) else None
+    if not isinstance(context, str) or not context:
+        return ""
+    new: list[str] = []
+    for memory_item in answer.get("memories") or []:
+        if isinstance(memory_item, dict):
+            new.append(str(memory_item.get("id", "")))
+            new.extend(str(e) for e in memory_item.get("event_ids") or [])
+    _write_given(memory, given + [i for i in new if i])
+    return lite.dumps(
+        {"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}}
+    )
+
+
+def start_output(
+    runtime: str,
+    event_name: str | None,
+    payload: Mapping[str, Any],
+    project_id: str | None,
+    env: Mapping[str, str],
+    home: str,
+    token: str | None,
+) -> str:
+    """What the hook prints when a session starts ("" for nothing): the project's brief in the
+    runtime's shape; the ids it cites are remembered, so prompts of the session skip them."""
+    event = START_EVENTS.get(runtime)
+    if event is None or not enabled(env) or not project_id:
+        return ""
+    if (event_name or payload.get("hook_event_name")) != event:
+        return ""
+    session = payload.get("session_id")
+    if not isinstance(session, str) or payload.get("source") in NO_BRIEF_SOURCES:
+        return ""
+    timeout = _positive(env, "AGENT_MEMORY_RECALL_TIMEOUT_MS", DEFAULT_TIMEOUT_MS)
+    budget = _positive(env, "AGENT_MEMORY_RECALL_BRIEF_TOKENS", DEFAULT_BRIEF_TOKENS)
+    url = (
+        f"{query_url(env)}/v1/projects/{_quote(project_id)}/brief"
+        f"?budget_tokens={budget}&session_id={_quote(session)}"
+    )
+    answer = ask(url, None, token, time.monotonic() + timeout / 1000)
+    context = answer.get("context") if isinstance(answer, dict) else None
+    if not isinstance(context, str) or not context:
+        return ""
+    memory = _state_path(home, runtime, session)
+    _write_given(memory, _read_given(memory) + [str(i) for i in answer.get("ids") or []])
+    return lite.dumps(
+        {"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}}
+    )
+
+
+def _quote(text: str) -> str:
+    """Percent-encoding of a path segment or query value without ``urllib`` (its import pulls
+    in ``re`` and more): ids are plain tokens, anything else is encoded byte by byte."""
+    safe = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.~"
+    return "".join(c if c in safe else "".join(f"%{b:02X}" for b in c.encode()) for c in text)
+
+
+def _state_path(home: str, runtime: str, session: str) -> str:
+    return os.path.join(home, "hooks", "recall", f"{runtime}-{sha256_hex(session)[:32]}.json")
+
+
+def _read_given(path: str) -> list[str]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = lite.loads(f.read())
+    except (OSError, ValueError):
+        return []
+    return [str(i) for i in data] if isinstance(data, list) else []
+
+
+def _write_given(path: str, ids: list[str]) -> None:
+    """Atomically (a concurrent hook of the same session reads the old list or the new one)."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(lite.dumps(list(dict.fromkeys(ids))[-MAX_REMEMBERED:]))
+    os.replace(tmp, path)
+
+
+def ask(url: str, body: dict[str, Any] | None, token: str | None, deadline: float) -> Any:
+    """POST ``body`` as JSON (GET without one) and return the decoded answer of a 200, else
+    None; never raises for the network or the peer, never outlives ``deadline``."""
+    try:
+        encoded = None if body is None else lite.dumps(body).encode()
+        status, data = _exchange(url, encoded, token, deadline)
+        if status != 200:
+            return None
+        return lite.loads(data.decode("utf-8"))
+    except (OSError, ValueError, TimeoutError, UnicodeDecodeError):
+        return None
+
+
+def _left(deadline: float) -> float:
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError("recall deadline passed")
+    return left
+
+
+def _exchange(
+    url: str, body: bytes | None, token: str | None, deadline: float
+) -> tuple[int, bytes]:
+    """One request (POST with ``body``, GET without), its status and whole body."""
+    scheme, host, port, path = split_url(url)
+    method = "GET" if body is None else "POST"
+    if scheme == "https":
+        return _exchange_https(method, host, port, path, body, token, deadline)
+    head = [
+        f"{method} {path or '/'} HTTP/1.1",
+        f"Host: {host}:{port}",
+        "Content-Type: application/json",
+        f"Content-Length: {len(body or b'')}",
+        "Connection: close",
+        "User-Agent: agent-memory-hook",
+    ]
+    if token:
+        head.append(f"Authorization: Bearer {token}")
+    sock = lite.connect(host, port, _left(deadline))
+    try:
+        sock.settimeout(_left(deadline))
+        sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + (body or b""))
+        data = b""
+        while True:
+            sock.settimeout(_left(deadline))
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+            done = _body(data)
+            if done is not None:
+                return done
+    finally:
+        sock.close()
+    done = _body(data, closed=True)
+    if done is None:
+        raise ValueError("incomplete HTTP response")
+    return done
+
+
+def _body(data: bytes, closed: bool = False) -> tuple[int, bytes] | None:
+    """(status, body) once the response is whole (Content-Length, or the peer closed)."""
+    head, sep, rest = data.partition(b"\r\n\r\n")
+    if not sep:
+        return None
+    lines = head.split(b"\r\n")
+    fields = lines[0].split(b" ", 2)
+    if len(fields) < 2 or not fields[0].startswith(b"HTTP/") or not fields[1].isdigit():
+        raise ValueError("not an HTTP response")
+    for line in lines[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            size = int(value.strip())
+            return (int(fields[1]), rest[:size]) if len(rest) >= size else None
+        if name.strip().lower() == b"transfer-encoding":
+            raise ValueError("chunked responses are not read here")
+    return (int(fields[1]), rest) if closed else None
+
+
+def _exchange_https(
+    method: str,
+    host: str,
+    port: int,
+    path: str,
+    body: bytes | None,
+    token: str | None,
+    deadline: float,
+) -> tuple[int, bytes]:
+    import http.client  # lazy: TLS services only
+
+    conn = http.client.HTTPSConnection(host, port, timeout=_left(deadline))
+    headers = {"Content-Type": "application/json", "User-Agent": "agent-memory-hook"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    try:
+        conn.request(method, path or "/", body=body, headers=headers)
+        response = conn.getresponse()
+        return response.status, response.read()
+    finally:
+        conn.close()
