@@ -16,7 +16,7 @@ export HF_HUB_OFFLINE := 1
 
 MEMBERS := $(wildcard libs/*/*/pyproject.toml services/*/pyproject.toml)
 
-.PHONY: help install run test check lint format typecheck test-fast k8s-tools k8s-render proto browser screenshots chaos bench bench-ingest bench-toc bench-search bench-locomo bench-coding bench-real bench-recall bench-summary bench-lifecycle bench-erasure bench-topics bench-embed bench-cli bench-scale node clean
+.PHONY: help install run test check lint format typecheck test-fast k8s-tools k8s-render proto browser screenshots chaos bench bench-ingest bench-toc bench-search bench-locomo bench-coding bench-real bench-recall bench-summary bench-lifecycle bench-erasure bench-topics bench-topics-real bench-embed bench-cli bench-scale node clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -154,6 +154,9 @@ bench-summary: install ## ROUGE of our session summaries vs LoCoMo's, beside lea
 
 bench-topics: install ## topic clusterer: ARI/NMI and labels (coding corpus, LoCoMo), re-cluster at 1k-100k
 	$(BIN)/python -m tests.bench.bench_topics $(ARGS)
+
+bench-topics-real: install ## topics of the real sessions' dev projects imported months later: sizes, labels, importance
+	$(BIN)/python -m tests.bench.bench_topics_real $(ARGS)
 
 bench-embed: install ## the embedding model's texts/s: torch vs ONNX, texts per run, one thread
 	$(BIN)/python -m tests.bench.bench_embed $(ARGS)
