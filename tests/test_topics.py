@@ -242,6 +242,46 @@ def test_decay_ranks_a_recent_small_topic_above_an_old_large_one(seeded: Stack) 
     assert bad.status_code == 422 and bad.json()["field"] == "since"
 
 
+def test_history_imported_months_later_keeps_its_importance(seeded: Stack) -> None:
+    """Sessions imported long after they happened: importance is counted from the project's
+    own latest activity (or the time a request names), not the wall clock, under which every
+    topic of such a project was worth 0.00-0.02 (issue 53, point 5)."""
+    last, earlier = NOW - timedelta(days=150), NOW - timedelta(days=210)
+    nodes = [
+        theme_segment("default", "p4", "billing invoices", n, f"bill-{n}", last, seed=5)
+        for n in range(4)
+    ] + [
+        theme_segment("default", "p4", "ci pipeline", n, f"ci-{n}", earlier, seed=6)
+        for n in range(4)
+    ]
+    write_toc(seeded.pg_dsn, nodes)
+    publish_toc(seeded.nats.url, nodes)
+    eventually(lambda: len(topics(seeded, A, project_id="p4")) == 2, timeout=120, what="p4")
+    ranked = topics(seeded, A, project_id="p4")
+    # the project's latest work is worth its members' salience (4 x 0.5), the work two months
+    # before it a quarter of that, whatever today's date
+    assert "billing" in ranked[0]["label"].lower() or "invoice" in ranked[0]["label"].lower()
+    assert ranked[0]["importance"] == pytest.approx(2.0, abs=0.01)
+    assert ranked[1]["importance"] == pytest.approx(2.0 * 0.5**2, abs=0.01)
+    # as of a time the request names (here today's), the old project has faded
+    today = topics(seeded, A, project_id="p4", until=NOW.isoformat())
+    assert max(t["importance"] for t in today) < 0.1
+    # a search's topic tier values them as of its ``now``: a month after the last session
+    r = httpx.post(
+        f"{seeded.query_url}/v1/search",
+        json={
+            "query": "what themes have we been working on?",
+            "project_id": "p4",
+            "now": (last + timedelta(days=30)).isoformat(),
+        },
+        headers=A,
+        timeout=30,
+    )
+    assert r.status_code == 200, r.text
+    shown = [x for x in r.json()["results"] if x["type"] == "topic"]
+    assert shown and shown[0]["salience"] == pytest.approx(1.0, abs=0.01)
+
+
 def explore(stack: Stack, query: str, headers: dict[str, str] = A) -> dict[str, Any]:
     """A search of project p1 that must be read as an explore question."""
     r = httpx.post(

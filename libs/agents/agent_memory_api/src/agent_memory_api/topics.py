@@ -11,7 +11,8 @@ from agent_memory_api.common import CLOSED, Timestamp
 @with_config(CLOSED)
 class TopicSummary(TypedDict):
     """A theme: its label and keywords, and its importance (members' salience, halved every
-    half-life of age, as of the end of the window asked for)."""
+    half-life of age, as of the end of the window asked for, else of the project's latest
+    activity)."""
 
     topic_id: str
     project_id: str

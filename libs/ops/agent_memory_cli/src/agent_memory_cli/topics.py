@@ -1,8 +1,9 @@
 """``agent-memory topics``: the themes you have worked on, from the query service's API.
 
 The listing is ranked by importance (the members' salience, halved every 30 days of age, as of
-``--until``); ids printed can be pasted into ``topics show``. ``DESCRIPTION`` is what
-``agent-memory topics --help`` prints (plain text: a terminal shows no markup).
+``--until``, else of the project's latest activity); ids printed can be pasted into
+``topics show``. ``DESCRIPTION`` is what ``agent-memory topics --help`` prints (plain text: a
+terminal shows no markup).
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ The themes you have worked on, from the query service's API.
     agent-memory admin rebuild-topics [--project P]                   the graph again from the TOC
 
 The listing is ranked by importance (the members' salience, halved every 30 days of age, as of
---until); ids printed can be pasted into "topics show".
+--until, else of the project's latest activity); ids printed can be pasted into
+"topics show".
 """
 
 

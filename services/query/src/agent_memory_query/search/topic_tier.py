@@ -56,6 +56,9 @@ async def topic_results(
     about = subject(body.query)
     since = _ts((time_range or {}).get("since"))
     until = _ts((time_range or {}).get("until"))
+    # importance as of the period's end, else the question's ``now``, else (None) the
+    # project's latest activity: never the wall clock (issue 53, point 5)
+    asof = until or (parse_ts(body.now) if body.now is not None else None)
     half_life = ctx.settings.topic_half_life_days
     async with reading(ctx.pool) as conn:
         if about:
@@ -63,8 +66,9 @@ async def topic_results(
 
             vector = await embed(ctx, about)
             found = await topic_store.search(
-                conn, tenant, body.project_id, about, vector, limit, half_life, body.user_id
-            )
+                conn, tenant, body.project_id, about, vector, limit, half_life,
+                user_id=body.user_id, asof=asof,
+            )  # fmt: skip
             found = [t for t in found if t["score"] >= (0.3 if vector is not None else 0.5)]
         else:
             found = await topic_store.list_topics(
@@ -72,7 +76,7 @@ async def topic_results(
                 tenant,
                 project_id=body.project_id,
                 since=since,
-                until=until,
+                until=asof,
                 limit=limit,
                 half_life_days=half_life,
                 user_id=body.user_id,

@@ -1,5 +1,8 @@
 """Reads of the topic graph; SQL in ``sql/topics.sql``. Importance is computed here, at read
-time, from the members' salience and end times (never stored, so it never goes stale).
+time, from the members' salience and end times (never stored, so it never goes stale), as of
+the time the request names (``until``, a search's ``now``) or else of the project's own latest
+activity: never the wall clock, which made every topic of sessions imported months later worth
+nothing (issue 53, point 5).
 
 By user (team mode, docs/team.md): with ``user_id``, only topics with a member segment holding
 an event of that user (``events.user_id``, the notion search's filter uses). An ``EXISTS`` per
@@ -58,7 +61,7 @@ async def list_topics(
         tenant=tenant,
         project_id=project_id,
         since=since,
-        asof=until or datetime.now(UTC),
+        asof=until,  # None: each topic as of its project's latest activity (topics.sql)
         limit=limit,
         half_life_days=half_life_days,
         topic_ids=list(topic_ids) if topic_ids is not None else None,
@@ -130,11 +133,13 @@ async def search(
     limit: int,
     half_life_days: float,
     user_id: str | None = None,
+    asof: datetime | None = None,
 ) -> list[dict[str, Any]]:
     """Topics by meaning: cosine of the query vector to each centroid; without a vector (the
     embedder is not loaded), the share of the query's words found in label and keywords. With
     ``user_id``, among the topics of that user only. The centroids come from ``CENTROIDS``,
-    which reads only the topics that changed since the last search of the same scope."""
+    which reads only the topics that changed since the last search of the same scope. Their
+    importance is as of ``asof`` (a search's ``now``), else of each project's latest activity."""
     scope = await CENTROIDS.scope(conn, tenant, project_id)
     if not scope.topics:
         return []
@@ -165,7 +170,7 @@ async def search(
         tenant,
         project_id=project_id,
         since=None,
-        until=None,
+        until=asof,
         limit=len(ranked),
         half_life_days=half_life_days,
         topic_ids=[t for _, t in ranked],

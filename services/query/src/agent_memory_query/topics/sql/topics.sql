@@ -1,7 +1,11 @@
 -- name: list_topics
 -- Topics of the tenant (one project or all), with importance as of %(asof)s: the members'
 -- salience, halved every half-life since each member ended. Only members begun before %(asof)s
--- count; with %(since)s, only topics with a member ending at or after it.
+-- count; with %(since)s, only topics with a member ending at or after it. Without %(asof)s
+-- (nobody named a time), each topic is valued as of its project's latest activity (its newest
+-- segment's end, one backward probe of topic_segments_project), not the wall clock: sessions
+-- imported months after they happened were all worth 0.00-0.02 at 30 days' half-life, and a
+-- project left for a while keeps the ranking it had (issue 53, point 5).
 -- Each topic's members are aggregated on their own (LATERAL, through topic_members_topic): on
 -- the 1,000,000-event bench-scale store (3,507 topics, 33,588 members, 30 projects) one
 -- project's listing took 9.5 ms p50 as one join grouped by topic, 6.7 ms this way, with the same
@@ -10,13 +14,19 @@ SELECT t.topic_id, t.project_id, t.label, t.keywords, a.importance, a.size, a.fi
        a.last_ts, a.session_ids
 FROM topics t
 CROSS JOIN LATERAL (
-    SELECT sum(s.salience * power(0.5, greatest(extract(epoch FROM %(asof)s - s.end_ts), 0)
+    SELECT coalesce(%(asof)s::timestamptz, (
+        SELECT max(ls.end_ts) FROM topic_segments ls
+        WHERE ls.tenant = t.tenant AND ls.project_id = t.project_id)) AS asof
+) w
+CROSS JOIN LATERAL (
+    SELECT sum(s.salience * power(0.5, greatest(extract(epoch FROM w.asof - s.end_ts), 0)
                                        / (%(half_life_days)s * 86400.0))) AS importance,
            count(*) AS size, min(s.start_ts) AS first_ts, max(s.end_ts) AS last_ts,
            array_agg(DISTINCT s.session_id ORDER BY s.session_id) AS session_ids
     FROM topic_members m
     JOIN topic_segments s ON s.tenant = m.tenant AND s.node_id = m.node_id
-    WHERE m.tenant = t.tenant AND m.topic_id = t.topic_id AND s.start_ts < %(asof)s
+    WHERE m.tenant = t.tenant AND m.topic_id = t.topic_id
+      AND (%(asof)s::timestamptz IS NULL OR s.start_ts < %(asof)s::timestamptz)
 ) a
 WHERE t.tenant = %(tenant)s
   AND (%(project_id)s::text IS NULL OR t.project_id = %(project_id)s)
