@@ -197,13 +197,16 @@ def measure(
 ) -> Outcome:
     out = Outcome()
     hooks = install_hooks(workdir / "hooks", sorted({p.project for p in prompts}))
+    # a home and sessions of this run's own: a --reuse run must not find the ids an earlier
+    # run was given (the hook never gives a session the same memory twice)
+    run = time.strftime("%Y%m%dT%H%M%S")
     n = 0
     for budget in budgets:
-        env = hook_env(product, workdir / "hooks" / "home", budget)
+        env = hook_env(product, workdir / "hooks" / f"home-{run}", budget)
         for p in prompts:
             n += 1
             folder, command = hooks[p.project]
-            ms, code, stdout = run_hook(folder, command, env, f"bench-recall-{n}", p.text)
+            ms, code, stdout = run_hook(folder, command, env, f"bench-recall-{run}-{n}", p.text)
             out.latency_ms.append(ms)
             if code != 0:
                 out.bad_output.append(f"exit {code}")
@@ -251,8 +254,10 @@ def real_prompts(split: str) -> tuple[list[dict[str, Any]], list[Prompt]]:
             )
             for q in s.questions
         ]
-        prompts += [Prompt("off-topic", p, q, [], split) for p, q in s.unanswerable]
         projects = sorted({q["project_id"] for q in s.questions})
+        for a, b in s.unanswerable:  # (project, question); some modules write it the other way
+            project, question = (a, b) if a in projects else (b, a)
+            prompts.append(Prompt("off-topic", project, question, [], split))
         prompts += [
             Prompt("off-topic", projects[i % len(projects)], q, [], split)
             for i, q in enumerate(CHAT)
