@@ -25,8 +25,10 @@ import os
 
 from agent_memory_hooks import shape
 from agent_memory_hooks.events import (
+    RUNTIME_TYPE,
     HookContext,
     make_event,
+    runtime_event,
     str_field,
     tool_call_event,
     tool_events,
@@ -271,16 +273,15 @@ def entry_events(
         )
     if reminders.strip():
         events.append(
-            make_event(
+            runtime_event(
                 ctx,
                 key=("transcript", line_id, "reminder"),
                 session_id=session,
-                role="system",
-                type=RUNTIME_TYPE,
                 text=reminders,
                 cwd=cwd,
                 ts=ts,
-                metadata={**common, "runtime_kind": "reminder"},
+                kind="reminder",
+                metadata=common,
             )
         )
     results = [b for b in blocks if b.get("type") == "tool_result"]
@@ -353,9 +354,6 @@ def _strip_error_tags(output: Any) -> Any:
     return output
 
 
-# The event type of what a runtime wrote, not a person (``agent_memory_common.contracts.memory.
-# RUNTIME_TYPE``; the hooks import nothing of the server's).
-RUNTIME_TYPE = "runtime"
 # What Claude Code writes into the user's turn itself, by the tag (or bracket) it opens with,
 # and what it is: a local command's output, a stopped request's notice, a background task's
 # end, a slash command's invocation, a hook's output, the note before a local command. Nobody

@@ -11,7 +11,7 @@ the agent did is in its reply; reading memory back goes through the MCP server.
 from __future__ import annotations
 
 from agent_memory_hooks.digest import sha256_hex
-from agent_memory_hooks.events import HookContext, make_event, str_field
+from agent_memory_hooks.events import RUNTIME_TYPE, HookContext, make_event, str_field
 
 TYPE_CHECKING = False  # typing costs import time on the hook path; mypy reads this as True
 if TYPE_CHECKING:
@@ -22,7 +22,6 @@ if TYPE_CHECKING:
 RUNTIME = "codex"
 STDOUT = ""
 PAYLOAD_FROM_ARGV = True
-RUNTIME_TYPE = "runtime"  # what the runtime wrote: ``claude_code.RUNTIME_TYPE``
 # What Codex puts into a user message that the user did not type (codex-rs: the turn's
 # ``<environment_context>`` (cwd, sandbox, approval policy, shell), the project's AGENTS.md and
 # the user's instructions, wrapped in ``<user_instructions>`` or, in newer releases, under a

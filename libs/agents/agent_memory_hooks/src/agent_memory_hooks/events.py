@@ -172,6 +172,38 @@ def make_event(
     return event
 
 
+# The event type of what a runtime wrote, not a person (``agent_memory_common.contracts.memory.
+# RUNTIME_TYPE``; the hooks import nothing of the server's): stored, and kept out of bullets,
+# titles, topics and the default search.
+RUNTIME_TYPE = "runtime"
+
+
+def runtime_event(
+    ctx: HookContext,
+    *,
+    key: tuple[object, ...],
+    session_id: str,
+    text: str,
+    cwd: str | None,
+    ts: str | int | None,
+    kind: str,
+    metadata: dict[str, Any] | None = None,
+) -> Event:
+    """What the runtime wrote into the conversation (``kind``: a reminder, a command's output,
+    a synthetic part...), as a ``RUNTIME_TYPE`` event of the system."""
+    return make_event(
+        ctx,
+        key=key,
+        session_id=session_id,
+        role="system",
+        type=RUNTIME_TYPE,
+        text=text,
+        cwd=cwd,
+        ts=ts,
+        metadata={**(metadata or {}), "runtime_kind": kind},
+    )
+
+
 def tool_call_event(
     ctx: HookContext,
     *,

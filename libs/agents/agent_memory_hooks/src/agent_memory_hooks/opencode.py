@@ -21,6 +21,7 @@ from __future__ import annotations
 from agent_memory_hooks.events import (
     HookContext,
     make_event,
+    runtime_event,
     str_field,
     text_of,
     tool_events,
@@ -35,9 +36,6 @@ if TYPE_CHECKING:
 
 RUNTIME = "opencode"
 STDOUT = ""
-
-
-RUNTIME_TYPE = "runtime"  # what the runtime wrote: ``claude_code.RUNTIME_TYPE``
 
 
 def synthetic_text(parts: Any) -> str:
@@ -91,16 +89,15 @@ def normalize(payload: Payload, ctx: HookContext) -> list[Event]:
         added: list[Event] = []
         if wrote.strip():
             added.append(
-                make_event(
+                runtime_event(
                     ctx,
                     key=("synthetic", message_id) if message_id else ("synthetic", ctx.now_ms),
                     session_id=session,
-                    role="system",
-                    type=RUNTIME_TYPE,
                     text=wrote,
                     cwd=cwd,
                     ts=ts,
-                    metadata={**meta, "message_id": message_id, "runtime_kind": "synthetic"},
+                    kind="synthetic",
+                    metadata={**meta, "message_id": message_id},
                 )
             )
         if not text.strip():

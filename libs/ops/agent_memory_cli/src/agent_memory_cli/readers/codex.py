@@ -39,8 +39,9 @@ from agent_memory_cli.readers.common import (
     mark_imported,
 )
 from agent_memory_hooks import shape
-from agent_memory_hooks.codex import RUNTIME_TYPE, runtime_kind
+from agent_memory_hooks.codex import runtime_kind
 from agent_memory_hooks.events import (
+    RUNTIME_TYPE,
     HookContext,
     make_event,
     text_of,

@@ -30,6 +30,7 @@ from agent_memory_cli.readers.common import (
 )
 from agent_memory_hooks.events import (
     make_event,
+    runtime_event,
     text_of,
     tool_call_event,
     tool_result_event,
@@ -38,7 +39,6 @@ from agent_memory_hooks.events import (
 from agent_memory_hooks.project import git_root
 
 RUNTIME = "gemini-cli"
-RUNTIME_TYPE = "runtime"  # what the runtime wrote (``agent_memory_hooks.claude_code``)
 
 
 def home(env: Mapping[str, str]) -> Path:
@@ -86,16 +86,15 @@ def events(path: Path, env: Mapping[str, str], project_of: ProjectOf) -> tuple[E
             # what the CLI itself wrote into the conversation (a command's output, a notice):
             # stored, typed so that no bullet, title or default search takes it for words
             found.append(
-                make_event(
+                runtime_event(
                     ctx,
                     key=("message", key_id),
                     session_id=session,
-                    role="system",
-                    type=RUNTIME_TYPE,
                     text=text,
                     cwd=None,
                     ts=ts,
-                    metadata={"message_id": key_id, "runtime_kind": str(kind)},
+                    kind=str(kind),
+                    metadata={"message_id": key_id},
                 )
             )
         elif kind == "error" and text:

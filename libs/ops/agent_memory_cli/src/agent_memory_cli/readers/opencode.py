@@ -29,12 +29,13 @@ from agent_memory_cli.readers.common import (
 )
 from agent_memory_hooks.events import (
     make_event,
+    runtime_event,
     text_of,
     tool_call_event,
     tool_result_event,
     ts_from,
 )
-from agent_memory_hooks.opencode import RUNTIME_TYPE, synthetic_text
+from agent_memory_hooks.opencode import synthetic_text
 
 RUNTIME = "opencode"
 
@@ -82,16 +83,15 @@ def events(path: Path, env: Mapping[str, str], project_of: ProjectOf) -> tuple[E
         wrote = synthetic_text(parts).strip()
         if wrote:  # what OpenCode wrote into the message itself: stored as such
             found.append(
-                make_event(
+                runtime_event(
                     ctx,
                     key=("synthetic", message_id),
                     session_id=session,
-                    role="system",
-                    type=RUNTIME_TYPE,
                     text=wrote,
                     cwd=cwd,
                     ts=created,
-                    metadata={"message_id": message_id, "runtime_kind": "synthetic"},
+                    kind="synthetic",
+                    metadata={"message_id": message_id},
                 )
             )
         if text and role in ("user", "assistant"):
