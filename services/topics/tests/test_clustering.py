@@ -35,6 +35,18 @@ def test_cluster_finds_the_blobs_and_is_deterministic() -> None:
     assert (cluster(x, ClusterParams(dims=8)) == found).all()
 
 
+def test_a_project_of_a_few_segments_gets_pairs_rather_than_no_topic() -> None:
+    """Where no cluster of 3 forms (real projects of 8 and 11 segments had no topic at all),
+    pairs are looked for; only then, since pairs split themes that hold together."""
+    x, _ = blobs(3, 2, d=384, seed=3)
+    found = cluster(x, ClusterParams())
+    assert UNASSIGNED not in found.tolist()
+    assert len(set(found.tolist())) == 3
+    assert all(found[i] == found[i + 1] for i in range(0, 6, 2))
+    themes, _ = blobs(3, 5, d=384, seed=4)
+    assert len(set(cluster(themes, ClusterParams()).tolist()) - {UNASSIGNED}) == 3
+
+
 def test_sampling_assigns_the_rest_to_the_nearest_cluster() -> None:
     x, _ = blobs(3, 200)
     found = cluster(x, ClusterParams(dims=8, max_sample=100))
