@@ -23,6 +23,10 @@ the hook hands back as ``additionalContext`` is read for the answer.
    that its sessions cannot answer): the share that got nothing.
 5. Tokens injected (p50/p95, characters / 4, the product's own estimate) and the hook's wall
    time (p50/p95, process start to exit, as the runtime waits for it).
+6. The brief (``GET /v1/projects/{id}/brief``, 1,500 tokens) of each coding project: of the
+   decisions and constraints in force (the decision, constraint and superseded questions' gold
+   events), the share it holds (cited by id, or its text quoted); of the replaced ones (the
+   superseded questions' stale events), how many it holds (target 0).
 
 A measurement, not a test: the exit code is 0 whatever the figures.
 """
@@ -42,6 +46,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import httpx
 
 from tests.bench.bench_coding import UNANSWERABLE as CODING_UNANSWERABLE
 from tests.bench.bench_coding import event_time
@@ -265,6 +271,31 @@ def real_prompts(split: str) -> tuple[list[dict[str, Any]], list[Prompt]]:
     return events, prompts
 
 
+def measure_brief(url: str, budget: int = 1500) -> tuple[int, int, int, int, str]:
+    """(live held, live, replaced held, replaced, one brief) over the coding projects."""
+    sessions, questions = load_coding()
+    text = {e["event_id"]: str(e["text"]) for s in sessions for e in s["events"]}
+    briefs: dict[str, dict[str, Any]] = {}
+    for project in sorted({q["project_id"] for q in questions if q["project_id"]}):
+        r = httpx.get(f"{url}/v1/projects/{project}/brief", params={"budget_tokens": budget})
+        r.raise_for_status()
+        briefs[project] = r.json()
+
+    def held(project: str, ids: Sequence[str]) -> bool:
+        brief = briefs[project]
+        return any(i in brief["ids"] or holds(brief["context"], text[i]) for i in ids)
+
+    live = [q for q in questions if q["kind"] in ("decision", "constraint", "superseded")]
+    stale = [q for q in questions if q["stale_event_ids"]]
+    return (
+        sum(held(q["project_id"], q["event_ids"]) for q in live if q["project_id"]),
+        sum(1 for q in live if q["project_id"]),
+        sum(held(q["project_id"], q["stale_event_ids"]) for q in stale if q["project_id"]),
+        sum(1 for q in stale if q["project_id"]),
+        next(iter(briefs.values()))["context"] if briefs else "",
+    )
+
+
 def found_rows(out: Outcome, budgets: Sequence[int]) -> str:
     rows = [["corpus", "kind", "n", *(f"@{b}" for b in budgets)]]
     keys = sorted({(c, k) for c, k, _ in out.found}, key=lambda ck: (ck[0], ck[1] != "all", ck[1]))
@@ -289,6 +320,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--budgets", default=",".join(map(str, BUDGETS)), help="token budgets, comma separated"
     )
     parser.add_argument("--no-coding", action="store_true", help="only the real corpus")
+    parser.add_argument(
+        "--brief-only", action="store_true", help="only the coding projects' briefs (with --reuse)"
+    )
     args = parser.parse_args(argv)
     budgets = [int(b) for b in args.budgets.split(",")]
     stop_on_sigterm()
@@ -304,10 +338,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     product, workdir, reuse = question_stack(args, "agent-memory-bench-recall-")
     failed = True
     out = Outcome()
+    brief: tuple[int, int, int, int, str] | None = None
     try:
         start_filled(product, events, reuse)
         product.wait_until_quiet()
-        out = measure(product, workdir, prompts, budgets)
+        if not args.no_coding:
+            brief = measure_brief(product.query_url)
+        if not args.brief_only:
+            out = measure(product, workdir, prompts, budgets)
         failed = False
     except KeyboardInterrupt:
         print("interrupted")
@@ -315,6 +353,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         stop_and_clean(product, workdir, args.keep or failed or reuse)
     if failed:
         return 1
+    if brief is not None:
+        live_held, live, stale_held, stale, sample = brief
+        print(
+            f"\n=== brief @1500 (coding projects) ===\n  decisions and constraints in force held:"
+            f" {live_held} of {live} ({live_held / max(live, 1):.1%}); replaced ones held:"
+            f" {stale_held} of {stale}\n\n{sample}"
+        )
+    if args.brief_only:
+        return 0
     print("\n=== answer-in-context@budget (a gold event's text in additionalContext) ===")
     print(found_rows(out, budgets))
     print("\n=== off-topic prompts that got nothing ===")
