@@ -208,11 +208,12 @@ class _Summaries:
 
 
 class _Kept(_Words):
-    """The same forgotten BM25 index, asked as the tiers ask it: its week is all it holds."""
+    """The same forgotten BM25 index, its week all it holds: the tiers, asking for moments,
+    find nothing in it; asked for summaries, the week."""
 
     async def search(self, text: str, flt: SearchFilter, limit: int) -> list[Hit]:
         self.asked.append(flt.levels)
-        if not set(text.lower().split()) & {"heron", "ledger", "export"}:
+        if flt.types != ("toc_node",) or not set(text.lower().split()) & {"heron", "ledger"}:
             return []
         doc = _doc(f"node:t:{WEEK}", "toc_node", "week", "the heron ledger export", "W36")
         return [Hit(id=doc.id, score=3.0, doc=doc)]

@@ -35,6 +35,7 @@ from agent_memory_search.brainstem.arcs import (
 )
 from agent_memory_search.brainstem.artifacts import Kind, asked_artifacts, prefer_artifacts
 from agent_memory_search.brainstem.descent import (
+    SUMMARY_LEVELS,
     SURVIVES,
     Descender,
     Descent,
@@ -52,7 +53,7 @@ from agent_memory_search.brainstem.intent import (
     content_words,
     resumes,
 )
-from agent_memory_search.brainstem.lexical import coverage, vectors_lead
+from agent_memory_search.brainstem.lexical import COVERAGE_DEPTH, coverage, vectors_lead
 from agent_memory_search.brainstem.options import EngineOptions
 from agent_memory_search.brainstem.own_words import (
     asks_own_words,
@@ -565,7 +566,7 @@ class Brainstem:
                 no_match = False
                 notes.append("no_match lifted: an event under a summary answers the query")
         if no_match and await self._forgotten(q):
-            no_match = self._words_found(found, notes)
+            no_match = not await self._words_found(q, plan, understood.text, found, notes)
         t0 = time.perf_counter()
         extra = self._beyond(found, head, depth)
         refinements = await self._refinements(q.tenant, head + extra, asked, notes)
@@ -748,21 +749,33 @@ class Brainstem:
         except SURVIVES:
             return False
 
-    def _words_found(self, found: _Found, notes: list[str]) -> bool:
-        """``no_match`` where the indexes have forgotten and the descent did not lift it (it
-        was skipped, over its budget, or found no close event): the vector index holds only the
-        summaries and the memories that never go stale, so the query's best cosine is low for
-        most answerable questions (bench-real aged: 81 of 139 dev questions refused). The
-        words decide instead: the best BM25 hits (summaries, what is left) holding at least
-        ``weak_words_below`` of the query's words are evidence something relevant is stored."""
+    async def _words_found(
+        self, q: SearchQuery, plan: Plan, text: str, found: _Found, notes: list[str]
+    ) -> bool:
+        """Whether the query's words are still in the indexes, where they have forgotten and
+        the descent did not lift ``no_match`` (skipped, over its budget, or nothing close):
+        the vector index holds only summaries and the memories that never go stale, so the
+        query's best cosine is low for most answerable questions (bench-real aged: 81 of 139
+        dev questions refused). The words decide instead: the tiers' best BM25 hits, else the
+        best summaries (segment to year, the levels a plan may not have asked for), holding
+        at least ``weak_words_below`` of the query's words say something relevant is stored.
+        """
         covered = found.outcome.coverage
-        if covered is not None and covered >= self.options.weak_words_below:
+        below = self.options.weak_words_below
+        if (covered is None or covered < below) and self.text_index is not None:
+            wanted = replace(scope(q, None, plan.types), types=("toc_node",), levels=SUMMARY_LEVELS)
+            try:
+                hits = await self.text_index.search(text, wanted, COVERAGE_DEPTH)
+            except SURVIVES:
+                hits = []
+            covered = max(covered or 0.0, coverage(text, hits) or 0.0)
+        if covered is not None and covered >= below:
             notes.append(
                 f"no_match lifted: detail beyond retention, and the indexes still hold"
                 f" {covered:.0%} of the query's words"
             )
-            return False
-        return True
+            return True
+        return False
 
     def _beyond(self, found: _Found, head: list[Candidate], depth: int) -> list[Candidate]:
         """A long answer about a period: what the run beyond it found that is not in the
