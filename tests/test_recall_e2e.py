@@ -244,3 +244,38 @@ def test_a_session_starts_with_the_brief(recall_stack: Stack, tmp_path: Path) ->
     assert out == {"hookEventName": "SessionStart", "additionalContext": brief["context"]}
     r = httpx.get(f"{recall_stack.query_url}/v1/projects/{PROJECT}/brief?budget_tokens=5")
     assert r.status_code == 422 and "budget_tokens" in r.text
+
+
+def test_gemini_cli_gets_the_same_recall_in_its_shape(recall_stack: Stack, tmp_path: Path) -> None:
+    payload = {
+        "session_id": "gemini-1",
+        "transcript_path": str(tmp_path / "none.json"),
+        "cwd": str(tmp_path),
+        "hook_event_name": "BeforeAgent",
+        "timestamp": "2026-12-07T08:00:00Z",
+        "prompt": "how do we store money amounts in billing?",
+    }
+    done = subprocess.run(
+        ["sh", "-c", f"{AGENT_MEMORY} hook gemini-cli --project-id {PROJECT}"],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=hook_env(recall_stack, tmp_path),
+        timeout=30,
+    )
+    assert done.returncode == 0
+    out = json.loads(done.stdout)["hookSpecificOutput"]
+    assert out["hookEventName"] == "BeforeAgent"
+    assert "integer cents" in out["additionalContext"]
+    payload.update(hook_event_name="BeforeAgent", session_id="gemini-2", prompt="thanks")
+    done = subprocess.run(
+        ["sh", "-c", f"{AGENT_MEMORY} hook gemini-cli --project-id {PROJECT}"],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=hook_env(recall_stack, tmp_path),
+        timeout=30,
+    )
+    assert (done.returncode, done.stdout.strip()) == (0, "{}")  # Gemini's "nothing to add"

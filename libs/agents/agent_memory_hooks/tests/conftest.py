@@ -103,6 +103,10 @@ def hook_env(tmp_path: Path) -> Callable[..., dict[str, str]]:
         env["AGENT_MEMORY_PROJECT_ID"] = env.get("AGENT_MEMORY_PROJECT_ID", "shop-api")
         env["AGENT_MEMORY_HOOK_TIMEOUT_MS"] = "3000"
         env["AGENT_MEMORY_HOOK_BUDGET_MS"] = "4000"
+        # capture is tested here, recall (what a hook prints for the model) in
+        # tests/test_recall_e2e.py: a brief of the events an earlier test stored would be
+        # printed at the next SessionStart
+        env["AGENT_MEMORY_RECALL"] = "off"
         env.update(extra)
         return env
 

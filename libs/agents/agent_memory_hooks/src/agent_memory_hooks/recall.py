@@ -1,8 +1,9 @@
 """Recall that reaches the agent: what a hook prints so the runtime puts memories in context.
 
 Capture (``runner.run``) writes; this module reads. On a prompt (Claude Code's
-``UserPromptSubmit``) the hook asks the query service's ``POST /v1/recall`` for the few memories
-the prompt needs within a token budget and prints them in the runtime's documented shape
+``UserPromptSubmit``, Gemini CLI's ``BeforeAgent``) the hook asks the query service's
+``POST /v1/recall`` for the few memories the prompt needs within a token budget and prints them
+in the runtime's documented shape
 (``{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": ...}}``): the runtime adds
 ``additionalContext`` to what the model reads. The service decides what is worth giving (one
 implementation behind every runtime); the hook only remembers, per session, the ids it already
@@ -44,8 +45,10 @@ MAX_PROMPT_CHARS = 4000  # what /v1/recall takes; a longer prompt is asked by it
 MAX_REMEMBERED = 2000  # ids kept per session (what /v1/recall takes as exclude_ids)
 OFF = frozenset({"off", "0", "false", "no"})
 # runtime -> the hook events whose output the runtime adds to the model's context
-PROMPT_EVENTS = {"claude-code": "UserPromptSubmit"}
-START_EVENTS = {"claude-code": "SessionStart"}
+# (Gemini CLI: ``BeforeAgent`` and ``SessionStart`` may return
+# ``hookSpecificOutput.additionalContext``, geminicli.com/docs/hooks/reference)
+PROMPT_EVENTS = {"claude-code": "UserPromptSubmit", "gemini-cli": "BeforeAgent"}
+START_EVENTS = {"claude-code": "SessionStart", "gemini-cli": "SessionStart"}
 NO_BRIEF_SOURCES = frozenset({"resume"})
 
 
