@@ -24,7 +24,6 @@ import asyncio
 import contextlib
 import json
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -34,7 +33,7 @@ from typing import Any
 import httpx
 import psycopg
 
-from tests.bench.stack import REPO, Product
+from tests.bench.stack import Product
 
 DEFAULT_DAYS = 365
 
@@ -65,18 +64,8 @@ def add_aged_options(parser: argparse.ArgumentParser) -> None:
 def age(product: Product, days: int = DEFAULT_DAYS) -> dict[str, Any]:
     """Prune the product's indexes as of the latest event + ``days``; the pruner's report
     (``entries``, ``now``, per index and level). Clears the usage counts."""
-    done = subprocess.run(
-        [sys.executable, "-m", "tests.bench.aged", "--days", str(days)],
-        env=product.env,
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=1800,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"aging the store failed: {done.stderr[-2000:]}")
-    report: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    out = product.run_module("tests.bench.aged", "--days", str(days), what="aging the store")
+    report: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
     clear_usage(product)
     return report
 

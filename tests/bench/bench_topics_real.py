@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -40,7 +39,6 @@ from psycopg.rows import dict_row
 from tests.bench.bench_real import load_corpus
 from tests.bench.real.corpus import parts
 from tests.bench.stack import (
-    REPO,
     Product,
     get_json,
     start_filled,
@@ -175,17 +173,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     failed = True
     try:
         start_filled(product, events, False)
-        done = subprocess.run(
-            [sys.executable, "-m", "agent_memory_topics", "rebuild"],
-            env=product.env,
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-            timeout=1800,
-            check=False,
-        )
-        if done.returncode != 0:
-            raise RuntimeError(f"rebuild-topics failed: {done.stderr[-2000:]}")
+        product.run_module("agent_memory_topics", "rebuild", what="rebuild-topics")
         if args.dump is not None:
             rows = material(product.pg_dsn, projects)
             args.dump.write_text(json.dumps(rows))

@@ -115,6 +115,23 @@ class Product:
             time.sleep(0.5)
         raise RuntimeError(f"the stack did not become ready; see {self.workdir}")
 
+    def run_module(self, module: str, *args: str, what: str, timeout: float = 1800) -> str:
+        """``python -m module args`` with the stack's own environment (its engines, folders
+        and Postgres), from the repository; its output, or an error naming ``what`` failed
+        with the end of its stderr."""
+        done = subprocess.run(
+            [sys.executable, "-m", module, *args],
+            env=self.env,
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"{what} failed: {done.stderr[-2000:]}")
+        return done.stdout
+
     def cpu_seconds(self) -> float:
         """CPU time used so far by every process of the stack (``agent-memory up`` starts them
         in a session of its own: the servers, the services and their replicas)."""
