@@ -95,6 +95,8 @@ def test_faded_topics_are_pruned_and_reported(pruner: Stack) -> None:
     seed_topic(dsn, "topic:faded", ended=now - timedelta(days=200), label="flamingo cache")
     seed_topic(dsn, "topic:fresh", ended=now - timedelta(days=1))
     seed_topic(dsn, "topic:faded-other", ended=now - timedelta(days=200), project_id="other")
+    seed_topic(dsn, "topic:fresh-other", ended=now - timedelta(days=1), project_id="other")
+    # alone in its project: its age is measured from that project's latest activity, 0 days
     seed_topic(dsn, "topic:globex", ended=now - timedelta(days=200), tenant="globex")
     before = topic_rows(dsn)
 
@@ -119,6 +121,7 @@ def test_faded_topics_are_pruned_and_reported(pruner: Stack) -> None:
     assert after["topics"] == [
         ("acme", "topic:faded-other"),
         ("acme", "topic:fresh"),
+        ("acme", "topic:fresh-other"),
         ("globex", "topic:globex"),
     ]
     assert after["segments"] == before["segments"]
@@ -127,23 +130,41 @@ def test_faded_topics_are_pruned_and_reported(pruner: Stack) -> None:
     # the tenant-wide run (what the schedule does per tenant) takes the other project's too
     everything = _post(pruner, {"dry_run": False})
     assert everything.status_code == 200, everything.text
-    assert topic_rows(dsn)["topics"] == [("acme", "topic:fresh"), ("globex", "topic:globex")]
+    assert topic_rows(dsn)["topics"] == [
+        ("acme", "topic:fresh"),
+        ("acme", "topic:fresh-other"),
+        ("globex", "topic:globex"),
+    ]
 
 
 def test_the_schedule_prunes_faded_topics(
     nats_server: NatsServer, pg_dsn: str, tmp_path: Path
 ) -> None:
-    """No topics service running and no request: the pruner's scheduled run (every tenant)."""
+    """No topics service running and no request: the pruner's scheduled run (every tenant), with
+    the default rule (half-life 30 days, below 0.05). Each topic is valued as of its own
+    project's latest activity: globex's project, nobody's work for 200 days (history imported
+    late), keeps its topics, all but the one stale beside that project's own latest work."""
     now = datetime.now(UTC)
     seed_topic(pg_dsn, "topic:faded", ended=now - timedelta(days=365))
-    seed_topic(pg_dsn, "topic:globex", ended=now - timedelta(days=365), tenant="globex")
     seed_topic(pg_dsn, "topic:fresh", ended=now - timedelta(days=1))
+    # globex: 2 x 0.5 x 0.5^(10/30) = 0.79 and 1.0 as of day 200; the stale one, a year older
+    # than that project's latest work, 2 x 0.5 x 0.5^(365/30) = 0.0002
+    seed_topic(pg_dsn, "topic:globex-200d", ended=now - timedelta(days=200), tenant="globex")
+    seed_topic(pg_dsn, "topic:globex-210d", ended=now - timedelta(days=210), tenant="globex")
+    seed_topic(pg_dsn, "topic:globex-stale", ended=now - timedelta(days=565), tenant="globex")
     stack = make_stack(nats_server, pg_dsn, tmp_path, AGENT_MEMORY_PRUNER__FIRST_RUN_AFTER_S="0")
     try:
         stack.start("pruner")
         eventually(
-            lambda: topic_rows(pg_dsn)["topics"] == [("acme", "topic:fresh")],
-            what="the scheduled run pruned both faded topics",
+            lambda: (
+                topic_rows(pg_dsn)["topics"]
+                == [
+                    ("acme", "topic:fresh"),
+                    ("globex", "topic:globex-200d"),
+                    ("globex", "topic:globex-210d"),
+                ]
+            ),
+            what="the scheduled run pruned the two stale topics and kept the old project's",
         )
     finally:
         stack.stop()

@@ -16,12 +16,14 @@ from tests.topics_support import seed_topic, topic_rows
 async def test_prune_deletes_the_faded_topic_only(pg_dsn: str) -> None:
     now = datetime.now(UTC)
     seed_topic(pg_dsn, "topic:faded", ended=now - timedelta(days=365))
-    seed_topic(pg_dsn, "topic:fresh", ended=now - timedelta(days=1), tenant="globex")
+    seed_topic(pg_dsn, "topic:fresh", ended=now - timedelta(days=1))
+    # as old, but alone in its project: valued as of that project's latest activity, it stays
+    seed_topic(pg_dsn, "topic:globex", ended=now - timedelta(days=365), tenant="globex")
     segments = topic_rows(pg_dsn)["segments"]
     async with await psycopg.AsyncConnection.connect(pg_dsn) as conn:
         assert await prune(conn, Settings().topic_prune_rule()) == 1
     after = topic_rows(pg_dsn)
-    assert after["topics"] == [("globex", "topic:fresh")]
+    assert after["topics"] == [("acme", "topic:fresh"), ("globex", "topic:globex")]
     assert after["segments"] == segments
 
 

@@ -1,6 +1,7 @@
 """Topic pruning as a cleanup step (index "topics"), on a real migrated Postgres: the dry run
 counts and names what the run then deletes; only the topic rows go (membership by cascade), the
-segments stay; the scope is respected; pages of any size get everything."""
+segments stay; the scope is respected; pages of any size get everything; each topic is valued
+as of its project's latest activity (never later than now), not the wall clock."""
 
 from __future__ import annotations
 
@@ -96,9 +97,17 @@ async def test_dry_run_names_the_faded_topic_and_the_run_deletes_only_it(
 
 
 async def test_scope_tenant_and_project(pg_dsn: str, conn: psycopg.AsyncConnection[Any]) -> None:
-    seed_topic(pg_dsn, "topic:acme-proj", ended=LONG_AGO)
-    seed_topic(pg_dsn, "topic:acme-other", ended=LONG_AGO, project_id="other")
-    seed_topic(pg_dsn, "topic:globex-proj", ended=LONG_AGO, tenant="globex")
+    # each project has lately been worked on: its year-old topic has faded beside that work
+    for ten, project in (("acme", "proj"), ("acme", "other"), ("globex", "proj")):
+        seed_topic(pg_dsn, f"topic:{ten}-{project}", ended=LONG_AGO, tenant=ten, project_id=project)
+        seed_topic(
+            pg_dsn, f"topic:{ten}-{project}-now", ended=LATELY, tenant=ten, project_id=project
+        )
+    anchors = [
+        ("acme", "topic:acme-other-now"),
+        ("acme", "topic:acme-proj-now"),
+        ("globex", "topic:globex-proj-now"),
+    ]
 
     one = await _cleanup(conn, dry_run=True, scope=CleanupScope(tenant="acme", project_id="proj"))
     assert _examples(_topics(one)) == ["topic:acme-proj"] and _topics(one).entries == 1
@@ -106,12 +115,42 @@ async def test_scope_tenant_and_project(pg_dsn: str, conn: psycopg.AsyncConnecti
     assert sorted(_examples(_topics(tenant))) == ["topic:acme-other", "topic:acme-proj"]
 
     await _cleanup(conn, dry_run=False, scope=CleanupScope(tenant="acme", project_id="proj"))
-    assert [t for _, t in topic_rows(pg_dsn)["topics"]] == ["topic:acme-other", "topic:globex-proj"]
+    assert sorted(topic_rows(pg_dsn)["topics"]) == sorted(
+        [*anchors, ("acme", "topic:acme-other"), ("globex", "topic:globex-proj")]
+    )
     await _cleanup(conn, dry_run=False, scope=CleanupScope(tenant="acme"))
-    assert topic_rows(pg_dsn)["topics"] == [("globex", "topic:globex-proj")]
+    assert sorted(topic_rows(pg_dsn)["topics"]) == sorted(
+        [*anchors, ("globex", "topic:globex-proj")]
+    )
     everyone = await _cleanup(conn, dry_run=False)
     assert _examples(_topics(everyone)) == ["topic:globex-proj"]
-    assert topic_rows(pg_dsn)["topics"] == []
+    assert sorted(topic_rows(pg_dsn)["topics"]) == anchors
+
+
+async def test_valued_as_of_the_projects_latest_activity(
+    pg_dsn: str, conn: psycopg.AsyncConnection[Any]
+) -> None:
+    """A project nobody worked on for 200 days (history imported late) keeps its topics; one
+    a year older than that project's own latest work is pruned; a member ending after ``now``
+    (a clock skew) does not move the clock past ``now``."""
+    seed_topic(pg_dsn, "topic:old-latest", ended=NOW - timedelta(days=200), project_id="old")
+    seed_topic(pg_dsn, "topic:old-earlier", ended=NOW - timedelta(days=230), project_id="old")
+    seed_topic(pg_dsn, "topic:old-stale", ended=NOW - timedelta(days=565), project_id="old")
+    seed_topic(pg_dsn, FADED, ended=LONG_AGO)
+    seed_topic(pg_dsn, FRESH, ended=LATELY)  # as of now + 400 days it would be worth 0.0001
+    seed_topic(pg_dsn, "topic:ahead", ended=NOW + timedelta(days=400))
+
+    dry = _topics(await _cleanup(conn, dry_run=True))
+    # as of day 200: 2 x 0.5 x 0.5^(30/30) = 0.5 for the earlier one, 0.0002 for the stale one;
+    # proj's clock is now (its newest member is ahead of it), so the year-old topic has faded
+    assert sorted(_examples(dry)) == [FADED, "topic:old-stale"] and dry.entries == 2
+    await _cleanup(conn, dry_run=False)
+    assert topic_rows(pg_dsn)["topics"] == [
+        ("acme", "topic:ahead"),
+        ("acme", FRESH),
+        ("acme", "topic:old-earlier"),
+        ("acme", "topic:old-latest"),
+    ]
 
 
 async def test_counts_beyond_the_examples_and_pages(

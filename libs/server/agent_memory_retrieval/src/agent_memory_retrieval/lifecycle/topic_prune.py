@@ -7,9 +7,12 @@ and the topics service's own timer, off by default (``AGENT_MEMORY_TOPIC_PRUNE_I
 a deployment without the pruner.
 
 Importance is the topics service's: the sum over a topic's members of salience x 0.5 ^ (age /
-half-life), age counted from each member's end. Only the ``topics`` row goes (with its
-membership and edges, by cascade); the segments stay in ``topic_segments``, unassigned, and a
-later re-cluster may group them again. Idempotent: a pruned topic is no longer a candidate.
+half-life), age counted from each member's end to the project's latest activity (its newest
+segment's end, never later than ``now``), the clock the topic listing values by, not the wall
+clock: history imported months late lost every topic on the pruner's first run. Only the
+``topics`` row goes (with its membership and edges, by cascade); the segments stay in
+``topic_segments``, unassigned, and a later re-cluster may group them again. Idempotent: a
+pruned topic is no longer a candidate.
 """
 
 from __future__ import annotations
@@ -83,9 +86,10 @@ async def prune_topics(
     now: datetime,
     page_size: int = PAGE,
 ) -> IndexReport:
-    """Delete (or, ``dry_run``, count) the topics of ``scope`` whose importance at ``now`` is
-    below ``rule.below``. A page is one statement (select and delete together), so with an
-    autocommit connection every page is its own commit."""
+    """Delete (or, ``dry_run``, count) the topics of ``scope`` whose importance as of
+    least(``now``, their project's latest activity) is below ``rule.below``. A page is one
+    statement (select and delete together), so with an autocommit connection every page is its
+    own commit."""
     started = time.monotonic()
     level = _Level("topic", f"importance >= {rule.below:g} (half-life {rule.half_life_days:g}d)")
     params = {
