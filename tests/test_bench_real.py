@@ -234,6 +234,8 @@ def test_the_corpus_is_split_by_project_with_a_test_side_of_its_own() -> None:
         sides[part.split] |= {p for p, _ in part.sources}
     assert not sides["dev"] & sides["test"]
     assert sum(len(p.questions) for p in found if p.split == "test") >= 100
+    for part in found:  # (project, question): asked in its project, or in none at all
+        assert {p for p, _ in part.unanswerable} <= {p for p, _ in part.sources}, part.name
     assert len(sides["test"]) >= 4
     planted = [*found, Part("x", "test", "claude-code", found[0].sources[:1], (), ())]
     with pytest.raises(ValueError, match="in both splits"):

@@ -113,6 +113,6 @@ QUESTIONS: tuple[RealQ, ...] = (
 
 # Plausible questions about biome-config that neither session answers (checked by grep).
 UNANSWERABLE: tuple[tuple[str, str], ...] = (
-    ("Does Renovate or Dependabot keep the Biome dependency up to date?", PROJECT),
-    ("How do projects extend this shared config from their own biome.json?", PROJECT),
+    (PROJECT, "Does Renovate or Dependabot keep the Biome dependency up to date?"),
+    (PROJECT, "How do projects extend this shared config from their own biome.json?"),
 )

@@ -179,6 +179,6 @@ QUESTIONS: tuple[RealQ, ...] = (
 
 # Plausible questions about CipherBox that neither session answers (checked by grep).
 UNANSWERABLE: tuple[tuple[str, str], ...] = (
-    ("How is the desktop app signed and notarized for macOS?", PROJECT),
-    ("Is the API deployed on Kubernetes, and how is it scaled?", PROJECT),
+    (PROJECT, "How is the desktop app signed and notarized for macOS?"),
+    (PROJECT, "Is the API deployed on Kubernetes, and how is it scaled?"),
 )

@@ -230,6 +230,6 @@ QUESTIONS: tuple[RealQ, ...] = (
 
 # Plausible questions about context-evaluator that neither session answers (checked by grep).
 UNANSWERABLE: tuple[tuple[str, str], ...] = (
-    ("How is the hosted context-evaluator.ai site deployed?", PROJECT),
-    ("Does the web UI have a dark mode, and how is it switched?", PROJECT),
+    (PROJECT, "How is the hosted context-evaluator.ai site deployed?"),
+    (PROJECT, "Does the web UI have a dark mode, and how is it switched?"),
 )

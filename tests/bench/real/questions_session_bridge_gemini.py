@@ -129,6 +129,6 @@ QUESTIONS: tuple[RealQ, ...] = (
 # Plausible questions about Session Bridge that none of its sessions answers (checked by grep
 # over the four transcripts).
 UNANSWERABLE: tuple[tuple[str, str], ...] = (
-    ("Is Session Bridge published on Open VSX as well as the VS Code Marketplace?", PROJECT),
-    ("Which keyboard shortcuts does Session Bridge define?", PROJECT),
+    (PROJECT, "Is Session Bridge published on Open VSX as well as the VS Code Marketplace?"),
+    (PROJECT, "Which keyboard shortcuts does Session Bridge define?"),
 )
