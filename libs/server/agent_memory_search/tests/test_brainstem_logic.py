@@ -198,7 +198,7 @@ def test_rrf_counts_a_repeated_id_once_per_tier() -> None:
     assert [(c.id, c.ranks["bm25"]) for c in fused] == [("a", 1), ("b", 2)]
 
 
-def test_rrf_ties_of_an_engine_share_a_rank_whatever_order_it_returned_them_in() -> None:
+def test_rrf_ties_of_an_engine_rank_in_id_order_whatever_order_it_returned_them_in() -> None:
     """Two deployments holding the same documents return equal scores in their engine's own
     order (where each sits in its segments): the fused scores must not depend on it."""
 
@@ -207,11 +207,11 @@ def test_rrf_ties_of_an_engine_share_a_rank_whatever_order_it_returned_them_in()
 
     one = rrf({"bm25": listed(("a", 3.0), ("b", 2.0), ("c", 2.0), ("d", 1.0))})
     other = rrf({"bm25": listed(("a", 3.0), ("c", 2.0), ("b", 2.0), ("d", 1.0))})
-    assert {c.id: c.ranks["bm25"] for c in one} == {"a": 1, "b": 2, "c": 2, "d": 4}
+    assert {c.id: c.ranks["bm25"] for c in one} == {"a": 1, "b": 2, "c": 3, "d": 4}
     assert [(c.id, c.fused) for c in one] == [(c.id, c.fused) for c in other]
     # a tier whose scores are placeholders keeps its order: it is what it means
-    placed = rrf({"period": listed(("a", 1.0), ("b", 1.0), ("c", 1.0))})
-    assert [(c.id, c.ranks["period"]) for c in placed] == [("a", 1), ("b", 2), ("c", 3)]
+    placed = rrf({"period": listed(("c", 1.0), ("a", 1.0), ("b", 1.0))})
+    assert [(c.id, c.ranks["period"]) for c in placed] == [("c", 1), ("a", 2), ("b", 3)]
 
 
 def segment(node_id: str, *event_ids: str) -> Hit:

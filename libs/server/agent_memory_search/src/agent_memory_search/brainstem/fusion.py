@@ -13,13 +13,13 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 RRF_K = 60
-# Tiers whose scores are the engine's relevance: two hits of one score are a tie, and share the
-# better rank. The order an engine returns ties in is its own (Tantivy's: where each document
-# sits in its segments), so two deployments holding the same documents, indexed in another
-# order, fused the same two identical events at different ranks and answered one question
-# differently; with shared ranks the tie reaches the ranking policy as a tie, and its
-# deterministic order (score, newer, id) decides. The other tiers' scores are placeholders
-# (a period's moments, an arc's) and their order is their meaning: ranks as listed.
+# Tiers whose scores are the engine's relevance: hits of one score are a tie, and the order an
+# engine returns ties in is its own (Tantivy's: where each document sits in its segments). Two
+# deployments holding the same documents, indexed in another order, fused the same two identical
+# events at swapped ranks and answered one question differently. Ties of these tiers are put in
+# id order before they are ranked: the same store answers alike wherever it was built. The
+# other tiers' scores are placeholders (a period's moments, an arc's) and their order is their
+# meaning: ranked as listed.
 SCORED_TIERS: frozenset[str] = frozenset({"bm25", "vector"})
 
 
@@ -55,7 +55,7 @@ def rrf(
     scored: Collection[str] = SCORED_TIERS,
 ) -> list[Candidate]:
     """Fuse ``{tier: hits best first}``; the result is best first, ties broken by id. In a
-    ``scored`` tier, hits of equal score share the better rank (``SCORED_TIERS``).
+    ``scored`` tier, hits of equal score are ranked in id order (``SCORED_TIERS``).
 
     The fused score is divided by the best possible one (sum of weights / (k + 1)), so 1.0
     means "ranked first by every tier" whatever k and the weights are.
@@ -68,19 +68,16 @@ def rrf(
         if not hits or weight <= 0:
             continue
         total_weight += weight
-        rank = place = 0
-        last: float | None = None
+        if tier in scored:  # best first already: only the ties move
+            hits = sorted(hits, key=lambda h: (-float(h.score), h.id))
+        rank = 0
         for hit in hits:
             cand = by_id.get(hit.id)
             if cand is None:
                 cand = by_id[hit.id] = Candidate(id=hit.id, doc=hit.doc)
             if tier in cand.ranks:  # a tier repeating an id counts once, at its best rank
                 continue
-            place += 1
-            score = float(hit.score)
-            if tier not in scored or score != last:
-                rank = place
-            last = score
+            rank += 1
             cand.ranks[tier] = rank
             cand.scores[tier] = float(hit.score)
             cand.fused += weight / (k + rank)
