@@ -201,7 +201,8 @@ def test_a_home_from_before_credentials_is_moved_over_with_its_data(up: Up) -> N
 
     # and the next start, already moved over, changes nothing
     up.start()
-    assert _stored(up.query, "e-000002")
+    # the banner can precede the query service's first answer: wait for it, not for the data
+    eventually(lambda: _stored(up.query, "e-000002"), timeout=60, what="the event, still stored")
     assert _probe(up) == SECURE
     assert up.stop() == 0
 

@@ -962,10 +962,12 @@ def _embed_alone(
     events: pieces are what the model's time grows with."""
     from agent_memory_retrieval.adapters.factory import load_embedder
     from agent_memory_retrieval.adapters.minilm import MiniLMEmbedder
+    from agent_memory_retrieval.adapters.onnx_only import OnnxOnlyEmbedder
 
     os.nice(setup.nice)
     embedder = load_embedder(setup.settings())
-    assert isinstance(embedder, MiniLMEmbedder)  # what the embedder service loads
+    # what the embedder service loads: in full, or its stamped ONNX export alone
+    assert isinstance(embedder, MiniLMEmbedder | OnnxOnlyEmbedder)
     pieces = embedder.pieces(texts)
     embedder.embed(texts[: setup.fetch_batch])
     if start is not None:
