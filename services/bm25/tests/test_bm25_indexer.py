@@ -91,7 +91,8 @@ def test_indexes_recorded_events_once_and_resumes_after_kill(
         r = httpx.post(f"{stack.gateway_url}/v1/events", json={"events": batch})
         assert r.status_code == 202, r.text
         eventually(lambda: indexed(root) == 20, what="20 events indexed")
-        # the turn that said it first; then the turn after it, matched by its context
+        # the turn that said it, and the turn after it, matched by its context: the same words
+        # and length, an exact tie, returned in id order
         assert search(root, "zookeeper quorum") == [
             "event:default:e-000007",
             "event:default:e-000008",

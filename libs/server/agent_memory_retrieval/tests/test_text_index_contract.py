@@ -7,7 +7,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from agent_memory_retrieval.adapters.opensearch_index import OpenSearchIndex
+from agent_memory_retrieval.adapters.opensearch_index import OpenSearchIndex, search_body
 from agent_memory_retrieval.docs import IndexDoc, SearchFilter, grip_doc_id, node_doc_id
 from agent_memory_retrieval.ports import TextIndex
 
@@ -276,3 +276,23 @@ async def test_a_projects_answer_is_the_tenants_without_the_other_projects(
                 if h.doc.project_id == project and (types is None or h.doc.type in types)
             ][:10]
             assert [(h.id, h.score) for h in scoped] == expected
+
+
+async def test_equal_scores_come_back_in_id_order_whatever_order_they_were_indexed_in(
+    text_index: TextIndex, make_doc: Callable[..., IndexDoc], analyses_text: bool
+) -> None:
+    """The same words at the same length tie exactly; the engine's own order of ties (where a
+    document sits in its segments or shards) differs between two builds of one store."""
+    if not analyses_text:  # the stand-in neither scores nor sorts: the request is checked
+        body = search_body("zookeeper", SearchFilter("acme"), 10)
+        assert body["sort"] == [{"_score": {"order": "desc"}}, {"id": {"order": "asc"}}]
+        return
+    index = text_index
+    docs = [make_doc(n, "the zookeeper quorum lost a node") for n in (5, 3, 4, 1, 2)]
+    for doc in docs:  # one commit each: separate segments, in an order unlike the ids'
+        await index.upsert([doc])
+
+    hits = await index.search("zookeeper quorum", SearchFilter("acme"), 10)
+
+    assert ids(hits) == sorted(d.id for d in docs)
+    assert len({h.score for h in hits}) == 1

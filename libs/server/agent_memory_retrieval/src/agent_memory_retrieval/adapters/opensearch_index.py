@@ -97,6 +97,9 @@ def search_body(query: str, flt: SearchFilter, limit: int) -> dict[str, Any]:
     return {
         "size": limit,
         "track_total_hits": False,
+        # equal scores in id order, as the Tantivy adapter returns them: the engine's own order
+        # of ties is where each document sits in its shards, which differs between two builds
+        "sort": [{"_score": {"order": "desc"}}, {"id": {"order": "asc"}}],
         "query": {
             "bool": {
                 # cross_fields scores title, text and context as if they were one field, as

@@ -549,7 +549,16 @@ class TantivyIndex:
         return Hit(id=doc.id, score=float(score), doc=doc)
 
     async def search(self, query: str, flt: SearchFilter, limit: int) -> list[Hit]:
-        return await asyncio.to_thread(self._search, query, flt, limit)
+        """Best first; hits of one score in id order.
+
+        Tantivy returns equal scores in the order the documents sit in its segments, which
+        merges and the order of indexing change: an event and the turn after it, whose context
+        holds the same words, score exactly alike and came back either way round. Id order
+        makes one store answer alike however it was built (OpenSearch sorts the same way).
+        Ties straddling ``limit`` are still cut in Tantivy's order: the id is not a fast field
+        it could sort by."""
+        hits = await asyncio.to_thread(self._search, query, flt, limit)
+        return sorted(hits, key=lambda h: (-h.score, h.id))
 
     def _count(self, tenant: str) -> int:
         searcher = self._main.searcher()
