@@ -31,7 +31,7 @@ import time
 
 from agent_memory_hooks import lite
 from agent_memory_hooks.digest import sha256_hex
-from agent_memory_hooks.post import split_url
+from agent_memory_hooks.wire import exchange
 
 TYPE_CHECKING = False  # typing costs import time on the hook path; mypy reads this as True
 if TYPE_CHECKING:
@@ -193,98 +193,9 @@ def ask(url: str, body: dict[str, Any] | None, token: str | None, deadline: floa
     None; never raises for the network or the peer, never outlives ``deadline``."""
     try:
         encoded = None if body is None else lite.dumps(body).encode()
-        status, data = _exchange(url, encoded, token, deadline)
+        status, data = exchange(url, encoded, token, deadline)
         if status != 200:
             return None
         return lite.loads(data.decode("utf-8"))
     except (OSError, ValueError, TimeoutError, UnicodeDecodeError):
         return None
-
-
-def _left(deadline: float) -> float:
-    left = deadline - time.monotonic()
-    if left <= 0:
-        raise TimeoutError("recall deadline passed")
-    return left
-
-
-def _exchange(
-    url: str, body: bytes | None, token: str | None, deadline: float
-) -> tuple[int, bytes]:
-    """One request (POST with ``body``, GET without), its status and whole body."""
-    scheme, host, port, path = split_url(url)
-    method = "GET" if body is None else "POST"
-    if scheme == "https":
-        return _exchange_https(method, host, port, path, body, token, deadline)
-    head = [
-        f"{method} {path or '/'} HTTP/1.1",
-        f"Host: {host}:{port}",
-        "Content-Type: application/json",
-        f"Content-Length: {len(body or b'')}",
-        "Connection: close",
-        "User-Agent: agent-memory-hook",
-    ]
-    if token:
-        head.append(f"Authorization: Bearer {token}")
-    sock = lite.connect(host, port, _left(deadline))
-    try:
-        sock.settimeout(_left(deadline))
-        sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + (body or b""))
-        data = b""
-        while True:
-            sock.settimeout(_left(deadline))
-            chunk = sock.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-            done = _body(data)
-            if done is not None:
-                return done
-    finally:
-        sock.close()
-    done = _body(data, closed=True)
-    if done is None:
-        raise ValueError("incomplete HTTP response")
-    return done
-
-
-def _body(data: bytes, closed: bool = False) -> tuple[int, bytes] | None:
-    """(status, body) once the response is whole (Content-Length, or the peer closed)."""
-    head, sep, rest = data.partition(b"\r\n\r\n")
-    if not sep:
-        return None
-    lines = head.split(b"\r\n")
-    fields = lines[0].split(b" ", 2)
-    if len(fields) < 2 or not fields[0].startswith(b"HTTP/") or not fields[1].isdigit():
-        raise ValueError("not an HTTP response")
-    for line in lines[1:]:
-        name, _, value = line.partition(b":")
-        if name.strip().lower() == b"content-length":
-            size = int(value.strip())
-            return (int(fields[1]), rest[:size]) if len(rest) >= size else None
-        if name.strip().lower() == b"transfer-encoding":
-            raise ValueError("chunked responses are not read here")
-    return (int(fields[1]), rest) if closed else None
-
-
-def _exchange_https(
-    method: str,
-    host: str,
-    port: int,
-    path: str,
-    body: bytes | None,
-    token: str | None,
-    deadline: float,
-) -> tuple[int, bytes]:
-    import http.client  # lazy: TLS services only
-
-    conn = http.client.HTTPSConnection(host, port, timeout=_left(deadline))
-    headers = {"Content-Type": "application/json", "User-Agent": "agent-memory-hook"}
-    if token:
-        headers["Authorization"] = f"Bearer {token}"
-    try:
-        conn.request(method, path or "/", body=body, headers=headers)
-        response = conn.getresponse()
-        return response.status, response.read()
-    finally:
-        conn.close()
