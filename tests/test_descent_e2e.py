@@ -157,6 +157,15 @@ def test_a_pruned_moment_is_found_through_its_summaries(
             for lv in i["levels"]
         }
         assert went.get(("bm25", "event"), 0) >= 3, went
+        # the pruner kept the words of each event it pruned (what the descent matches), and
+        # nothing of the recent ones it left indexed
+        with psycopg.connect(stack.pg_dsn) as conn:
+            worded = {
+                str(r[0]): str(r[1])
+                for r in conn.execute("SELECT event_id, words::text FROM pruned_event_words")
+            }
+        assert set(worded) == {f"old-{i}" for i in range(len(OLD))}, sorted(worded)
+        assert "'merkl'" in worded[PHRASE_EVENT], worded[PHRASE_EVENT]
 
         answer = _search(stack.query_url)
         shown = json.dumps(answer["explain"], indent=1, default=str)

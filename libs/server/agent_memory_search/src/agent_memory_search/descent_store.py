@@ -3,11 +3,13 @@ the indexes have forgotten, read from the system of record.
 
 One statement per search: the opened nodes' spans (a segment: its session from its first to its
 last event; a calendar node: its project over its bucket), or the period a question names, and
-in them the events whose index entries the pruner removed (``index_pruned``): those no tier can
-find any more. Of those, the ones that hold any of the query's words, best first by Postgres'
-own ``ts_rank_cd``, and the ones the nodes' bullets cite (their grips' events), up to ``limit``
-each. Nothing is read for a node whose events are all still indexed, so a store the pruner never
-touched gets nothing back. Each read has a statement time limit: the descent has a budget.
+in them the events whose index entries the pruner removed (``pruned_event_words``, written with
+the pruning record): those no tier can find any more. Of those, the ones that hold any of the
+query's words, best first by Postgres' own ``ts_rank_cd`` over the words the pruner stored
+(tokenizing each event's text here instead was most of the statement's time), and the ones the
+nodes' bullets cite (their grips' events), up to ``limit`` each. Nothing is read for a node
+whose events are all still indexed, so a store the pruner never touched gets nothing back. Each
+read has a statement time limit: the descent has a budget.
 """
 
 from __future__ import annotations
@@ -25,10 +27,6 @@ from agent_memory_retrieval.docs import Hit, SearchFilter
 from agent_memory_retrieval.indexing.sources import event_doc
 from agent_memory_search.store import scan_terms
 
-# The words matched of each event: its beginning (a tool's output can run to many kilobytes,
-# and tokenizing all of it for every event of a month is most of the statement's time).
-MATCH_CHARS = 2000
-
 # The opened spans: each node's bucket (a segment: its session, first to last event inclusive),
 # then the period asked about (no node).
 _OPENED = sql.SQL(
@@ -44,15 +42,19 @@ _OPENED = sql.SQL(
     " SELECT '', %(project_id)s::text, %(since)s::timestamptz, %(until)s::timestamptz, NULL,"
     " 1000000 WHERE %(since)s::timestamptz IS NOT NULL"
 )
-_COLUMNS = sql.SQL(
-    "e.tenant, e.event_id, e.ts, e.project_id, e.agent_id, e.session_id, e.role, e.type,"
-    " e.text, e.metadata"
+_NAMES = (
+    "tenant", "event_id", "ts", "project_id", "agent_id", "session_id", "role", "type", "text",
+    "metadata",
+)  # fmt: skip
+_COLUMNS = sql.SQL(", ").join(sql.SQL("e.") + sql.Identifier(n) for n in _NAMES)
+# what each part returns: the event and the node it was found under (not its words)
+_RETURNED = sql.SQL(", ").join(
+    sql.SQL("u.") + sql.Identifier(n) for n in ("opened_id", "pos", *_NAMES)
 )
-# An event's index entries that the pruner removed (either index: both keep an event alike).
+# An event whose index entries the pruner removed (either index: both keep an event alike), with
+# the words it stored then (its first 2,000 characters, tokenized: migration 0025).
 _PRUNED = sql.SQL(
-    "EXISTS (SELECT 1 FROM index_pruned p WHERE p.tenant = e.tenant"
-    " AND p.index_name IN ('bm25', 'vector')"
-    " AND p.doc_id = 'event:' || e.tenant || ':' || e.event_id)"
+    "events e JOIN pruned_event_words w ON w.tenant = e.tenant AND w.event_id = e.event_id"
 )
 # What the indexes never held (``sources.indexed``, as ``store.scan_events`` leaves out): session
 # markers, what the runtime wrote and an edit's "applied"; and a duplicate, found through its
@@ -89,7 +91,6 @@ async def pruned_events(
         "until": period[1] if period else None,
         "cited": list(cited),
         "limit": limit,
-        "chars": MATCH_CHARS,
     }
     inner = [
         sql.SQL("e.tenant = %(tenant)s"),
@@ -97,7 +98,6 @@ async def pruned_events(
         sql.SQL("e.ts >= o.since AND e.ts < o.until"),
         sql.SQL("(o.session_id IS NULL OR e.session_id = o.session_id)"),
         _INDEXED,
-        _PRUNED,
     ]
     for name in ("project_id", "agent_id", "session_id"):
         if getattr(flt, name) is not None:
@@ -108,26 +108,25 @@ async def pruned_events(
     under = sql.SQL(
         "WITH opened AS ({opened}),"
         " under AS (SELECT DISTINCT ON (x.event_id) x.* FROM opened o CROSS JOIN LATERAL"
-        " (SELECT o.node_id AS opened_id, o.pos, {cols} FROM events e WHERE {inner}) x"
+        " (SELECT o.node_id AS opened_id, o.pos, {cols}, w.words FROM {pruned} WHERE {inner}) x"
         " ORDER BY x.event_id, x.pos)"
-    ).format(opened=_OPENED, cols=_COLUMNS, inner=sql.SQL(" AND ").join(inner))
+    ).format(opened=_OPENED, cols=_COLUMNS, pruned=_PRUNED, inner=sql.SQL(" AND ").join(inner))
     parts = [
         sql.SQL(
-            "(SELECT u.*, 0.0::float8 AS rank FROM under u"
+            "(SELECT {returned}, 0.0::float8 AS rank FROM under u"
             " WHERE u.event_id = ANY(%(cited)s::text[]) ORDER BY u.pos, u.ts LIMIT %(limit)s)"
-        )
+        ).format(returned=_RETURNED)
     ]
     terms = scan_terms(query)
     if terms:
         params["tsq"] = " | ".join(terms)
         parts.append(
             sql.SQL(
-                "(SELECT u.*, ts_rank_cd(w.v, q)::float8 AS rank"
-                " FROM under u, to_tsquery('english', %(tsq)s) AS q,"
-                " LATERAL (SELECT to_tsvector('english', left(u.text, %(chars)s)) AS v) w"
-                " WHERE w.v @@ q"
+                "(SELECT {returned}, ts_rank_cd(u.words, q)::float8 AS rank"
+                " FROM under u, to_tsquery('english', %(tsq)s) AS q"
+                " WHERE u.words @@ q"
                 " ORDER BY rank DESC, u.pos, u.ts LIMIT %(limit)s)"
-            )
+            ).format(returned=_RETURNED)
         )
     stmt = sql.SQL("{under} {parts}").format(under=under, parts=sql.SQL(" UNION ALL ").join(parts))
     async with conn.transaction():

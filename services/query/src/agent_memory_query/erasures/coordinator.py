@@ -49,6 +49,7 @@ SEARCH_LIMIT = 25
 RECLAIMED_TABLES = (
     "events",
     "event_duplicates",
+    "pruned_event_words",
     "segments",
     "segment_versions",
     "segment_outbox",

@@ -369,15 +369,19 @@ async def _count(
 async def _record(
     conn: AsyncConnection[Any], params: dict[str, Any], rows: Sequence[dict[str, Any]], reason: str
 ) -> None:
+    """The pruning records of ``rows``; for events, their words too (``record_words``), in
+    the same transaction: the descent finds a pruned event by them."""
+    doc_ids = [r["doc_id"] for r in rows]
     await conn.execute(
         QUERIES["record"],
-        {
-            **params,
-            "reason": reason,
-            "doc_ids": [r["doc_id"] for r in rows],
-            "ts": [r["ts"] for r in rows],
-        },
+        {**params, "reason": reason, "doc_ids": doc_ids, "ts": [r["ts"] for r in rows]},
     )
+    if params.get("level") == "event":
+        prefix = f"event:{params['tenant']}:"
+        event_ids = [d[len(prefix) :] for d in doc_ids if d.startswith(prefix)]
+        await conn.execute(
+            QUERIES["record_words"], {"tenant": params["tenant"], "event_ids": event_ids}
+        )
 
 
 async def _prune_episodes(

@@ -153,6 +153,16 @@ FROM unnest(%(doc_ids)s::text[], %(ts)s::timestamptz[]) AS k (doc_id, ts)
 ON CONFLICT (tenant, index_name, doc_id)
 DO UPDATE SET pruned_at = now(), reason = EXCLUDED.reason, ts = EXCLUDED.ts
 
+-- name: record_words
+-- The words of the events just recorded as pruned, for the descent to score them by without
+-- tokenizing on every search (migration 0025): an event's first 2,000 characters (a tool's
+-- output can run to many kilobytes). Each index's prune records an event: the second is a no-op.
+INSERT INTO pruned_event_words (tenant, event_id, words)
+SELECT e.tenant, e.event_id, to_tsvector('english', left(e.text, 2000))
+FROM events AS e
+WHERE e.tenant = %(tenant)s AND e.event_id = ANY(%(event_ids)s::text[])
+ON CONFLICT (tenant, event_id) DO NOTHING
+
 -- name: enforced
 -- Which of these projects' indexes the pruner has pruned under the project's current policy:
 -- from then on every writer keeps to the matrix (cleanup.WriteGate). Served by
