@@ -6,16 +6,19 @@ step reads nothing."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import psycopg
+import pytest
 
 from agent_memory_retrieval.docs import Hit, IndexDoc, SearchFilter
 from agent_memory_search.brainstem.descent import (
     SUMMARY_LEVELS,
     DescentOptions,
+    EmbedCost,
     openings,
     rank_fuse,
     word_scores,
@@ -257,3 +260,44 @@ async def test_a_low_cosine_is_no_refusal_where_the_indexes_have_forgotten() -> 
     # forgotten, but none of the question's words anywhere: still nothing relevant
     other = replace(QUERY, query="pelican rollout region canary")
     assert (await _brainstem(options=options, **parts).search(other)).no_match
+
+
+def test_the_embedding_cost_says_how_many_texts_fit() -> None:
+    cost = EmbedCost()
+    assert cost.fitting(6, 1.0) == 6  # unknown: the first batch is tried, and measured
+    cost.observe(6, 120.0)  # 20 ms a text
+    assert cost.fitting(6, 35.0) == 1
+    assert cost.fitting(6, 10.0) == 0
+    assert cost.fitting(6, 1000.0) == 6
+    cost.observe(2, 4.0)  # a faster machine (or a quiet one): the estimate follows
+    assert cost.ms_per_text is not None and cost.ms_per_text < 20.0
+
+
+class _SlowModel(_Model):
+    """20 ms a text."""
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        time.sleep(0.02 * len(texts))
+        return super().embed(texts)
+
+
+async def test_no_embedding_is_started_that_would_outrun_the_budget() -> None:
+    """An embedding cannot be stopped once it runs: after the first batch showed what a text
+    costs, a descent embeds only as many as fit what is left of its budget, none if not one
+    does, and scores the rest by words (a note says so)."""
+    stem = _brainstem(
+        embedder=_SlowModel(),
+        vector_index=_Summaries(0.5),
+        options=EngineOptions(descent=DescentOptions(budget_ms=400, embed=6)),
+    )
+    first = await stem.search(QUERY)
+    # the two events holding a word of the question, tried and measured (40 ms)
+    assert first.explain["descent"]["embedded"] == 2
+    assert stem.descender is not None
+    assert stem.descender.embed_cost.ms_per_text == pytest.approx(20, abs=10)
+    stem.descender.embed_cost.ms_per_text = 1000.0  # a text would take a second
+    third = await stem.search(QUERY)
+    descent = third.explain["descent"]
+    assert descent["embedded"] == 0 and descent["scored_by"] == ["words"]
+    assert descent["note"].startswith("vectors would not fit the budget")
+    assert first.results[0].id == third.results[0].id == "event:t:e2"

@@ -85,6 +85,35 @@ class DescentOptions:
 
 
 @dataclass
+class EmbedCost:
+    """What embedding one candidate text costs here (ms, an exponential average of the
+    descent's own batches), so that a batch is started only when it is expected to end within
+    what is left of the budget, and only as many texts as fit.
+
+    An embedding cannot be stopped once it runs (a worker thread): before this, a batch begun
+    with 35 ms left ran on for its ~130 ms (6 texts, two busy cores) after the step had given
+    up on it, and the next search's own query embedding waited behind it (bench-real's aged
+    store, dev: search p50 100 -> 160 ms once the lookup was fast enough to leave time for it).
+    Unknown at first: the first batch is tried and measured."""
+
+    ms_per_text: float | None = None
+    weight: float = 0.3  # of the newest measurement
+
+    def fitting(self, wanted: int, left_ms: float) -> int:
+        """How many of ``wanted`` texts are expected to be embedded within ``left_ms``."""
+        if self.ms_per_text is None:
+            return wanted
+        return max(0, min(wanted, int(left_ms * 0.8 / max(self.ms_per_text, 1e-3))))
+
+    def observe(self, texts: int, ms: float) -> None:
+        if texts <= 0:
+            return
+        each = ms / texts
+        old = self.ms_per_text
+        self.ms_per_text = each if old is None else old + self.weight * (each - old)
+
+
+@dataclass
 class Descent:
     """What one descent did, for explain."""
 
@@ -198,6 +227,7 @@ async def descend(
     rrf_k: int,
     min_similarity: float,
     started: float | None = None,
+    embed_cost: EmbedCost | None = None,
 ) -> tuple[list[Candidate], Descent]:
     """``head`` with the exact events of the summaries it leads with (module docstring), and
     what the descent did. Raises ``TimeoutError`` or one of ``SURVIVABLE`` (the caller turns
@@ -245,15 +275,25 @@ async def descend(
             )
         )[: options.embed]
         left = deadline - time.perf_counter()
-        if pick and left > 0.005:
+        cost = embed_cost if embed_cost is not None else EmbedCost()
+        fit = cost.fitting(len(pick), left * 1000) if left > 0.005 else 0
+        if pick and not fit:
+            done.note = "vectors would not fit the budget: scored by words only"
+        pick = pick[:fit]
+        if pick:
             loop = asyncio.get_running_loop()
             batch = [texts[i][:EMBED_CHARS] for i in pick]
             t0 = time.perf_counter()
+
+            def timed(texts: list[str]) -> list[list[float]]:
+                began = time.perf_counter()
+                out = embedder.embed(texts)
+                cost.observe(len(texts), (time.perf_counter() - began) * 1000)
+                return out
+
             try:
                 qv, vectors = await asyncio.wait_for(
-                    asyncio.gather(
-                        query_vector.get(), loop.run_in_executor(None, embedder.embed, batch)
-                    ),
+                    asyncio.gather(query_vector.get(), loop.run_in_executor(None, timed, batch)),
                     left,
                 )
             except TimeoutError:
@@ -320,6 +360,7 @@ class Descender:
         self.pruned = pruned
         self.options = options
         self._pruned: dict[tuple[str, str | None], tuple[float, bool]] = {}
+        self.embed_cost = EmbedCost()
 
     async def has_pruned(self, tenant: str, project_id: str | None) -> bool:
         key = (tenant, project_id)
@@ -398,6 +439,7 @@ class Descender:
             rrf_k=rrf_k,
             min_similarity=min_similarity,
             started=started,
+            embed_cost=self.embed_cost,
         )
         done.steps_ms = {"summaries": asked_ms, **done.steps_ms}
         return head, done
