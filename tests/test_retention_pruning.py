@@ -235,6 +235,13 @@ def test_pruning_forgets_old_detail_in_the_indexes_only(
 
         # vector-only (and bm25) search forgets the old segment and its events ...
         assert not wanted & _vector_ids(stack.pg_dsn)
+        # ... whose words and vectors the pruner kept for the descent (one 384-d float16 each)
+        with psycopg.connect(stack.pg_dsn) as conn:
+            kept_rows = conn.execute(
+                "SELECT event_id, length(vector), length(words) FROM pruned_event_words"
+            ).fetchall()
+        assert {f"event:default:{r[0]}" for r in kept_rows} == old_events, kept_rows
+        assert all(r[1] == 768 and r[2] > 0 for r in kept_rows), kept_rows
         # ... but never a decision: its grips stay in both indexes, and a question finds one
         # with the exact events, with no retention note (it is not beyond retention)
         assert durable <= _vector_ids(stack.pg_dsn)

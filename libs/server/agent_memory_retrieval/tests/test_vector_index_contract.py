@@ -129,3 +129,20 @@ async def test_delete_clear_and_bad_input(
     assert await vector_index.count("acme") == 0
     assert await vector_index.count("globex") == 0
     assert await vector_index.healthy()
+
+
+async def test_the_stored_vectors_of_the_documents_held(
+    vector_index: VectorIndex, make_doc: Callable[..., IndexDoc]
+) -> None:
+    """What the retention pruner keeps of an event before deleting it (the descent's cosine)."""
+    docs = [make_doc(1, "x axis"), make_doc(2, "y axis")]
+    await vector_index.upsert(docs, [unit(1), unit(0.6, 0.8)])
+
+    got = await vector_index.vectors([docs[0].id, docs[1].id, make_doc(3).id])
+
+    assert set(got) == {docs[0].id, docs[1].id}  # the one never stored is left out
+    assert got[docs[1].id][:2] == pytest.approx([0.6, 0.8], abs=1e-3)
+    assert len(got[docs[0].id]) == len(unit(1))
+    await vector_index.delete([docs[0].id])
+    assert set(await vector_index.vectors([docs[0].id])) == set()
+    assert await vector_index.vectors([]) == {}

@@ -15,6 +15,7 @@ import psycopg
 import pytest
 
 from agent_memory_retrieval.docs import Hit, IndexDoc, SearchFilter
+from agent_memory_retrieval.packed import vector_bytes
 from agent_memory_search.brainstem.descent import (
     SUMMARY_LEVELS,
     DescentOptions,
@@ -90,9 +91,9 @@ async def _lookup(
     query: str,
     limit: int,
     timeout_ms: int,
-) -> list[tuple[str, Hit]]:
+) -> list[tuple[str, Hit, bytes | None]]:
     assert list(node_ids) == [WEEK]
-    return [(WEEK, h) for h in EVENTS]
+    return [(WEEK, h, None) for h in EVENTS]
 
 
 async def _pruned(tenant: str, project_id: str | None) -> bool:
@@ -150,7 +151,7 @@ async def test_the_exact_event_under_a_summary_is_returned_with_its_path() -> No
 async def test_nothing_pruned_nothing_read() -> None:
     called: list[str] = []
 
-    async def never(*args: object) -> list[tuple[str, Hit]]:
+    async def never(*args: object) -> list[tuple[str, Hit, bytes | None]]:
         called.append("lookup")
         return []
 
@@ -167,7 +168,7 @@ async def test_nothing_pruned_nothing_read() -> None:
 
 
 async def test_a_lookup_over_its_budget_is_a_note() -> None:
-    async def slow(*args: object) -> list[tuple[str, Hit]]:
+    async def slow(*args: object) -> list[tuple[str, Hit, bytes | None]]:
         await asyncio.sleep(1)
         return []
 
@@ -178,7 +179,7 @@ async def test_a_lookup_over_its_budget_is_a_note() -> None:
 
 
 async def test_postgres_away_is_a_note() -> None:
-    async def away(*args: object) -> list[tuple[str, Hit]]:
+    async def away(*args: object) -> list[tuple[str, Hit, bytes | None]]:
         raise psycopg.OperationalError("the connection is lost")
 
     outcome = await _brainstem(descent_lookup=away).search(QUERY)
@@ -234,7 +235,7 @@ async def test_a_low_cosine_is_no_refusal_where_the_indexes_have_forgotten() -> 
     index only summaries are left to be close: the words of the question, found in what the
     indexes still hold, say something relevant is stored, even with the descent skipped."""
 
-    async def slow(*args: object) -> list[tuple[str, Hit]]:
+    async def slow(*args: object) -> list[tuple[str, Hit, bytes | None]]:
         await asyncio.sleep(1)
         return []
 
@@ -301,3 +302,22 @@ async def test_no_embedding_is_started_that_would_outrun_the_budget() -> None:
     assert descent["embedded"] == 0 and descent["scored_by"] == ["words"]
     assert descent["note"].startswith("vectors would not fit the budget")
     assert first.results[0].id == third.results[0].id == "event:t:e2"
+
+
+async def test_the_vectors_the_pruner_kept_rank_by_meaning_without_embedding() -> None:
+    """Pruned events come with the vector the pruner kept: every one is scored by meaning at
+    the cost of a dot product, none embedded now. Here the event with fewer of the question's
+    words holds its meaning (the query's vector), and comes first."""
+    aligned, orthogonal = vector_bytes([1.0, 0.0, 0.0]), vector_bytes([0.0, 1.0, 0.0])
+
+    async def kept(*args: object) -> list[tuple[str, Hit, bytes | None]]:
+        return [(WEEK, EVENTS[0], aligned), (WEEK, EVENTS[1], orthogonal)]
+
+    outcome = await _brainstem(
+        descent_lookup=kept, embedder=_SlowModel(), vector_index=_Summaries(0.5)
+    ).search(QUERY)
+    descent = outcome.explain["descent"]
+    assert descent["stored_vectors"] == 2 and descent["embedded"] == 0
+    assert descent["scored_by"] == ["words", "vectors"]
+    assert [r["id"] for r in descent["returned"]] == ["event:t:e1", "event:t:e2"]
+    assert descent["returned"][0]["cosine"] == pytest.approx(1.0, abs=1e-3)

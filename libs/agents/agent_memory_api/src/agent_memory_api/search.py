@@ -139,10 +139,11 @@ class DescentExplain(TypedDict):
     period: bool
     read: int
     scored_by: list[str]
-    embedded: int
+    stored_vectors: int  # scored by the vector the pruner kept of them
+    embedded: int  # scored by a vector computed during the search
     returned: list[DescentReturned]
     ms: float
-    steps_ms: dict[str, float]  # where the time went: summaries, lookup, embed
+    steps_ms: dict[str, float]  # where the time went: summaries, lookup, stored_vectors, embed
     note: NotRequired[str]
     best_cosine: NotRequired[float]
 

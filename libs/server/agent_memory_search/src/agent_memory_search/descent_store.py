@@ -47,9 +47,10 @@ _NAMES = (
     "metadata",
 )  # fmt: skip
 _COLUMNS = sql.SQL(", ").join(sql.SQL("e.") + sql.Identifier(n) for n in _NAMES)
-# what each part returns: the event and the node it was found under (not its words)
+# what each part returns: the event, the node it was found under and the vector the pruner
+# kept of it (not its words)
 _RETURNED = sql.SQL(", ").join(
-    sql.SQL("u.") + sql.Identifier(n) for n in ("opened_id", "pos", *_NAMES)
+    sql.SQL("u.") + sql.Identifier(n) for n in ("opened_id", "pos", *_NAMES, "vector")
 )
 # An event whose index entries the pruner removed (either index: both keep an event alike), with
 # the words it stored then (its first 2,000 characters, tokenized: migration 0025).
@@ -77,10 +78,11 @@ async def pruned_events(
     query: str,
     limit: int,
     timeout_ms: int,
-) -> list[tuple[str, Hit]]:
-    """(the node id it was found under, '' for the period; the event) for the pruned events
-    under ``node_ids`` (TOC node ids, not document ids) and in ``period``: those matching a
-    word of ``query`` (best first) and those of ``cited`` (event ids), ``limit`` of each."""
+) -> list[tuple[str, Hit, bytes | None]]:
+    """(the node id it was found under, '' for the period; the event; the vector the pruner
+    kept of it, packed, or None) for the pruned events under ``node_ids`` (TOC node ids, not
+    document ids) and in ``period``: those matching a word of ``query`` (best first) and those
+    of ``cited`` (event ids), ``limit`` of each."""
     if not node_ids and period is None:
         return []
     params: dict[str, Any] = {
@@ -108,7 +110,8 @@ async def pruned_events(
     under = sql.SQL(
         "WITH opened AS ({opened}),"
         " under AS (SELECT DISTINCT ON (x.event_id) x.* FROM opened o CROSS JOIN LATERAL"
-        " (SELECT o.node_id AS opened_id, o.pos, {cols}, w.words FROM {pruned} WHERE {inner}) x"
+        " (SELECT o.node_id AS opened_id, o.pos, {cols}, w.words, w.vector FROM {pruned}"
+        " WHERE {inner}) x"
         " ORDER BY x.event_id, x.pos)"
     ).format(opened=_OPENED, cols=_COLUMNS, pruned=_PRUNED, inner=sql.SQL(" AND ").join(inner))
     parts = [
@@ -134,14 +137,16 @@ async def pruned_events(
         async with conn.cursor(row_factory=dict_row) as cur:
             await cur.execute(stmt, params)
             rows = await cur.fetchall()
-    out: list[tuple[str, Hit]] = []
+    out: list[tuple[str, Hit, bytes | None]] = []
     seen: set[str] = set()
     for row in rows:
         if row["event_id"] in seen:
             continue
         seen.add(row["event_id"])
         doc = event_doc(Event.from_row(row))
-        out.append((str(row["opened_id"]), Hit(id=doc.id, score=float(row["rank"]), doc=doc)))
+        hit = Hit(id=doc.id, score=float(row["rank"]), doc=doc)
+        vector = row["vector"]
+        out.append((str(row["opened_id"]), hit, bytes(vector) if vector is not None else None))
     return out
 
 

@@ -180,6 +180,18 @@ class PgVectorIndex:
             return
         await self._execute("delete", {"ids": list(ids)})
 
+    async def vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
+        if not ids:
+            return {}
+        try:
+            async with self._pool.connection() as conn:
+                cur = await conn.execute(QUERIES["vectors"], {"ids": list(ids)})
+                rows = await cur.fetchall()
+        except _UNAVAILABLE as exc:
+            raise IndexUnavailableError(f"pgvector: {exc}") from exc
+        # pgvector's text form is '[x,y,...]', a JSON array
+        return {str(row[0]): [float(x) for x in orjson.loads(row[1])] for row in rows}
+
     async def clear(self) -> None:
         await self._execute("clear", {})
 

@@ -123,6 +123,24 @@ class QdrantIndex:
         except _UNAVAILABLE as exc:
             raise IndexUnavailableError(f"qdrant: {exc}") from exc
 
+    async def vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
+        if not ids:
+            return {}
+        await self._ensure()
+        by_point = {point_id(i): i for i in ids}
+        try:
+            points = await self._client.retrieve(
+                self._collection, ids=list(by_point), with_payload=False, with_vectors=True
+            )
+        except _UNAVAILABLE as exc:
+            raise IndexUnavailableError(f"qdrant: {exc}") from exc
+        out: dict[str, list[float]] = {}
+        for point in points:
+            vector = point.vector
+            if isinstance(vector, list) and str(point.id) in by_point:
+                out[by_point[str(point.id)]] = [float(x) for x in vector]  # type: ignore[arg-type]
+        return out
+
     async def clear(self) -> None:
         try:
             if await self._client.collection_exists(self._collection):

@@ -37,10 +37,10 @@ back.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from psycopg import AsyncConnection
 from psycopg.rows import dict_row
@@ -57,6 +57,7 @@ from agent_memory_retrieval.lifecycle.retention import (
     EpisodeValueRule,
     RetentionPolicy,
 )
+from agent_memory_retrieval.packed import vector_bytes
 from agent_memory_retrieval.ports import IndexUnavailableError, TextIndex, VectorIndex
 
 QUERIES = load_queries("agent_memory_retrieval.lifecycle", "sql/cleanup.sql")
@@ -325,8 +326,13 @@ async def _prune_page(
         cutoff = policy.cutoff(params["index_name"], params["level"], now)
         went = [r for r in rows if cutoff is not None and r["ts"] < cutoff]
         if went:
-            await index.delete([r["doc_id"] for r in went])
-            await _record(conn, params, went, "retention")
+            doc_ids = [r["doc_id"] for r in went]
+            kept: dict[str, list[float]] = {}
+            if params["level"] == "event" and params["index_name"] == "vector":
+                # read before the delete: the descent's cosine of a pruned event
+                kept = await cast("VectorIndex", index).vectors(doc_ids)
+            await index.delete(doc_ids)
+            await _record(conn, params, went, "retention", kept)
     return went
 
 
@@ -367,10 +373,15 @@ async def _count(
 
 
 async def _record(
-    conn: AsyncConnection[Any], params: dict[str, Any], rows: Sequence[dict[str, Any]], reason: str
+    conn: AsyncConnection[Any],
+    params: dict[str, Any],
+    rows: Sequence[dict[str, Any]],
+    reason: str,
+    vectors: Mapping[str, Sequence[float]] | None = None,
 ) -> None:
-    """The pruning records of ``rows``; for events, their words too (``record_words``), in
-    the same transaction: the descent finds a pruned event by them."""
+    """The pruning records of ``rows``; for events, their words too (``record_words``) and
+    the ``vectors`` the vector index held (``record_vectors``), in the same transaction: the
+    descent finds and ranks a pruned event by them."""
     doc_ids = [r["doc_id"] for r in rows]
     await conn.execute(
         QUERIES["record"],
@@ -382,6 +393,16 @@ async def _record(
         await conn.execute(
             QUERIES["record_words"], {"tenant": params["tenant"], "event_ids": event_ids}
         )
+        if vectors:
+            held = [d for d in doc_ids if d in vectors and d.startswith(prefix)]
+            await conn.execute(
+                QUERIES["record_vectors"],
+                {
+                    "tenant": params["tenant"],
+                    "event_ids": [d[len(prefix) :] for d in held],
+                    "vectors": [vector_bytes(vectors[d]) for d in held],
+                },
+            )
 
 
 async def _prune_episodes(

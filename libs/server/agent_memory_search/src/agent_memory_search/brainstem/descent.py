@@ -41,6 +41,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from agent_memory_retrieval.docs import Hit, SearchFilter
+from agent_memory_retrieval.packed import packed_cosines
 from agent_memory_retrieval.ports import Embedder, TextIndex, VectorIndex
 from agent_memory_search.brainstem.failures import SURVIVABLE
 from agent_memory_search.brainstem.fusion import Candidate, rrf
@@ -51,7 +52,8 @@ if TYPE_CHECKING:  # tiers imports the options, which import these
 
 # (scope, TOC node ids to open, the period asked about, event ids the nodes cite, the query,
 # how many of each, a time limit in ms) -> (the node id each was found under, '' for the
-# period; the pruned event), words first (``agent_memory_search.descent_store``)
+# period; the pruned event; the vector the pruner kept of it, packed, or None), words first
+# (``agent_memory_search.descent_store``)
 DescentLookup = Callable[
     [
         SearchFilter,
@@ -62,7 +64,7 @@ DescentLookup = Callable[
         int,
         int,
     ],
-    Awaitable[list[tuple[str, Hit]]],
+    Awaitable[list[tuple[str, Hit, bytes | None]]],
 ]
 # (tenant, project or None) -> whether the pruner removed any event entry there
 PrunedLookup = Callable[[str, str | None], Awaitable[bool]]
@@ -120,7 +122,8 @@ class Descent:
     opened: list[dict[str, Any]] = field(default_factory=list)
     period: bool = False
     read: int = 0
-    embedded: int = 0
+    stored: int = 0  # scored by the vector the pruner kept
+    embedded: int = 0  # scored by a vector computed now
     returned: list[dict[str, Any]] = field(default_factory=list)
     note: str = ""
     ms: float = 0.0
@@ -133,7 +136,8 @@ class Descent:
             "opened": self.opened,
             "period": self.period,
             "read": self.read,
-            "scored_by": ["words", "vectors"] if self.embedded else ["words"],
+            "scored_by": ["words", "vectors"] if self.embedded or self.stored else ["words"],
+            "stored_vectors": self.stored,
             "embedded": self.embedded,
             "returned": self.returned,
             "ms": self.ms,
@@ -171,6 +175,14 @@ def word_scores(query: str, texts: Sequence[str], k1: float = 1.2, b: float = 0.
                 score += idf[w] * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / mean))
         out.append(score)
     return out
+
+
+def kept_cosines(query: Sequence[float], kept: Sequence[bytes | None]) -> dict[int, float]:
+    """The cosine of the query with each candidate's kept vector (packed), by position; those
+    without one are left out."""
+    at = [i for i, v in enumerate(kept) if v is not None]
+    sims = packed_cosines(query, [v for v in kept if v is not None])
+    return dict(zip(at, sims, strict=True))
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
@@ -250,12 +262,13 @@ async def descend(
     if left_ms <= 0:
         raise TimeoutError
     t0 = time.perf_counter()
-    found = await asyncio.wait_for(
+    read = await asyncio.wait_for(
         lookup(flt, node_ids, period, cited, text, options.events, left_ms), left_ms / 1000
     )
     done.steps_ms["lookup"] = round((time.perf_counter() - t0) * 1000, 2)
     present = {c.id for c in head}
-    found = [(node, hit) for node, hit in found if hit.id not in present]
+    kept = {hit.id: vector for _, hit, vector in read if vector is not None}
+    found = [(node, hit) for node, hit, _ in read if hit.id not in present]
     done.read = len(found)
     if not found:
         done.ms = round((time.perf_counter() - started) * 1000, 2)
@@ -264,13 +277,25 @@ async def descend(
     words = word_scores(text, texts)
     by_words = [i for i in sorted(range(len(found)), key=lambda i: -words[i]) if words[i] > 0]
     cosines: dict[int, float] = {}
+    if embedder is not None and query_vector is not None and text.strip() and kept:
+        # the vectors the pruner kept: every candidate that has one, at no embedding cost
+        t0 = time.perf_counter()
+        left = deadline - time.perf_counter()
+        qv = await asyncio.wait_for(query_vector.get(), max(left, 0.001))
+        cosines = kept_cosines(qv, [kept.get(hit.id) for _, hit in found])
+        done.stored = len(cosines)
+        done.steps_ms["stored_vectors"] = round((time.perf_counter() - t0) * 1000, 2)
     if embedder is not None and query_vector is not None and text.strip():
         cited_set = set(cited)
         pick = list(
             dict.fromkeys(
                 [
-                    *by_words[: options.embed],
-                    *(i for i, (_, h) in enumerate(found) if h.doc.event_ids[0] in cited_set),
+                    *[i for i in by_words if i not in cosines][: options.embed],
+                    *(
+                        i
+                        for i, (_, h) in enumerate(found)
+                        if h.doc.event_ids[0] in cited_set and i not in cosines
+                    ),
                 ]
             )
         )[: options.embed]
@@ -299,7 +324,7 @@ async def descend(
             except TimeoutError:
                 done.note = "vectors over the budget: scored by words only"
             else:
-                cosines = {i: cosine(qv, v) for i, v in zip(pick, vectors, strict=True)}
+                cosines.update({i: cosine(qv, v) for i, v in zip(pick, vectors, strict=True)})
                 done.embedded = len(pick)
                 done.steps_ms["embed"] = round((time.perf_counter() - t0) * 1000, 2)
     by_meaning = [

@@ -6,10 +6,15 @@
 -- when the pruner records the event as pruned, in the same transaction; only pruned events are
 -- held, so a store the pruner never touched holds nothing here. Deleted with its event (an
 -- erasure) through the foreign key.
+-- ``vector``: the event's embedding as the vector index held it when the pruner deleted it
+-- (float16, little-endian), so that the descent ranks pruned events by meaning too without
+-- embedding them at search time (six texts took ~130 ms here, over the step's whole budget).
+-- NULL for events pruned before it was kept, or never embedded.
 CREATE TABLE IF NOT EXISTS pruned_event_words (
     tenant   text     NOT NULL,
     event_id text     NOT NULL,
     words    tsvector NOT NULL,
+    vector   bytea,
     PRIMARY KEY (tenant, event_id),
     FOREIGN KEY (tenant, event_id) REFERENCES events (tenant, event_id) ON DELETE CASCADE
 );

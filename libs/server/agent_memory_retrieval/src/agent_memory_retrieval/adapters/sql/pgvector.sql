@@ -30,6 +30,9 @@ WHERE d.id = ANY(%(ids)s::text[])
 -- name: delete
 DELETE FROM vector_docs WHERE id = ANY(%(ids)s)
 
+-- name: vectors
+SELECT id, embedding::text AS embedding FROM vector_docs WHERE id = ANY(%(ids)s::text[])
+
 -- name: clear
 DELETE FROM vector_docs
 

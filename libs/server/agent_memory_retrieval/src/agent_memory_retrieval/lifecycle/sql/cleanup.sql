@@ -163,6 +163,13 @@ FROM events AS e
 WHERE e.tenant = %(tenant)s AND e.event_id = ANY(%(event_ids)s::text[])
 ON CONFLICT (tenant, event_id) DO NOTHING
 
+-- name: record_vectors
+-- The vectors of the events the vector index is about to forget (float16 bytes): the descent's
+-- cosine. After record_words, in the same transaction: the rows exist.
+UPDATE pruned_event_words AS w SET vector = k.vector
+FROM unnest(%(event_ids)s::text[], %(vectors)s::bytea[]) AS k (event_id, vector)
+WHERE w.tenant = %(tenant)s AND w.event_id = k.event_id
+
 -- name: enforced
 -- Which of these projects' indexes the pruner has pruned under the project's current policy:
 -- from then on every writer keeps to the matrix (cleanup.WriteGate). Served by
