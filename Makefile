@@ -47,17 +47,10 @@ run: install ## start NATS, Postgres and every service; Ctrl-C stops
 # shared stack started once), the slow modules first; then the tests marked `serial` alone
 # (default ports, wall-clock budgets). Why and how: tests/scheduling.py.
 # --durations=20: the 20 slowest tests printed at the end, so a test that grows is seen at once.
-# mypy (a minute and a half of one core on a fresh clone) runs beside the parallel phase instead
-# of before it, while the workers still leave CPU to spare; its report is printed after that
-# phase and either failing fails the run before the serial tests, as a failing step did before.
 TEST_WORKERS ?= 3
 PARALLEL := -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
-TYPECHECK_LOG := $(VENV)/typecheck.log
-test: install lint k8s-tools browser node ## lint, type-check, then the whole test suite on real servers
-	@$(BIN)/mypy > $(TYPECHECK_LOG) 2>&1 & types=$$!; \
-	$(BIN)/pytest $(PARALLEL) -m "not serial" --durations=20; tests=$$?; \
-	wait $$types; typed=$$?; echo "--- mypy (ran beside the tests above):"; cat $(TYPECHECK_LOG); \
-	test $$tests -eq 0 -a $$typed -eq 0
+test: install check k8s-tools browser node ## lint, type-check, then the whole test suite on real servers
+	$(BIN)/pytest $(PARALLEL) -m "not serial" --durations=20
 	$(BIN)/pytest -m serial --durations=5
 
 # The dashboard's browser tests drive Debian's chromium through its chromedriver (Selenium is
