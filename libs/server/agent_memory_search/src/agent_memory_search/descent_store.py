@@ -96,9 +96,10 @@ async def pruned_events(
     }
     inner = [
         sql.SQL("e.tenant = %(tenant)s"),
-        sql.SQL("(o.project_id IS NULL OR e.project_id = o.project_id)"),
-        sql.SQL("e.ts >= o.since AND e.ts < o.until"),
-        sql.SQL("(o.session_id IS NULL OR e.session_id = o.session_id)"),
+        # one pass over the time the opened spans cover (nested ones, a week in its month in
+        # its year, were read once each: 876 rows for 292 events on bench-real's aged store)
+        sql.SQL("e.ts >= (SELECT min(since) FROM opened)"),
+        sql.SQL("e.ts < (SELECT max(until) FROM opened)"),
         _INDEXED,
     ]
     for name in ("project_id", "agent_id", "session_id"):
@@ -107,12 +108,16 @@ async def pruned_events(
             inner.append(
                 sql.SQL("e.{} = %({})s").format(sql.Identifier(name), sql.SQL(f"f_{name}"))
             )
+    # each event once, under the first opened span (by position) that holds it
     under = sql.SQL(
         "WITH opened AS ({opened}),"
-        " under AS (SELECT DISTINCT ON (x.event_id) x.* FROM opened o CROSS JOIN LATERAL"
-        " (SELECT o.node_id AS opened_id, o.pos, {cols}, w.words, w.vector FROM {pruned}"
-        " WHERE {inner}) x"
-        " ORDER BY x.event_id, x.pos)"
+        " under AS (SELECT f.opened_id, f.pos, {cols}, w.words, w.vector FROM {pruned}"
+        " CROSS JOIN LATERAL (SELECT o.node_id AS opened_id, o.pos FROM opened o"
+        " WHERE (o.project_id IS NULL OR e.project_id = o.project_id)"
+        " AND e.ts >= o.since AND e.ts < o.until"
+        " AND (o.session_id IS NULL OR e.session_id = o.session_id)"
+        " ORDER BY o.pos LIMIT 1) f"
+        " WHERE {inner})"
     ).format(opened=_OPENED, cols=_COLUMNS, pruned=_PRUNED, inner=sql.SQL(" AND ").join(inner))
     parts = [
         sql.SQL(
