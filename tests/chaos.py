@@ -59,6 +59,7 @@ import psycopg
 from agent_memory_common.contracts.subjects import STREAM_DLQ
 from agent_memory_common.core.credentials import load_credentials
 from agent_memory_embedded.servers import free_port, port_open
+from tests import plain_http
 from tests.helpers import tantivy_folder_ids
 
 TENANT = "default"  # local mode: no tokens, every request is the default tenant's
@@ -424,7 +425,7 @@ def _is_target(argv: Sequence[str], target: str) -> bool:
 
 def _http_ok(url: str) -> bool:
     try:
-        return httpx.get(url, timeout=2).status_code == 200
+        return plain_http.get(url, timeout=2).status_code == 200
     except httpx.HTTPError:
         return False
 
@@ -612,7 +613,7 @@ class Killer(threading.Thread):
 
 def _status(query_url: str) -> dict[str, Any]:
     try:
-        r = httpx.get(f"{query_url}/v1/status", timeout=10)
+        r = plain_http.get(f"{query_url}/v1/status", timeout=10)
         return dict(r.json()) if r.status_code == 200 else {}
     except (httpx.HTTPError, ValueError):
         return {}

@@ -20,19 +20,27 @@ from psycopg.rows import dict_row
 
 from agent_memory_common.contracts.event import Event
 from agent_memory_common.contracts.subjects import STREAM_RECORDED, recorded_subject
+from tests import plain_http
 
 T = TypeVar("T")
 
 
 def eventually(check: Callable[[], T | None], timeout: float = 30.0, what: str = "condition") -> T:
-    """Poll until ``check`` returns something truthy; fail with ``what`` after ``timeout``."""
+    """Poll until ``check`` returns something truthy; fail with ``what`` after ``timeout``.
+
+    The pause grows from 50 ms to half a second: a condition met at once is seen at once, and a
+    drain of a minute is not asked about 600 times (a status answer costs the query service,
+    Postgres and NATS some milliseconds of CPU each, taken from the pipeline being waited for).
+    """
     deadline = time.monotonic() + timeout
     last: T | None = None
+    pause = 0.05
     while time.monotonic() < deadline:
         last = check()
         if last:
             return last
-        time.sleep(0.1)
+        time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
+        pause = min(pause * 1.5, 0.5)
     raise AssertionError(f"{what} not reached within {timeout}s (last: {last!r})")
 
 
@@ -65,7 +73,7 @@ def drained(
     the services they need, so they look at the consumers of those services.
     """
     try:
-        status = httpx.get(f"{query_url}/v1/status", headers=headers, timeout=5).json()
+        status = plain_http.get(f"{query_url}/v1/status", headers=headers, timeout=5).json()
     except (httpx.HTTPError, ValueError):
         return False
     caught_up = all(
@@ -77,7 +85,7 @@ def drained(
 
 
 def stored_count(query_url: str, headers: dict[str, str] | None = None) -> int:
-    status = httpx.get(f"{query_url}/v1/status", headers=headers, timeout=5).json()
+    status = plain_http.get(f"{query_url}/v1/status", headers=headers, timeout=5).json()
     return int(status["events_stored"])
 
 
@@ -145,7 +153,7 @@ def value(found: dict[str, float], name: str, **labels: str) -> float:
 
 def scrape(url: str) -> dict[str, float]:
     """A service's ``/metrics`` as samples; fails the test unless it answers 200 text."""
-    r = httpx.get(f"{url}/metrics", timeout=10)
+    r = plain_http.get(f"{url}/metrics", timeout=10)
     assert r.status_code == 200, r.text
     assert r.headers["content-type"].startswith("text/plain")
     return metric_samples(r.text)

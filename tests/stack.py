@@ -30,6 +30,7 @@ from psycopg import sql
 from agent_memory_common.core.catalog import BY_NAME
 from agent_memory_common.db.postgres import apply_migrations
 from agent_memory_embedded.servers import ManagedProcess, NatsServer, PostgresServer, free_port
+from tests import plain_http
 
 TEMPLATE_DB = "agent_memory_template"
 
@@ -143,7 +144,7 @@ class Stack:
 def _http_ok(url: str) -> Callable[[], bool]:
     def check() -> bool:
         try:
-            return httpx.get(url, timeout=1).status_code == 200
+            return plain_http.get(url, timeout=1).status_code == 200
         except httpx.HTTPError:
             return False
 

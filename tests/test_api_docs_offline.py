@@ -13,10 +13,10 @@ import re
 from collections.abc import Iterator
 from urllib.parse import urljoin, urlsplit
 
-import httpx
 import pytest
 
 from agent_memory_embedded.servers import PostgresServer
+from tests import plain_http
 from tests.stack import Stack, module_stack
 
 
@@ -50,7 +50,7 @@ def test_the_docs_pages_load_nothing_from_another_host(
     http_services: Stack, service: str, page: str, script: str
 ) -> None:
     base = getattr(http_services, f"{service}_url")
-    r = httpx.get(base + page, timeout=10)
+    r = plain_http.get(base + page, timeout=10)
     assert r.status_code == 200, r.text
     assert r.headers["content-type"].startswith("text/html")
     assert not re.search(r"(?:https?:)?//", r.text), f"{page} names another host:\n{r.text}"
@@ -58,7 +58,7 @@ def test_the_docs_pages_load_nothing_from_another_host(
     assert "/openapi.json" in urls and any(u.endswith(".js") for u in urls), urls
     for url in urls:
         assert not urlsplit(url).netloc, url
-        asset = httpx.get(urljoin(base + page, url), timeout=10)
+        asset = plain_http.get(urljoin(base + page, url), timeout=10)
         assert asset.status_code == 200, url
         if url.endswith(".js"):
             assert script in asset.text and len(asset.content) > 100_000, url

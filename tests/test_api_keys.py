@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from agent_memory_embedded.servers import PostgresServer
+from tests import plain_http
 from tests.helpers import drained, eventually, make_event
 from tests.stack import Stack, module_stack
 
@@ -31,7 +32,7 @@ def team(pg_server: PostgresServer, tmp_path_factory: pytest.TempPathFactory) ->
 
 
 def issue(stack: Stack, headers: dict[str, str] = BOOT, **body: Any) -> dict[str, Any]:
-    r = httpx.post(f"{stack.query_url}/v1/keys", json=body, headers=headers)
+    r = plain_http.post(f"{stack.query_url}/v1/keys", json=body, headers=headers)
     assert r.status_code == 201, r.text
     created: dict[str, Any] = r.json()
     return created
@@ -42,17 +43,17 @@ def bearer(key: dict[str, Any]) -> dict[str, str]:
 
 
 def post(stack: Stack, body: Any, headers: dict[str, str]) -> httpx.Response:
-    return httpx.post(f"{stack.gateway_url}/v1/events", json=body, headers=headers)
+    return plain_http.post(f"{stack.gateway_url}/v1/events", json=body, headers=headers)
 
 
 def test_secret_is_shown_once_and_only_its_hash_is_stored(team: Stack) -> None:
     key = issue(team, role="reader", label="dana's laptop", expires="90d")
     assert key["secret"].startswith(f"amk_{key['key_id']}_") and key["tenant"] == "acme"
     assert key["expires_at"] is not None
-    listed = httpx.get(f"{team.query_url}/v1/keys", headers=BOOT).json()["keys"]
+    listed = plain_http.get(f"{team.query_url}/v1/keys", headers=BOOT).json()["keys"]
     mine = next(k for k in listed if k["key_id"] == key["key_id"])
     assert "secret" not in mine and mine["label"] == "dana's laptop"
-    assert key["secret"] not in httpx.get(f"{team.query_url}/v1/keys", headers=BOOT).text
+    assert key["secret"] not in plain_http.get(f"{team.query_url}/v1/keys", headers=BOOT).text
     import psycopg
 
     with psycopg.connect(team.pg_dsn) as conn:
@@ -62,7 +63,7 @@ def test_secret_is_shown_once_and_only_its_hash_is_stored(team: Stack) -> None:
     assert row is not None and len(bytes(row[0])) == 32  # sha256, not the secret
     assert key["secret"].encode() not in bytes(row[0])
     # another tenant's admin does not see it
-    other = httpx.get(
+    other = plain_http.get(
         f"{team.query_url}/v1/keys", headers={"authorization": "Bearer other-boot"}
     ).json()
     assert key["key_id"] not in {k["key_id"] for k in other["keys"]}
@@ -75,10 +76,10 @@ def test_bad_key_requests_name_the_field(team: Stack) -> None:
         ({"role": "reader", "expires": "0d"}, "expires"),
         ({"role": "reader", "extra": 1}, "extra"),
     ):
-        r = httpx.post(f"{team.query_url}/v1/keys", json=body, headers=BOOT)
+        r = plain_http.post(f"{team.query_url}/v1/keys", json=body, headers=BOOT)
         assert r.status_code == 422, r.text
         assert r.json()["field"] == field
-    missing = httpx.delete(f"{team.query_url}/v1/keys/nope", headers=BOOT)
+    missing = plain_http.delete(f"{team.query_url}/v1/keys/nope", headers=BOOT)
     assert missing.status_code == 404 and missing.json()["field"] == "key_id"
 
 
@@ -88,40 +89,40 @@ def test_roles_reader_writer_admin(team: Stack) -> None:
     assert r.status_code == 403 and "writer" in r.json()["message"]
     assert post(team, make_event(1, project="roles"), bearer(writer)).status_code == 202
     eventually(lambda: drained(team.query_url, 1, bearer(reader)), what="the event")
-    got = httpx.get(
+    got = plain_http.get(
         f"{team.query_url}/v1/events", params={"project_id": "roles"}, headers=bearer(reader)
     )
     assert got.status_code == 200 and len(got.json()["events"]) == 1
     # a writer may not issue keys nor change sharing; a reader may not pin
     assert (
-        httpx.post(
+        plain_http.post(
             f"{team.query_url}/v1/keys", json={"role": "admin"}, headers=bearer(writer)
         ).status_code
         == 403
     )
     assert (
-        httpx.put(
+        plain_http.put(
             f"{team.query_url}/v1/projects/roles/sharing",
             json={"strategy": "team"},
             headers=bearer(writer),
         ).status_code
         == 403
     )
-    pin = httpx.post(f"{team.query_url}/v1/memories/n_x/pin", headers=bearer(reader))
+    pin = plain_http.post(f"{team.query_url}/v1/memories/n_x/pin", headers=bearer(reader))
     assert pin.status_code == 403
 
 
 def test_revoked_and_expired_keys_are_refused(team: Stack) -> None:
     key = issue(team, role="writer")
     assert post(team, make_event(1, project="rev"), bearer(key)).status_code == 202
-    revoked = httpx.delete(f"{team.query_url}/v1/keys/{key['key_id']}", headers=BOOT)
+    revoked = plain_http.delete(f"{team.query_url}/v1/keys/{key['key_id']}", headers=BOOT)
     assert revoked.status_code == 200 and revoked.json()["revoked_at"] is not None
     assert post(team, make_event(2, project="rev"), bearer(key)).status_code == 401
-    assert httpx.get(f"{team.query_url}/v1/events", headers=bearer(key)).status_code == 401
+    assert plain_http.get(f"{team.query_url}/v1/events", headers=bearer(key)).status_code == 401
     # a tampered secret of a live key is refused too
     live = issue(team, role="reader")
     forged = {"authorization": f"Bearer {live['secret'][:-2]}xx"}
-    assert httpx.get(f"{team.query_url}/v1/status", headers=forged).status_code == 401
+    assert plain_http.get(f"{team.query_url}/v1/status", headers=forged).status_code == 401
     import psycopg
 
     with psycopg.connect(team.pg_dsn, autocommit=True) as conn:
@@ -129,7 +130,7 @@ def test_revoked_and_expired_keys_are_refused(team: Stack) -> None:
             "UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE key_id = %s",
             (live["key_id"],),
         )
-    assert httpx.get(f"{team.query_url}/v1/status", headers=bearer(live)).status_code == 401
+    assert plain_http.get(f"{team.query_url}/v1/status", headers=bearer(live)).status_code == 401
 
 
 def test_bound_key_writes_only_as_its_agent_user_and_projects(team: Stack) -> None:
@@ -147,16 +148,16 @@ def test_bound_key_writes_only_as_its_agent_user_and_projects(team: Stack) -> No
     assert post(team, {"events": batch}, h).status_code == 202
 
     def stored() -> list[dict[str, Any]] | None:
-        r = httpx.get(f"{team.query_url}/v1/events", params={"project_id": "web"}, headers=h)
+        r = plain_http.get(f"{team.query_url}/v1/events", params={"project_id": "web"}, headers=h)
         events: list[dict[str, Any]] = r.json()["events"]
         return events if len(events) == 2 else None
 
     events = eventually(stored, what="the bound key's events")
     assert {e["user_id"] for e in events} == {"dana"}
     # reads are bounded too: another project, or none named, is refused
-    other = httpx.get(f"{team.query_url}/v1/projects/api/sharing", headers=h)
+    other = plain_http.get(f"{team.query_url}/v1/projects/api/sharing", headers=h)
     assert other.status_code == 403
-    search = httpx.post(
+    search = plain_http.post(
         f"{team.query_url}/v1/search", json={"query": "x", "project_id": "api"}, headers=h
     )
     assert search.status_code == 403 and search.json()["field"] == "project_id"
@@ -164,8 +165,8 @@ def test_bound_key_writes_only_as_its_agent_user_and_projects(team: Stack) -> No
 
 def test_sharing_strategies(team: Stack) -> None:
     url = f"{team.query_url}/v1/projects/shared/sharing"
-    assert httpx.get(url, headers=BOOT).json()["strategy"] == "unified"
-    bad = httpx.put(url, json={"strategy": "open"}, headers=BOOT)
+    assert plain_http.get(url, headers=BOOT).json()["strategy"] == "unified"
+    bad = plain_http.put(url, json={"strategy": "open"}, headers=BOOT)
     assert bad.status_code == 422 and bad.json()["field"] == "strategy"
     claude = issue(team, role="writer", agent_id="claude-code", user_id="dana")
     codex = issue(team, role="writer", agent_id="codex", user_id="lee")
@@ -188,7 +189,7 @@ def test_sharing_strategies(team: Stack) -> None:
     eventually(
         lambda: (
             len(
-                httpx.get(
+                plain_http.get(
                     f"{team.query_url}/v1/events", params={"project_id": "shared"}, headers=BOOT
                 ).json()["events"]
             )
@@ -205,7 +206,7 @@ def test_sharing_strategies(team: Stack) -> None:
             "tiers": ["scan"],
             **extra,
         }
-        r = httpx.post(f"{team.query_url}/v1/search", json=body, headers=headers)
+        r = plain_http.post(f"{team.query_url}/v1/search", json=body, headers=headers)
         assert r.status_code == 200, r.text
         results: list[dict[str, Any]] = r.json()["results"]
         return results
@@ -226,12 +227,12 @@ def test_sharing_strategies(team: Stack) -> None:
     except AssertionError:
         raise AssertionError(seen) from None
     # separate: an agent-bound key reads only its own agent's memories
-    assert httpx.put(url, json={"strategy": "separate"}, headers=BOOT).json()["strategy"] == (
+    assert plain_http.put(url, json={"strategy": "separate"}, headers=BOOT).json()["strategy"] == (
         "separate"
     )
     assert agents(search(bearer(codex))) == {("codex", "lee")}
     assert agents(search(bearer(claude))) == {("claude-code", "dana")}
-    refused = httpx.post(
+    refused = plain_http.post(
         f"{team.query_url}/v1/search",
         json={"query": "deploy", "project_id": "shared", "agent_id": "claude-code"},
         headers=bearer(codex),
@@ -239,10 +240,10 @@ def test_sharing_strategies(team: Stack) -> None:
     assert refused.status_code == 403 and refused.json()["field"] == "agent_id"
     assert agents(search(BOOT)) == both  # an unbound admin key still sees every agent
     # team: everyone shares, and search filters by user
-    httpx.put(url, json={"strategy": "team"}, headers=BOOT)
+    plain_http.put(url, json={"strategy": "team"}, headers=BOOT)
     assert agents(search(bearer(codex))) == both
     assert agents(search(bearer(codex), user_id="dana")) == {("claude-code", "dana")}
-    got = httpx.get(
+    got = plain_http.get(
         f"{team.query_url}/v1/search",
         params={"q": "deploy pipeline", "project_id": "shared", "user_id": "lee", "tiers": "scan"},
         headers=bearer(claude),

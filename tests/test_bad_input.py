@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import httpx
 import pytest
 
+from tests import plain_http
 from tests.helpers import make_event
 from tests.stack import Stack
 
@@ -69,7 +69,7 @@ def test_bad_input_is_a_clear_4xx(
     url = f"{shared_stack.gateway_url}/v1/events"
     if not isinstance(body, bytes):
         body = json.dumps(body).encode()  # the standard library writes 300 levels, orjson not
-    r = httpx.post(url, content=body, headers={"content-type": "application/json"})
+    r = plain_http.post(url, content=body, headers={"content-type": "application/json"})
     assert r.status_code == status, r.text
     payload = r.json()
     assert payload["error"] and payload["message"]
@@ -79,7 +79,7 @@ def test_bad_input_is_a_clear_4xx(
 
 def test_oversize_body_is_refused_before_reading_it_all(shared_stack: Stack) -> None:
     big = b'{"events": [' + b" " * (17 * 1024 * 1024) + b"]}"
-    r = httpx.post(
+    r = plain_http.post(
         f"{shared_stack.gateway_url}/v1/events",
         content=big,
         headers={"content-type": "application/json"},
@@ -93,10 +93,10 @@ def test_nothing_from_bad_requests_is_stored(shared_stack: Stack) -> None:
     event is all that is ever stored (the other tests' bad requests included)."""
     for _, body, _, _ in CASES[:6]:
         if isinstance(body, bytes):
-            httpx.post(f"{shared_stack.gateway_url}/v1/events", content=body)
+            plain_http.post(f"{shared_stack.gateway_url}/v1/events", content=body)
         else:
-            httpx.post(f"{shared_stack.gateway_url}/v1/events", json=body)
-    good = httpx.post(f"{shared_stack.gateway_url}/v1/events", json=make_event(99))
+            plain_http.post(f"{shared_stack.gateway_url}/v1/events", json=body)
+    good = plain_http.post(f"{shared_stack.gateway_url}/v1/events", json=make_event(99))
     assert good.status_code == 202
     from tests.helpers import drained, eventually
 
@@ -117,9 +117,9 @@ def test_an_unknown_query_parameter_is_named_not_ignored(
     shared_stack: Stack, service: str, path: str, params: dict[str, str], field: str
 ) -> None:
     base = shared_stack.query_url if service == "query" else shared_stack.gateway_url
-    r = httpx.get(f"{base}{path}", params=params)
+    r = plain_http.get(f"{base}{path}", params=params)
     assert r.status_code == 422, r.text
     assert r.json()["field"] == field and "unknown query parameter" in r.json()["message"]
     # the known parameters of the same route still work
     known = {k: v for k, v in params.items() if k != field}
-    assert httpx.get(f"{base}{path}", params=known).status_code == 200
+    assert plain_http.get(f"{base}{path}", params=known).status_code == 200

@@ -16,6 +16,7 @@ import psycopg
 import pytest
 
 from agent_memory_embedded.servers import NatsServer
+from tests import plain_http
 from tests.helpers import drained, eventually
 from tests.stack import LEAN, make_stack
 
@@ -63,7 +64,7 @@ def story(session: str, *, retry: bool) -> list[dict[str, Any]]:
 def status(url: str) -> dict[str, Any]:
     """The status, or an empty dict while the query service is too busy to answer."""
     try:
-        answer: dict[str, Any] = httpx.get(f"{url}/v1/status", timeout=30).json()
+        answer: dict[str, Any] = plain_http.get(f"{url}/v1/status", timeout=30).json()
     except httpx.HTTPError:
         return {}
     return answer
@@ -110,10 +111,10 @@ def test_a_duplicate_is_stored_once_indexed_once_and_adds_no_bullet(
         ):
             stack.start(name)
         plain, retried = story("plain", retry=False), story("retry", retry=True)
-        r = httpx.post(f"{stack.gateway_url}/v1/events", json={"events": plain + retried})
+        r = plain_http.post(f"{stack.gateway_url}/v1/events", json={"events": plain + retried})
         assert r.status_code == 202, r.text
         # the same batch sent again (an agent's retry of the whole request): stored once
-        r = httpx.post(f"{stack.gateway_url}/v1/events", json={"events": retried})
+        r = plain_http.post(f"{stack.gateway_url}/v1/events", json={"events": retried})
         assert r.status_code == 202, r.text
         total = len(plain) + len(retried)
         consumers = (
@@ -140,7 +141,7 @@ def test_a_duplicate_is_stored_once_indexed_once_and_adds_no_bullet(
         ]
         assert status(stack.query_url)["duplicates_stored"] == 2
 
-        page = httpx.get(
+        page = plain_http.get(
             f"{stack.query_url}/v1/events", params={"session_id": "retry"}, timeout=10
         ).json()
         marks = {e["event_id"]: e["duplicate_of"] for e in page["events"]}
@@ -153,7 +154,7 @@ def test_a_duplicate_is_stored_once_indexed_once_and_adds_no_bullet(
             "retry-fix": None,
             "retry-end": None,
         }
-        one = httpx.get(f"{stack.query_url}/v1/events/retry-output-again", timeout=10).json()
+        one = plain_http.get(f"{stack.query_url}/v1/events/retry-output-again", timeout=10).json()
         assert one["duplicate_of"] == "retry-output"
 
         # indexed once: the vector index holds the same documents for both sessions
@@ -169,7 +170,7 @@ def test_a_duplicate_is_stored_once_indexed_once_and_adds_no_bullet(
         indexed = {e.split("-", 1)[1] for e in vector_docs(pg_dsn, "retry")}
         assert "prompt-retry" not in indexed and "output-again" not in indexed
         assert set(want) <= indexed
-        found = httpx.post(
+        found = plain_http.post(
             f"{stack.query_url}/v1/search",
             json={
                 "query": "reconciliation sequential scan",

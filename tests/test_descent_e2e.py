@@ -22,11 +22,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-import httpx
 import psycopg
 import pytest
 
 from agent_memory_embedded.servers import NatsServer
+from tests import plain_http
 from tests.helpers import eventually
 from tests.stack import make_stack
 
@@ -65,7 +65,7 @@ def _event(event_id: str, session: str, ts: int, text: str) -> dict[str, Any]:
 
 
 def _post(url: str, events: list[dict[str, Any]]) -> None:
-    r = httpx.post(f"{url}/v1/events", json={"events": events}, timeout=30)
+    r = plain_http.post(f"{url}/v1/events", json={"events": events}, timeout=30)
     assert r.status_code == 202, r.text
 
 
@@ -81,7 +81,7 @@ def _summarized(dsn: str, session: str) -> bool:
 
 
 def _search(url: str) -> dict[str, Any]:
-    r = httpx.post(
+    r = plain_http.post(
         f"{url}/v1/search",
         json={"query": QUESTION, "project_id": "desc", "limit": 10},
         timeout=30,
@@ -147,7 +147,7 @@ def test_a_pruned_moment_is_found_through_its_summaries(
 
         eventually(indexed, timeout=300, what="the old moment found while indexed")
 
-        r = httpx.post(
+        r = plain_http.post(
             f"{stack.pruner_url}/v1/admin/cleanup", json={"project_id": "desc"}, timeout=120
         )
         assert r.status_code == 200, r.text

@@ -15,7 +15,6 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import psutil
 import psycopg
 import pytest
@@ -24,6 +23,7 @@ from psycopg import sql
 from agent_memory_common.core.credentials import Credentials, load_credentials
 from agent_memory_common.db.postgres import prepare_database
 from agent_memory_embedded.servers import PostgresServer
+from tests import plain_http
 from tests.helpers import eventually, make_event
 from tests.nats_login import nats_login
 from tests.test_supervisor import Up, _stored
@@ -132,7 +132,10 @@ SECURE = {
 
 def test_up_admits_only_the_generated_credentials_and_keeps_state_private(up: Up) -> None:
     up.start()
-    assert httpx.post(f"{up.gateway}/v1/events", json=make_event(1), timeout=10).status_code == 202
+    assert (
+        plain_http.post(f"{up.gateway}/v1/events", json=make_event(1), timeout=10).status_code
+        == 202
+    )
     eventually(lambda: _stored(up.query, "e-000001"), what="event recorded")
     # the bm25-indexer has written Tantivy segment files (the probe found them 0644)
     eventually(lambda: list((up.home / "tantivy").rglob("*.store")), what="a Tantivy segment")
@@ -181,7 +184,10 @@ def test_a_home_from_before_credentials_is_moved_over_with_its_data(up: Up) -> N
     assert "trust" in _hba_methods(home)
 
     up.start()
-    assert httpx.post(f"{up.gateway}/v1/events", json=make_event(2), timeout=10).status_code == 202
+    assert (
+        plain_http.post(f"{up.gateway}/v1/events", json=make_event(2), timeout=10).status_code
+        == 202
+    )
     eventually(lambda: _stored(up.query, "e-000002"), what="event recorded by the role")
     eventually(lambda: list((home / "tantivy").rglob("*.store")), what="a Tantivy segment")
     creds = _credentials(up)

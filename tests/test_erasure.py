@@ -12,12 +12,12 @@ import asyncio
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
 import nats
 import psycopg
 import pytest
 
 from agent_memory_embedded.servers import PostgresServer
+from tests import plain_http
 from tests.helpers import eventually, make_event
 from tests.stack import Stack, module_stack
 
@@ -60,7 +60,7 @@ def _session(start: int, session: str, words: str, n: int = 6) -> list[dict[str,
 
 
 def _post(stack: Stack, events: list[dict[str, Any]], headers: dict[str, str] = A) -> None:
-    r = httpx.post(f"{stack.gateway_url}/v1/events", json={"events": events}, headers=headers)
+    r = plain_http.post(f"{stack.gateway_url}/v1/events", json={"events": events}, headers=headers)
     assert r.status_code == 202, r.text
 
 
@@ -127,14 +127,14 @@ def _search(stack: Stack, query: str, tiers: list[str] | None = None) -> dict[st
     body: dict[str, Any] = {"query": query, "project_id": "p"}
     if tiers:
         body["tiers"] = tiers
-    r = httpx.post(f"{stack.query_url}/v1/search", json=body, headers=A, timeout=30)
+    r = plain_http.post(f"{stack.query_url}/v1/search", json=body, headers=A, timeout=30)
     assert r.status_code == 200, r.text
     answer: dict[str, Any] = r.json()
     return answer
 
 
 def _erase(stack: Stack, scope: dict[str, Any], headers: dict[str, str] = A) -> dict[str, Any]:
-    r = httpx.post(
+    r = plain_http.post(
         f"{stack.query_url}/v1/erasures",
         json={"project_id": "p", "scope": scope},
         headers=headers,
@@ -145,7 +145,7 @@ def _erase(stack: Stack, scope: dict[str, Any], headers: dict[str, str] = A) -> 
 
 
 def _receipt(stack: Stack, erasure_id: str, headers: dict[str, str] = A) -> dict[str, Any]:
-    r = httpx.get(f"{stack.query_url}/v1/erasures/{erasure_id}", headers=headers)
+    r = plain_http.get(f"{stack.query_url}/v1/erasures/{erasure_id}", headers=headers)
     assert r.status_code == 200, r.text
     receipt: dict[str, Any] = r.json()
     return receipt
@@ -159,18 +159,20 @@ def _verified(stack: Stack, erasure_id: str) -> dict[str, Any] | None:
 def _toc_texts(stack: Stack) -> str:
     """Every TOC node reachable from the years, every version, with children and grips."""
     q, out = stack.query_url, []
-    toc = httpx.get(f"{q}/v1/toc", params={"project_id": "p"}, headers=A).json()
+    toc = plain_http.get(f"{q}/v1/toc", params={"project_id": "p"}, headers=A).json()
     todo = [y["node_id"] for y in toc["years"]]
     while todo:
         node_id = todo.pop()
-        node = httpx.get(f"{q}/v1/toc/nodes/{node_id}", headers=A).json()
+        node = plain_http.get(f"{q}/v1/toc/nodes/{node_id}", headers=A).json()
         for version in range(1, int(node["version"]) + 1):
-            r = httpx.get(f"{q}/v1/toc/nodes/{node_id}", params={"version": version}, headers=A)
+            r = plain_http.get(
+                f"{q}/v1/toc/nodes/{node_id}", params={"version": version}, headers=A
+            )
             out.append(r.text)  # 404 for a removed version
         for bullet in node.get("bullets") or ():
             for grip in bullet.get("grips") or ():
-                out.append(httpx.get(f"{q}/v1/grips/{grip['grip_id']}", headers=A).text)
-        kids = httpx.get(f"{q}/v1/toc/nodes/{node_id}/children", headers=A).json()
+                out.append(plain_http.get(f"{q}/v1/grips/{grip['grip_id']}", headers=A).text)
+        kids = plain_http.get(f"{q}/v1/toc/nodes/{node_id}/children", headers=A).json()
         out.append(str(kids))
         todo += [k["node_id"] for k in kids.get("children") or () if "node_id" in k]
     return "\n".join(out).lower()
@@ -186,7 +188,7 @@ def test_an_erased_session_leaves_no_trace(erasure_stack: Stack) -> None:
     assert _in_streams(stack.nats.url, PHRASE)["EVENTS"] == 6
 
     # the dry run says what would go and changes nothing
-    r = httpx.post(
+    r = plain_http.post(
         f"{stack.query_url}/v1/erasures/dry-run",
         json={"project_id": "p", "scope": {"session_id": "secret"}},
         headers=A,
@@ -216,7 +218,7 @@ def test_an_erased_session_leaves_no_trace(erasure_stack: Stack) -> None:
         ("events", "toc_versions", "grips", "vectors", "episodes"), 0
     )
     assert _in_streams(stack.nats.url, PHRASE) == dict.fromkeys(STREAMS, 0)
-    events = httpx.get(f"{stack.query_url}/v1/events", params={"project_id": "p"}, headers=A)
+    events = plain_http.get(f"{stack.query_url}/v1/events", params={"project_id": "p"}, headers=A)
     assert PHRASE not in events.text and OTHER in events.text
     for tiers in (["bm25"], ["toc"], None):
         answer = _search(stack, PHRASE, tiers)
@@ -224,11 +226,11 @@ def test_an_erased_session_leaves_no_trace(erasure_stack: Stack) -> None:
         assert not any("e-00000" in str(r.get("event_ids")) for r in answer["results"])
     toc = _toc_texts(stack)
     assert PHRASE not in toc and OTHER in toc
-    r = httpx.get(f"{stack.query_url}/v1/events/e-000001", headers=A)
+    r = plain_http.get(f"{stack.query_url}/v1/events/e-000001", headers=A)
     assert r.status_code == 404
 
     # the audit log: who, when, scope, counts; never the content
-    log = httpx.get(f"{stack.query_url}/v1/erasures", headers=A).json()["erasures"]
+    log = plain_http.get(f"{stack.query_url}/v1/erasures", headers=A).json()["erasures"]
     assert [e["erasure_id"] for e in log] == [accepted["erasure_id"]]
     assert log[0]["requested_by"] == "tenant-a" and log[0]["scope"] == {"session_id": "secret"}
     assert PHRASE not in str(log)
@@ -255,12 +257,12 @@ def test_a_tenant_cannot_erase_another_tenants_data(erasure_stack: Stack) -> Non
     )
     accepted = _erase(stack, {"session_id": "theirs"}, headers=B)
     assert accepted["events"] == 0
-    r = httpx.get(f"{stack.query_url}/v1/erasures/{accepted['erasure_id']}", headers=A)
+    r = plain_http.get(f"{stack.query_url}/v1/erasures/{accepted['erasure_id']}", headers=A)
     assert r.status_code == 404
     eventually(lambda: _verified_as(stack, accepted["erasure_id"], B), 60, "B's empty erasure")
     stored = _rows(stack.pg_dsn, "SELECT count(*) FROM events WHERE session_id = 'theirs'")
     assert stored[0][0] == 3
-    r = httpx.post(
+    r = plain_http.post(
         f"{stack.query_url}/v1/erasures",
         json={"project_id": "p", "scope": {"session_id": "x", "agent_id": "y"}},
         headers=A,

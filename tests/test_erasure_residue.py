@@ -17,13 +17,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import httpx
 import psycopg
 import pytest
 
 from agent_memory_embedded.servers import PostgresServer
 from agent_memory_retrieval.adapters.tantivy_index import TantivyIndex
 from agent_memory_retrieval.docs import IndexDoc, SearchFilter
+from tests import plain_http
 from tests.disk_residue import files_holding, tantivy_compression
 from tests.helpers import eventually, make_event
 from tests.stack import Stack, module_stack
@@ -70,7 +70,7 @@ def _session(start: int, session: str, words: str, n: int = 6) -> list[dict[str,
 
 
 def _bm25_finds(stack: Stack, words: str) -> bool:
-    r = httpx.post(
+    r = plain_http.post(
         f"{stack.query_url}/v1/search",
         json={"query": words, "project_id": "p", "tiers": ["bm25"]},
         headers=A,
@@ -119,7 +119,7 @@ def test_a_verified_erasure_leaves_no_text_in_the_index_files_or_table_files(
     tantivy = Path(stack.env["AGENT_MEMORY_TANTIVY_DIR"])
     # one request: both sessions recorded and indexed together, so the erased documents share
     # their Tantivy segments (and heap pages) with documents that stay
-    r = httpx.post(
+    r = plain_http.post(
         f"{stack.gateway_url}/v1/events",
         json={"events": _session(0, "secret", PHRASE) + _session(100, "kept", KEPT)},
         headers=A,
@@ -137,7 +137,7 @@ def test_a_verified_erasure_leaves_no_text_in_the_index_files_or_table_files(
     assert files_holding(database, PHRASE), "the phrase is in the table files before"
     eventually(lambda: files_holding(stack.nats.store_dir, PHRASE), 30, "in the stream files")
 
-    r = httpx.post(
+    r = plain_http.post(
         f"{stack.query_url}/v1/erasures",
         json={"project_id": "p", "scope": {"session_id": "secret"}},
         headers=A,
@@ -146,7 +146,7 @@ def test_a_verified_erasure_leaves_no_text_in_the_index_files_or_table_files(
     erasure_id = r.json()["erasure_id"]
 
     def verified() -> dict[str, Any] | None:
-        receipt: dict[str, Any] = httpx.get(
+        receipt: dict[str, Any] = plain_http.get(
             f"{stack.query_url}/v1/erasures/{erasure_id}", headers=A
         ).json()
         return receipt if receipt["verified"] else None

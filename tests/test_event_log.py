@@ -11,22 +11,23 @@ import functools
 import time
 from typing import Any
 
-import httpx
 import psycopg
 
+from tests import plain_http
 from tests.helpers import drained, eventually, make_event
 from tests.stack import Stack
 
 
 def test_round_trip_single_event(shared_stack: Stack) -> None:
     body = make_event(1, text="remember: the schema uses ULIDs", metadata={"speaker": "Ann"})
-    r = httpx.post(f"{shared_stack.gateway_url}/v1/events", json=body)
+    r = plain_http.post(f"{shared_stack.gateway_url}/v1/events", json=body)
     assert r.status_code == 202, r.text
     assert r.json() == {"accepted": 1, "event_ids": ["e-000001"], "refused": 0, "refusals": []}
 
     got = eventually(
         lambda: (
-            (resp := httpx.get(f"{shared_stack.query_url}/v1/events/e-000001")).status_code == 200
+            (resp := plain_http.get(f"{shared_stack.query_url}/v1/events/e-000001")).status_code
+            == 200
             and resp.json()
         ),
         what="event stored",
@@ -42,10 +43,10 @@ def test_round_trip_single_event(shared_stack: Stack) -> None:
 def test_an_id_with_a_slash_can_be_fetched(shared_stack: Stack) -> None:
     """The gateway accepts any printable id, so the query service must serve every one back."""
     body = make_event(1, event_id="run/7/step-1")
-    assert httpx.post(f"{shared_stack.gateway_url}/v1/events", json=body).status_code == 202
+    assert plain_http.post(f"{shared_stack.gateway_url}/v1/events", json=body).status_code == 202
 
     def fetched(path: str) -> dict[str, Any] | None:
-        resp = httpx.get(f"{shared_stack.query_url}/v1/events/{path}")
+        resp = plain_http.get(f"{shared_stack.query_url}/v1/events/{path}")
         return resp.json() if resp.status_code == 200 else None
 
     for path in ("run/7/step-1", "run%2F7%2Fstep-1"):  # as typed, and as clients quote it
@@ -56,13 +57,14 @@ def test_an_id_with_a_slash_can_be_fetched(shared_stack: Stack) -> None:
 def test_event_without_id_or_ts_gets_ulid_and_receive_time(shared_stack: Stack) -> None:
     body = {"project_id": "p", "agent_id": "a", "session_id": "s", "role": "user", "text": "hi"}
     before = time.time()
-    r = httpx.post(f"{shared_stack.gateway_url}/v1/events", json=body)
+    r = plain_http.post(f"{shared_stack.gateway_url}/v1/events", json=body)
     assert r.status_code == 202, r.text
     (event_id,) = r.json()["event_ids"]
     assert len(event_id) == 26
     got = eventually(
         lambda: (
-            (resp := httpx.get(f"{shared_stack.query_url}/v1/events/{event_id}")).status_code == 200
+            (resp := plain_http.get(f"{shared_stack.query_url}/v1/events/{event_id}")).status_code
+            == 200
             and resp.json()
         )
     )
@@ -75,7 +77,7 @@ def test_event_without_id_or_ts_gets_ulid_and_receive_time(shared_stack: Stack) 
 def test_retried_batch_is_stored_once(stack: Stack) -> None:
     batch = {"events": [make_event(i) for i in range(100)]}
     for _ in range(3):
-        r = httpx.post(f"{stack.gateway_url}/v1/events", json=batch)
+        r = plain_http.post(f"{stack.gateway_url}/v1/events", json=batch)
         assert r.status_code == 202, r.text
         assert r.json()["accepted"] == 100
     eventually(lambda: drained(stack.query_url, 100), what="100 events drained")
@@ -86,14 +88,15 @@ def test_retried_batch_is_stored_once(stack: Stack) -> None:
 
 def test_secrets_are_redacted_before_storage(shared_stack: Stack) -> None:
     text = "use AKIAIOSFODNN7EXAMPLE and postgres://app:hunter2secret@db/x to connect"
-    r = httpx.post(
+    r = plain_http.post(
         f"{shared_stack.gateway_url}/v1/events",
         json=make_event(7, text=text, metadata={"cmd": "export PGPASSWORD=s3cr3tValue42"}),
     )
     assert r.status_code == 202, r.text
     got = eventually(
         lambda: (
-            (resp := httpx.get(f"{shared_stack.query_url}/v1/events/e-000007")).status_code == 200
+            (resp := plain_http.get(f"{shared_stack.query_url}/v1/events/e-000007")).status_code
+            == 200
             and resp.json()
         )
     )
@@ -109,7 +112,10 @@ def test_secrets_are_redacted_before_storage(shared_stack: Stack) -> None:
 
 def test_list_filters_order_and_cursor_pagination(stack: Stack) -> None:
     events = [make_event(i, session="s1" if i < 30 else "s2") for i in range(50)]
-    assert httpx.post(f"{stack.gateway_url}/v1/events", json={"events": events}).status_code == 202
+    assert (
+        plain_http.post(f"{stack.gateway_url}/v1/events", json={"events": events}).status_code
+        == 202
+    )
     eventually(lambda: drained(stack.query_url, 50))
 
     seen: list[str] = []
@@ -118,62 +124,68 @@ def test_list_filters_order_and_cursor_pagination(stack: Stack) -> None:
         params: dict[str, str | int] = {"session_id": "s1", "limit": 7}
         if cursor:
             params["cursor"] = cursor
-        page = httpx.get(f"{stack.query_url}/v1/events", params=params).json()
+        page = plain_http.get(f"{stack.query_url}/v1/events", params=params).json()
         seen += [e["event_id"] for e in page["events"]]
         cursor = page["next_cursor"]
         if not cursor:
             break
     assert seen == [f"e-{i:06d}" for i in range(30)]
 
-    desc = httpx.get(f"{stack.query_url}/v1/events", params={"order": "desc", "limit": 3}).json()
+    desc = plain_http.get(
+        f"{stack.query_url}/v1/events", params={"order": "desc", "limit": 3}
+    ).json()
     assert [e["event_id"] for e in desc["events"]] == ["e-000049", "e-000048", "e-000047"]
 
-    window = httpx.get(
+    window = plain_http.get(
         f"{stack.query_url}/v1/events",
         params={"since": "2026-01-01T00:00:10Z", "until": "2026-01-01T00:00:13Z"},
     ).json()
     assert [e["event_id"] for e in window["events"]] == ["e-000010", "e-000011", "e-000012"]
 
-    missing = httpx.get(f"{stack.query_url}/v1/events/nope")
+    missing = plain_http.get(f"{stack.query_url}/v1/events/nope")
     assert missing.status_code == 404
     assert missing.json()["field"] == "event_id"
-    bad = httpx.get(f"{stack.query_url}/v1/events", params={"since": "yesterday-ish"})
+    bad = plain_http.get(f"{stack.query_url}/v1/events", params={"since": "yesterday-ish"})
     assert bad.status_code == 422
     assert bad.json()["field"] == "since"
-    bad_cursor = httpx.get(f"{stack.query_url}/v1/events", params={"cursor": "xyz"})
+    bad_cursor = plain_http.get(f"{stack.query_url}/v1/events", params={"cursor": "xyz"})
     assert bad_cursor.status_code == 422
     assert bad_cursor.json()["field"] == "cursor"
 
 
 def test_status_reports_consumers_and_drained(stack: Stack) -> None:
-    status = httpx.get(f"{stack.query_url}/v1/status").json()
+    status = plain_http.get(f"{stack.query_url}/v1/status").json()
     names = {c["name"] for c in status["consumers"]}
     assert "recorder" in names
     assert status["events_stored"] == 0
-    httpx.post(f"{stack.gateway_url}/v1/events", json={"events": [make_event(i) for i in range(5)]})
+    plain_http.post(
+        f"{stack.gateway_url}/v1/events", json={"events": [make_event(i) for i in range(5)]}
+    )
     eventually(lambda: drained(stack.query_url, 5))
-    status = httpx.get(f"{stack.query_url}/v1/status").json()
+    status = plain_http.get(f"{stack.query_url}/v1/status").json()
     recorder = next(c for c in status["consumers"] if c["name"] == "recorder")
     assert recorder["pending"] == 0 and recorder["ack_pending"] == 0
     assert recorder["ack_floor"] >= 5
     for url in (stack.gateway_url, stack.query_url):
-        assert httpx.get(f"{url}/healthz").status_code == 200
-        assert httpx.get(f"{url}/readyz").status_code == 200
-    assert httpx.get(f"{stack.query_url}/docs").status_code == 200
-    assert "/v1/events" in httpx.get(f"{stack.gateway_url}/openapi.json").json()["paths"]
+        assert plain_http.get(f"{url}/healthz").status_code == 200
+        assert plain_http.get(f"{url}/readyz").status_code == 200
+    assert plain_http.get(f"{stack.query_url}/docs").status_code == 200
+    assert "/v1/events" in plain_http.get(f"{stack.gateway_url}/openapi.json").json()["paths"]
 
 
 def test_gateway_answers_503_while_nats_is_down_and_recovers(stack: Stack) -> None:
-    assert httpx.post(f"{stack.gateway_url}/v1/events", json=make_event(1)).status_code == 202
+    assert plain_http.post(f"{stack.gateway_url}/v1/events", json=make_event(1)).status_code == 202
     stack.nats.stop()
     started = time.monotonic()
-    r = httpx.post(f"{stack.gateway_url}/v1/events", json=make_event(2), timeout=30)
+    r = plain_http.post(f"{stack.gateway_url}/v1/events", json=make_event(2), timeout=30)
     assert r.status_code == 503, r.text
     assert r.headers["retry-after"].isdigit()
     assert time.monotonic() - started < 10
     stack.nats.start(timeout=30)
     eventually(
-        lambda: httpx.post(f"{stack.gateway_url}/v1/events", json=make_event(2)).status_code == 202,
+        lambda: (
+            plain_http.post(f"{stack.gateway_url}/v1/events", json=make_event(2)).status_code == 202
+        ),
         timeout=60,
         what="gateway accepting again",
     )

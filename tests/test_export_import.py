@@ -17,10 +17,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from agent_memory_embedded.servers import PostgresServer
+from tests import plain_http
 from tests.helpers import drained, eventually, make_event
 from tests.stack import Stack, create_database, make_stack, start_nats
 
@@ -76,7 +76,7 @@ def cli(stack: Stack, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def events_of(stack: Stack, project: str) -> list[dict[str, Any]]:
-    r = httpx.get(
+    r = plain_http.get(
         f"{stack.query_url}/v1/events", params={"project_id": project, "limit": 500}, timeout=30
     )
     assert r.status_code == 200, r.text
@@ -87,7 +87,7 @@ def events_of(stack: Stack, project: str) -> list[dict[str, Any]]:
 
 
 def toc_terms(stack: Stack, query: str) -> list[Any]:
-    r = httpx.post(
+    r = plain_http.post(
         f"{stack.query_url}/v1/toc/search",
         json={"query": query, "project_id": "proj"},
         timeout=30,
@@ -97,7 +97,7 @@ def toc_terms(stack: Stack, query: str) -> list[Any]:
 
 
 def search_ids(stack: Stack, query: str) -> list[list[str]]:
-    r = httpx.post(
+    r = plain_http.post(
         f"{stack.query_url}/v1/search",
         json={"query": query, "project_id": "proj", "tiers": ["bm25"], "limit": 5},
         timeout=30,
@@ -112,7 +112,7 @@ def settled(stack: Stack, expected: int) -> bool:
 
 def settings_of(stack: Stack, path: str) -> dict[str, Any]:
     """A project's retention or sharing answer, without when it was set."""
-    answer: dict[str, Any] = httpx.get(f"{stack.query_url}/v1/projects/{path}").json()
+    answer: dict[str, Any] = plain_http.get(f"{stack.query_url}/v1/projects/{path}").json()
     answer.pop("updated_at", None)
     return answer
 
@@ -127,33 +127,35 @@ def test_a_project_round_trips_between_deployments(
         for i in range(8)
     ]
     events.append(make_event(99, project="other", text="Another project's event."))
-    assert httpx.post(f"{a.gateway_url}/v1/events", json={"events": events}).status_code == 202
-    episode = httpx.post(
+    assert plain_http.post(f"{a.gateway_url}/v1/events", json={"events": events}).status_code == 202
+    episode = plain_http.post(
         f"{a.query_url}/v1/episodes",
         json={"episode_id": "ep-1", "task": "fix the flaky test", "project_id": "proj"},
     )
     assert episode.status_code in (200, 201), episode.text
-    r = httpx.post(
+    r = plain_http.post(
         f"{a.query_url}/v1/episodes/ep-1/actions",
         json={"actions": [{"action_id": "a1", "action": "ran pytest", "ok": False}]},
     )
     assert r.status_code in (200, 201), r.text
-    r = httpx.post(
+    r = plain_http.post(
         f"{a.query_url}/v1/episodes/ep-1/complete",
         json={"outcome": "success", "lessons": ["ack after commit"], "summary": "fixed"},
     )
     assert r.status_code == 200, r.text
-    r = httpx.post(
+    r = plain_http.post(
         f"{a.query_url}/v1/playbooks/proj/entries",
         json={"entries": [{"text": "Run the consumer tests twice.", "section": "testing"}]},
     )
     assert r.status_code == 200, r.text
     # the project's settings travel with it
-    r = httpx.put(f"{a.query_url}/v1/projects/proj/retention", json={"vector": {"segment": "90d"}})
+    r = plain_http.put(
+        f"{a.query_url}/v1/projects/proj/retention", json={"vector": {"segment": "90d"}}
+    )
     assert r.status_code == 200, r.text
-    r = httpx.put(f"{a.query_url}/v1/projects/proj/sharing", json={"strategy": "team"})
+    r = plain_http.put(f"{a.query_url}/v1/projects/proj/sharing", json={"strategy": "team"})
     assert r.status_code == 200, r.text
-    r = httpx.put(f"{a.query_url}/v1/projects/other/sharing", json={"strategy": "separate"})
+    r = plain_http.put(f"{a.query_url}/v1/projects/other/sharing", json={"strategy": "separate"})
     assert r.status_code == 200, r.text
     eventually(lambda: settled(a, 9), timeout=180, what="stack A drained")
 
@@ -172,11 +174,11 @@ def test_a_project_round_trips_between_deployments(
 
     assert events_of(b, "proj") == events_of(a, "proj")
     assert events_of(b, "other") == []
-    ep_a = httpx.get(f"{a.query_url}/v1/episodes/ep-1").json()
-    ep_b = httpx.get(f"{b.query_url}/v1/episodes/ep-1").json()
+    ep_a = plain_http.get(f"{a.query_url}/v1/episodes/ep-1").json()
+    ep_b = plain_http.get(f"{b.query_url}/v1/episodes/ep-1").json()
     assert ep_b == ep_a
-    book_a = httpx.get(f"{a.query_url}/v1/playbooks/proj/entries").json()["entries"]
-    book_b = httpx.get(f"{b.query_url}/v1/playbooks/proj/entries").json()["entries"]
+    book_a = plain_http.get(f"{a.query_url}/v1/playbooks/proj/entries").json()["entries"]
+    book_b = plain_http.get(f"{b.query_url}/v1/playbooks/proj/entries").json()["entries"]
     assert book_b == book_a and len(book_a) == 1
     for path in ("proj/retention", "proj/sharing", "other/sharing"):
         a_view, b_view = (settings_of(stack, path) for stack in (a, b))

@@ -11,7 +11,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 import grpc
-import httpx
 import pytest
 from google.protobuf.struct_pb2 import Struct
 from google.protobuf.timestamp_pb2 import Timestamp
@@ -21,6 +20,7 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from agent_memory_embedded.servers import PostgresServer
 from agent_memory_proto.v1 import event_pb2, event_pb2_grpc
 from agent_memory_proto.v1.event_pb2 import Event, EventBatch
+from tests import plain_http
 from tests.helpers import eventually
 from tests.stack import Stack, module_stack
 
@@ -75,7 +75,7 @@ def event(i: int, session: str, **over: Any) -> Event:
 
 def stored(stack: Stack, session: str, count: int) -> list[dict[str, Any]]:
     def read() -> list[dict[str, Any]] | None:
-        r = httpx.get(
+        r = plain_http.get(
             f"{stack.query_url}/v1/events",
             params={"project_id": "grpc", "session_id": session},
             headers=HTTP_BOOT,
@@ -125,7 +125,7 @@ def test_a_stream_is_one_batch_and_a_repeated_id_is_stored_once(stack: Stack, st
     again = stub.IngestEvents(EventBatch(events=sent[:2]), metadata=BOOT, timeout=30)
     assert again.accepted == 2
     body = {"project_id": "grpc", "agent_id": "codex", "session_id": "stream", "role": "user"}
-    r = httpx.post(
+    r = plain_http.post(
         f"{stack.gateway_url}/v1/events",
         json={**body, "event_id": "stream-3", "text": "grpc event 3"},
         headers=HTTP_BOOT,
@@ -192,7 +192,7 @@ def test_keys_are_checked_as_over_http(stack: Stack, stub: Any) -> None:
         assert err.code() == grpc.StatusCode.UNAUTHENTICATED
 
     def issue(**body: Any) -> tuple[tuple[str, str]]:
-        r = httpx.post(f"{stack.query_url}/v1/keys", json=body, headers=HTTP_BOOT)
+        r = plain_http.post(f"{stack.query_url}/v1/keys", json=body, headers=HTTP_BOOT)
         assert r.status_code == 201, r.text
         return (("authorization", f"Bearer {r.json()['secret']}"),)
 

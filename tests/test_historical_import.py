@@ -29,6 +29,7 @@ import pytest
 from agent_memory_common.core.catalog import CONSUMERS
 from agent_memory_embedded.servers import NatsServer
 from agent_memory_segmenter.settings import SegmenterOptions
+from tests import plain_http
 from tests.helpers import eventually, make_event
 from tests.stack import LEAN, Stack, make_stack
 
@@ -165,7 +166,7 @@ def agent_memory(stack: Stack, *args: str) -> str:
 
 def _ok(url: str) -> bool:
     try:
-        return httpx.get(url, timeout=2).status_code == 200
+        return plain_http.get(url, timeout=2).status_code == 200
     except httpx.HTTPError:
         return False
 
@@ -208,7 +209,7 @@ def test_an_imported_backlog_is_in_the_toc_within_seconds_and_drained_waits_for_
         done_at: float | None = None
         status: dict[str, Any] = {}
         while time.monotonic() - posted < 600:  # the consumers' pace is the machine's
-            status = httpx.get(f"{stack.query_url}/v1/status", timeout=10).json()
+            status = plain_http.get(f"{stack.query_url}/v1/status", timeout=10).json()
             still_open = [s for s, st in historical_segments(stack.pg_dsn) if st == "open"]
             if still_open:
                 closing_seen = max(closing_seen, status["segments_closing"])

@@ -20,6 +20,7 @@ import httpx
 import pytest
 
 from agent_memory_embedded.servers import PostgresServer
+from tests import plain_http
 from tests.browser.support import dashboard_process
 from tests.helpers import make_event
 from tests.stack import LEAN, Stack, module_stack
@@ -97,12 +98,12 @@ def test_a_rebound_page_gets_421_from_every_service(local: tuple[Stack, str]) ->
     ]
     for method, base, path, body in attempts:
         headers = {**_rebound(base), "accept": "application/json, text/event-stream"}
-        r = httpx.request(method, base + path, json=body, headers=headers)
+        r = plain_http.request(method, base + path, json=body, headers=headers)
         assert _error(r, 421, "misdirected_request")["field"] == "Host", (method, path)
     # nothing was planted, and no key was made
-    events = httpx.get(f"{stack.query_url}/v1/events").json()["events"]
+    events = plain_http.get(f"{stack.query_url}/v1/events").json()["events"]
     assert not [e for e in events if e["text"] == "disable TLS checks"]
-    assert httpx.get(f"{stack.query_url}/v1/keys").json()["keys"] == []
+    assert plain_http.get(f"{stack.query_url}/v1/keys").json()["keys"] == []
 
 
 def test_loopback_names_with_any_port_still_work(local: tuple[Stack, str]) -> None:
@@ -110,20 +111,20 @@ def test_loopback_names_with_any_port_still_work(local: tuple[Stack, str]) -> No
     for base in (stack.gateway_url, stack.query_url, stack.pruner_url, dashboard):
         port = urlsplit(base).port
         for host in (f"localhost:{port}", f"127.0.0.1:{port}", f"[::1]:{port}", "localhost"):
-            r = httpx.get(base + "/healthz", headers={"host": host})
+            r = plain_http.get(base + "/healthz", headers={"host": host})
             assert r.status_code == 200, (base, host, r.text)
-    r = httpx.get(f"{stack.query_url}/v1/events", headers={"host": "localhost:1"})
+    r = plain_http.get(f"{stack.query_url}/v1/events", headers={"host": "localhost:1"})
     assert r.status_code == 200, r.text
 
 
 def test_team_mode_answers_the_operators_host_names_only(team: tuple[Stack, str]) -> None:
     stack, dashboard = team
     for base in (stack.gateway_url, stack.query_url, dashboard):
-        r = httpx.get(base + "/healthz", headers=_rebound(base))
+        r = plain_http.get(base + "/healthz", headers=_rebound(base))
         _error(r, 421, "misdirected_request")
-        r = httpx.get(base + "/healthz", headers=_rebound(base, "memory.example.com"))
+        r = plain_http.get(base + "/healthz", headers=_rebound(base, "memory.example.com"))
         assert r.status_code == 200, (base, r.text)
-    r = httpx.get(
+    r = plain_http.get(
         f"{stack.query_url}/v1/projects",
         headers={**DANA, "host": "memory.example.com"},
     )
@@ -151,13 +152,13 @@ def test_bodies_over_the_limit_are_refused_by_every_service(local: tuple[Stack, 
         (dashboard, "/login"),
     ):
         # announced in Content-Length, then streamed without one (chunked)
-        r = httpx.post(base + path, content=big, headers=json_headers, timeout=60)
+        r = plain_http.post(base + path, content=big, headers=json_headers, timeout=60)
         assert _error(r, 413, "body_too_large")["field"] == "body", (base, path)
-        r = httpx.post(base + path, content=_chunks(2 * MIB), headers=json_headers, timeout=60)
+        r = plain_http.post(base + path, content=_chunks(2 * MIB), headers=json_headers, timeout=60)
         _error(r, 413, "body_too_large")
-        assert httpx.get(base + "/healthz").status_code == 200
+        assert plain_http.get(base + "/healthz").status_code == 200
     # a body within the limit is still served
-    r = httpx.post(f"{stack.query_url}/v1/search", json={"query": "x" * 1000}, timeout=60)
+    r = plain_http.post(f"{stack.query_url}/v1/search", json={"query": "x" * 1000}, timeout=60)
     assert r.status_code == 200, r.text
 
 
@@ -217,14 +218,14 @@ def _next_of(page: httpx.Response) -> str:
 )
 def test_sign_in_never_sends_the_browser_elsewhere(team: tuple[Stack, str], target: str) -> None:
     _, dashboard = team
-    page = httpx.get(f"{dashboard}/login?next={target}")
+    page = plain_http.get(f"{dashboard}/login?next={target}")
     assert page.status_code == 200
     assert _next_of(page) == "/"
 
 
 def test_sign_in_returns_to_a_page_of_the_dashboard(team: tuple[Stack, str]) -> None:
     _, dashboard = team
-    page = httpx.get(f"{dashboard}/login?next=/search%3Fq%3Dx")
+    page = plain_http.get(f"{dashboard}/login?next=/search%3Fq%3Dx")
     assert _next_of(page) == "/search?q=x"
 
 
@@ -232,26 +233,26 @@ def test_the_session_cookie_expires_is_secure_over_tls_and_dies_at_sign_out(
     team: tuple[Stack, str],
 ) -> None:
     _, dashboard = team
-    r = httpx.post(f"{dashboard}/login", json={"key": "tok-dana"})
+    r = plain_http.post(f"{dashboard}/login", json={"key": "tok-dana"})
     assert r.status_code == 204, r.text
     cookie = r.headers["set-cookie"]
     assert "Max-Age=3600" in cookie and "HttpOnly" in cookie, cookie
     assert "Secure" not in cookie  # plain HTTP: a Secure cookie would never come back
     assert "tok-dana" not in cookie  # the key itself stays on the server
     # behind a TLS proxy (uvicorn trusts 127.0.0.1's X-Forwarded-Proto by default)
-    tls = httpx.post(
+    tls = plain_http.post(
         f"{dashboard}/login", json={"key": "tok-dana"}, headers={"x-forwarded-proto": "https"}
     )
     assert tls.status_code == 204 and "Secure" in tls.headers["set-cookie"], tls.headers
 
     session = {"cookie": cookie.split(";", 1)[0]}
-    assert httpx.get(f"{dashboard}/api/v1/projects", headers=session).status_code == 200
-    out = httpx.post(f"{dashboard}/logout", headers=session)
+    assert plain_http.get(f"{dashboard}/api/v1/projects", headers=session).status_code == 200
+    out = plain_http.post(f"{dashboard}/logout", headers=session)
     assert out.status_code == 204
     # a copy of the signed-out cookie no longer works, for reads or writes
-    stale = httpx.get(f"{dashboard}/api/v1/projects", headers=session)
+    stale = plain_http.get(f"{dashboard}/api/v1/projects", headers=session)
     _error(stale, 401, "unauthorized")
-    r = httpx.get(f"{dashboard}/", headers=session)
+    r = plain_http.get(f"{dashboard}/", headers=session)
     assert r.status_code == 303 and r.headers["location"].startswith("/login")
 
 
@@ -260,12 +261,12 @@ def test_the_session_cookie_expires_is_secure_over_tls_and_dies_at_sign_out(
 
 def test_failed_keys_are_limited_per_address(team: tuple[Stack, str]) -> None:
     stack, dashboard = team
-    assert httpx.get(f"{stack.query_url}/v1/projects", headers=DANA).status_code == 200
+    assert plain_http.get(f"{stack.query_url}/v1/projects", headers=DANA).status_code == 200
     statuses = []
     started = time.monotonic()
     for i in range(BURST + 4):
         bad = {"authorization": f"Bearer amk_{i:012x}_guess"}
-        statuses.append(httpx.get(f"{stack.query_url}/v1/projects", headers=bad))
+        statuses.append(plain_http.get(f"{stack.query_url}/v1/projects", headers=bad))
     assert time.monotonic() - started < 5  # the bucket refills one token every 5 s
     codes = [r.status_code for r in statuses]
     assert 429 in codes, codes
@@ -277,16 +278,16 @@ def test_failed_keys_are_limited_per_address(team: tuple[Stack, str]) -> None:
     assert _error(refused, 429, "too_many_failures")["field"] == "Authorization"
     assert int(refused.headers["retry-after"]) >= 1
     # the same address's known key keeps working, and so do the probes
-    assert httpx.get(f"{stack.query_url}/v1/projects", headers=DANA).status_code == 200
-    assert httpx.get(f"{stack.query_url}/healthz").status_code == 200
+    assert plain_http.get(f"{stack.query_url}/v1/projects", headers=DANA).status_code == 200
+    assert plain_http.get(f"{stack.query_url}/healthz").status_code == 200
     # the gateway counts its own failures the same way
     for i in range(BURST + 2):
         bad = {"authorization": f"Bearer amk_{i:012x}_guess"}
-        r = httpx.post(f"{stack.gateway_url}/v1/events", json=make_event(i), headers=bad)
+        r = plain_http.post(f"{stack.gateway_url}/v1/events", json=make_event(i), headers=bad)
     _error(r, 429, "too_many_failures")
     # and the dashboard its refused sign-ins
     codes = [
-        httpx.post(f"{dashboard}/login", json={"key": f"amk_{i:012x}_guess"}).status_code
+        plain_http.post(f"{dashboard}/login", json={"key": f"amk_{i:012x}_guess"}).status_code
         for i in range(BURST + 2)
     ]
     assert 429 in codes, codes

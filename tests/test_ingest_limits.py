@@ -22,6 +22,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from agent_memory_embedded.servers import PostgresServer
 from agent_memory_proto.v1 import event_pb2, event_pb2_grpc
+from tests import plain_http
 from tests.helpers import eventually, make_event
 from tests.stack import Stack, module_stack
 
@@ -160,7 +161,7 @@ def test_an_episode_action_and_a_non_finite_number_are_refused(stack: Stack) -> 
 
 
 def _stages(stack: Stack) -> dict[str, dict[str, Any]]:
-    status = httpx.get(f"{stack.query_url}/v1/status", timeout=10).json()
+    status = plain_http.get(f"{stack.query_url}/v1/status", timeout=10).json()
     return {c["name"]: c for c in status["consumers"] if c["name"] in STAGES}
 
 
@@ -170,7 +171,7 @@ def test_events_at_the_limits_are_stored_segmented_and_indexed(stack: Stack) -> 
         make_event(2, project="edge", metadata={"n": 2**63 - 1, "f": -9.2e18, "t": 5e-324}),
         make_event(3, project="edge", ts="2199-12-31T23:59:59.999Z", text="zyzzyva at the end"),
     ]
-    r = httpx.post(f"{stack.gateway_url}/v1/events", json={"events": at_limits}, timeout=30)
+    r = plain_http.post(f"{stack.gateway_url}/v1/events", json={"events": at_limits}, timeout=30)
     assert r.status_code == 202, r.text
 
     def through_every_stage() -> bool:
@@ -181,13 +182,13 @@ def test_events_at_the_limits_are_stored_segmented_and_indexed(stack: Stack) -> 
     assert {name: c["dead_letters"] for name, c in _stages(stack).items()} == dict.fromkeys(
         STAGES, 0
     )
-    events = httpx.get(
+    events = plain_http.get(
         f"{stack.query_url}/v1/events", params={"project_id": "edge"}, timeout=30
     ).json()["events"]
     by_id = {e["event_id"]: e for e in events}
     assert by_id["e-000002"]["metadata"]["n"] == 2**63 - 1
     assert by_id["e-000003"]["ts"].startswith("2199-12-31T23:59:59.999")
-    found = httpx.get(
+    found = plain_http.get(
         f"{stack.query_url}/v1/search",
         params={"q": "zyzzyva", "project_id": "edge", "tiers": "bm25"},
         timeout=30,
@@ -204,5 +205,5 @@ def test_a_search_window_beyond_the_index_dates_is_answered(
     params = {"q": "anything", "since": "0001-01-01T00:00:00Z", "until": "9999-12-31T00:00:00Z"}
     if tiers:
         params["tiers"] = tiers
-    r = httpx.get(f"{stack.query_url}/v1/search", params=params, timeout=30)
+    r = plain_http.get(f"{stack.query_url}/v1/search", params=params, timeout=30)
     assert r.status_code == 200, r.text[:300]

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-import httpx
 
 from agent_memory_proto.v1 import event_pb2_grpc
 from agent_memory_proto.v1.event_pb2 import ROLE_USER, Event, EventBatch
+from tests import plain_http
 from tests.helpers import eventually, make_event
 from tests.stack import Stack
 
@@ -32,7 +32,7 @@ SESSION = "5d0c7a3e-9b1f-4e2a-8c6d-2f4e6a8b0c1d"  # of the Claude Code fixture: 
 
 
 def _events_of(stack: Stack, **params: Any) -> list[dict[str, Any]]:
-    r = httpx.get(f"{stack.query_url}/v1/events", params={**params, "limit": 1000}, timeout=10)
+    r = plain_http.get(f"{stack.query_url}/v1/events", params={**params, "limit": 1000}, timeout=10)
     r.raise_for_status()
     events: list[dict[str, Any]] = r.json()["events"]
     return events
@@ -47,7 +47,7 @@ def _stored(stack: Stack, count: int, **params: Any) -> list[dict[str, Any]]:
 
 
 def _erase(stack: Stack, project: str, scope: dict[str, Any]) -> None:
-    r = httpx.post(
+    r = plain_http.post(
         f"{stack.query_url}/v1/erasures",
         json={"project_id": project, "scope": scope},
         timeout=30,
@@ -56,7 +56,7 @@ def _erase(stack: Stack, project: str, scope: dict[str, Any]) -> None:
 
 
 def _post(stack: Stack, events: list[dict[str, Any]]) -> dict[str, Any]:
-    r = httpx.post(f"{stack.gateway_url}/v1/events", json={"events": events}, timeout=10)
+    r = plain_http.post(f"{stack.gateway_url}/v1/events", json={"events": events}, timeout=10)
     assert r.status_code == 202, r.text
     answer: dict[str, Any] = r.json()
     return answer

@@ -22,6 +22,7 @@ import httpx
 import pytest
 
 from agent_memory_embedded.servers import PostgresServer
+from tests import plain_http
 from tests.helpers import drained, eventually, make_event
 from tests.stack import Stack, module_stack
 
@@ -77,7 +78,7 @@ def frozen(server: PostgresServer) -> Iterator[None]:
 
 def _post(stack: Stack, event: dict[str, object], key: str) -> tuple[httpx.Response, float]:
     started = time.monotonic()
-    r = httpx.post(
+    r = plain_http.post(
         f"{stack.gateway_url}/v1/events",
         json=event,
         headers={"authorization": f"Bearer {key}"},
@@ -89,12 +90,12 @@ def _post(stack: Stack, event: dict[str, object], key: str) -> tuple[httpx.Respo
 def test_a_known_key_keeps_ingesting_and_an_unknown_one_is_a_quick_503(
     stack: Stack, pg_server: PostgresServer
 ) -> None:
-    issued = httpx.post(
+    issued = plain_http.post(
         f"{stack.query_url}/v1/keys", json={"role": "writer"}, headers=BOOT, timeout=30
     )
     assert issued.status_code == 201, issued.text
     key = issued.json()["secret"]
-    never_seen = httpx.post(
+    never_seen = plain_http.post(
         f"{stack.query_url}/v1/keys", json={"role": "writer"}, headers=BOOT, timeout=30
     ).json()["secret"]  # a valid key, but the gateway has never checked it
     first, _ = _post(stack, make_event(1, session="outage"), key)

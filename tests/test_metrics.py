@@ -18,6 +18,7 @@ import yaml
 
 from agent_memory_common.core.metrics import METRIC_NAMES
 from agent_memory_embedded.servers import NatsServer
+from tests import plain_http
 from tests.helpers import drained, eventually, make_event, scrape, value
 from tests.stack import make_stack
 
@@ -33,7 +34,7 @@ CONSUMERS = {
 
 def answers_200(url: str) -> bool:
     try:
-        return httpx.get(url, timeout=5).status_code == 200
+        return plain_http.get(url, timeout=5).status_code == 200
     except httpx.HTTPError:
         return False
 
@@ -58,12 +59,12 @@ def test_every_service_exports_what_it_did(
                 )
         text = "Decision {}: we keep Postgres as the system of record."
         events = [make_event(i, text=text.format(i)) for i in range(5)]
-        r = httpx.post(f"{stack.gateway_url}/v1/events", json={"events": events})
+        r = plain_http.post(f"{stack.gateway_url}/v1/events", json={"events": events})
         assert r.status_code == 202, r.text
-        bad = httpx.post(f"{stack.gateway_url}/v1/events", json={"events": [{"text": 1}]})
+        bad = plain_http.post(f"{stack.gateway_url}/v1/events", json={"events": [{"text": 1}]})
         assert bad.status_code in (400, 422)
         eventually(lambda: drained(stack.query_url, 5), timeout=120, what="pipeline drained")
-        r = httpx.post(f"{stack.query_url}/v1/search", json={"query": "Postgres record"})
+        r = plain_http.post(f"{stack.query_url}/v1/search", json={"query": "Postgres record"})
         assert r.status_code == 200, r.text
 
         gateway = scrape(stack.gateway_url)
@@ -87,7 +88,7 @@ def test_every_service_exports_what_it_did(
 
         def query_embedded() -> bool:
             body = {"query": f"Postgres record {next(asked)}"}  # new text: no cached vector
-            assert httpx.post(f"{stack.query_url}/v1/search", json=body).status_code == 200
+            assert plain_http.post(f"{stack.query_url}/v1/search", json=body).status_code == 200
             return value(scrape(stack.query_url), "agent_memory_embedding_texts_total") >= 1
 
         eventually(query_embedded, timeout=300, what="a query embedded")

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
@@ -20,6 +19,7 @@ from schemathesis.core.result import Err
 from schemathesis.specs.openapi.checks import response_schema_conformance
 
 from agent_memory_embedded.servers import PostgresServer
+from tests import plain_http
 from tests.helpers import drained, eventually, make_event
 from tests.stack import Stack, module_stack
 
@@ -39,7 +39,7 @@ def seeded_stack(
         pg_server, tmp_path_factory, AGENT_MEMORY_QUERY__SEARCH__LOAD_EMBEDDER="false"
     ) as s:
         events = [make_event(i) for i in range(5)]
-        r = httpx.post(f"{s.gateway_url}/v1/events", json={"events": events})
+        r = plain_http.post(f"{s.gateway_url}/v1/events", json={"events": events})
         assert r.status_code == 202, r.text
         eventually(lambda: drained(s.query_url, len(events)), what="the seed events stored")
         yield s

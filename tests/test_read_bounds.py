@@ -19,6 +19,7 @@ import psycopg
 import pytest
 
 from agent_memory_embedded.servers import PostgresServer
+from tests import plain_http
 from tests.helpers import eventually, make_event
 from tests.stack import Stack, module_stack
 from tests.topics_support import theme_segment, write_toc
@@ -41,13 +42,13 @@ def team(pg_server: PostgresServer, tmp_path_factory: pytest.TempPathFactory) ->
 
 
 def issue(stack: Stack, **body: Any) -> dict[str, str]:
-    r = httpx.post(f"{stack.query_url}/v1/keys", json=body, headers=BOOT)
+    r = plain_http.post(f"{stack.query_url}/v1/keys", json=body, headers=BOOT)
     assert r.status_code == 201, r.text
     return {"authorization": f"Bearer {r.json()['secret']}"}
 
 
 def get(stack: Stack, path: str, headers: dict[str, str], **params: Any) -> httpx.Response:
-    return httpx.get(f"{stack.query_url}{path}", params=params, headers=headers, timeout=30)
+    return plain_http.get(f"{stack.query_url}{path}", params=params, headers=headers, timeout=30)
 
 
 def _events() -> list[dict[str, Any]]:
@@ -85,7 +86,7 @@ def _seed_tables(dsn: str) -> dict[str, dict[str, str]]:
 
 @pytest.fixture(scope="module")
 def seeded(team: Stack) -> dict[str, dict[str, str]]:
-    r = httpx.post(f"{team.gateway_url}/v1/events", json={"events": _events()}, headers=BOOT)
+    r = plain_http.post(f"{team.gateway_url}/v1/events", json={"events": _events()}, headers=BOOT)
     assert r.status_code == 202, r.text
     eventually(
         lambda: len(get(team, "/v1/events", BOOT).json()["events"]) == len(_events()),
@@ -99,13 +100,13 @@ def seeded(team: Stack) -> dict[str, dict[str, str]]:
         ("ep-sep-codex", "sep", "codex"),
     ):
         body = {"episode_id": episode_id, "task": "fix the build", "project_id": project}
-        r = httpx.post(
+        r = plain_http.post(
             f"{team.query_url}/v1/episodes", json=body | {"agent_id": agent}, headers=BOOT
         )
         assert r.status_code == 201, r.text
     for project in PROJECTS:
         scope = {"session_id": "no-such-session"}
-        r = httpx.post(
+        r = plain_http.post(
             f"{team.query_url}/v1/erasures",
             json={"project_id": project, "scope": scope},
             headers=BOOT,
@@ -146,10 +147,14 @@ def test_a_project_bound_key_reads_by_id_only_in_its_projects(
         ], path  # the same answer as an unknown id
         assert get(team, path, BOOT).status_code == 200, path  # an unbound key reads it
     # a write by id is bounded the same way: pinning beta's grip is a 404, nothing changes
-    pin = httpx.post(f"{team.query_url}/v1/memories/{seeded['beta']['grip']}/pin", headers=alpha)
+    pin = plain_http.post(
+        f"{team.query_url}/v1/memories/{seeded['beta']['grip']}/pin", headers=alpha
+    )
     assert pin.status_code == 404, pin.text
     assert get(team, f"/v1/grips/{seeded['beta']['grip']}", BOOT).json()["pinned"] is False
-    mine = httpx.post(f"{team.query_url}/v1/memories/{seeded['alpha']['grip']}/pin", headers=alpha)
+    mine = plain_http.post(
+        f"{team.query_url}/v1/memories/{seeded['alpha']['grip']}/pin", headers=alpha
+    )
     assert mine.status_code == 200, mine.text
 
 
@@ -185,7 +190,7 @@ def test_separate_hides_other_agents_from_an_agent_bound_key(
     # unified (the default): another agent's event and episode are readable
     assert get(team, "/v1/events/e-000003", codex).status_code == 200
     assert get(team, "/v1/episodes/ep-sep-claude", codex).status_code == 200
-    r = httpx.put(
+    r = plain_http.put(
         f"{team.query_url}/v1/projects/sep/sharing", json={"strategy": "separate"}, headers=BOOT
     )
     assert r.status_code == 200, r.text

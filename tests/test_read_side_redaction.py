@@ -15,6 +15,7 @@ import psycopg
 import pytest
 
 from agent_memory_embedded.servers import NatsServer
+from tests import plain_http
 from tests.helpers import eventually, make_event
 from tests.stack import make_stack
 
@@ -46,7 +47,7 @@ def test_stored_secret_is_redacted_in_every_answer(
         for name in ("gateway", "recorder", "segmenter", "summarizer", "bm25-indexer", "query"):
             stack.start(name)
         events = [make_event(i, project="billing", text=t) for i, t in enumerate(TEXTS)]
-        r = httpx.post(f"{stack.gateway_url}/v1/events", json={"events": events})
+        r = plain_http.post(f"{stack.gateway_url}/v1/events", json={"events": events})
         assert r.status_code == 202, r.text
         q = stack.query_url
 
@@ -61,12 +62,12 @@ def test_stored_secret_is_redacted_in_every_answer(
 
         eventually(stored, timeout=60, what="the event stored with its secret")
 
-        listing = httpx.get(f"{q}/v1/events", params={"project_id": "billing"}).json()
-        one = httpx.get(f"{q}/v1/events/e-000001").json()
+        listing = plain_http.get(f"{q}/v1/events", params={"project_id": "billing"}).json()
+        one = plain_http.get(f"{q}/v1/events/e-000001").json()
         assert "[REDACTED:password]" in one["text"]
 
         def found() -> dict[str, Any] | None:
-            answer = httpx.post(
+            answer = plain_http.post(
                 f"{q}/v1/search",
                 json={"query": "reporting db password", "project_id": "billing", "tiers": ["bm25"]},
             ).json()
@@ -75,20 +76,20 @@ def test_stored_secret_is_redacted_in_every_answer(
         search = eventually(found, timeout=120, what="bm25 finds the event")
 
         def segment_node() -> dict[str, Any] | None:
-            toc = httpx.get(f"{q}/v1/toc", params={"project_id": "billing"}).json()
+            toc = plain_http.get(f"{q}/v1/toc", params={"project_id": "billing"}).json()
             node_id = toc["years"][0]["node_id"] if toc["years"] else None
             while node_id is not None:
-                node: dict[str, Any] = httpx.get(f"{q}/v1/toc/nodes/{node_id}").json()
+                node: dict[str, Any] = plain_http.get(f"{q}/v1/toc/nodes/{node_id}").json()
                 if node["level"] == "segment":
                     return node
-                kids = httpx.get(f"{q}/v1/toc/nodes/{node_id}/children").json()["children"]
+                kids = plain_http.get(f"{q}/v1/toc/nodes/{node_id}/children").json()["children"]
                 node_id = kids[0]["node_id"] if kids else None
             return None
 
         segment = eventually(segment_node, timeout=180, what="the session's segment summarised")
-        children = httpx.get(f"{q}/v1/toc/nodes/{segment['node_id']}/children").json()
+        children = plain_http.get(f"{q}/v1/toc/nodes/{segment['node_id']}/children").json()
         grips = [
-            httpx.get(f"{q}/v1/grips/{g['grip_id']}").json()
+            plain_http.get(f"{q}/v1/grips/{g['grip_id']}").json()
             for b in segment["bullets"]
             for g in b["grips"]
         ]

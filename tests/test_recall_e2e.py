@@ -20,10 +20,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from agent_memory_embedded.servers import PostgresServer
+from tests import plain_http
 from tests.helpers import drained, eventually, make_event
 from tests.stack import Stack, module_stack
 
@@ -51,7 +51,7 @@ def recall_stack(
             make_event(i, project=PROJECT, session=f"old-{i}", text=text)
             for i, text in enumerate(FACTS)
         ]
-        r = httpx.post(f"{s.gateway_url}/v1/events", json={"events": events}, timeout=30)
+        r = plain_http.post(f"{s.gateway_url}/v1/events", json={"events": events}, timeout=30)
         assert r.status_code == 202, r.text
         eventually(
             lambda: drained(
@@ -63,7 +63,7 @@ def recall_stack(
 
         def vectors_answer() -> bool:  # the query service's model loaded, the vectors readable
             body = {"query": FACTS[0], "project_id": PROJECT}
-            answer = httpx.post(f"{s.query_url}/v1/search", json=body, timeout=30).json()
+            answer = plain_http.post(f"{s.query_url}/v1/search", json=body, timeout=30).json()
             return (answer.get("match_score") or 0) > 0.9
 
         eventually(vectors_answer, timeout=300, what="the vector tier answers")
@@ -71,7 +71,7 @@ def recall_stack(
 
 
 def recall(url: str, **body: Any) -> dict[str, Any]:
-    r = httpx.post(f"{url}/v1/recall", json={"project_id": PROJECT, **body}, timeout=60)
+    r = plain_http.post(f"{url}/v1/recall", json={"project_id": PROJECT, **body}, timeout=60)
     assert r.status_code == 200, r.text
     answer: dict[str, Any] = r.json()
     return answer
@@ -143,7 +143,9 @@ def test_what_was_given_and_the_own_session_are_left_out(recall_stack: Stack) ->
 
 
 def test_a_missing_field_is_named(recall_stack: Stack) -> None:
-    r = httpx.post(f"{recall_stack.query_url}/v1/recall", json={"project_id": PROJECT}, timeout=30)
+    r = plain_http.post(
+        f"{recall_stack.query_url}/v1/recall", json={"project_id": PROJECT}, timeout=30
+    )
     assert r.status_code == 422
     assert "prompt" in r.text
 
@@ -217,7 +219,7 @@ def test_with_the_service_down_or_silent_the_hook_is_quiet_and_quick(
 
 
 def test_a_session_starts_with_the_brief(recall_stack: Stack, tmp_path: Path) -> None:
-    r = httpx.get(f"{recall_stack.query_url}/v1/projects/{PROJECT}/brief", timeout=30)
+    r = plain_http.get(f"{recall_stack.query_url}/v1/projects/{PROJECT}/brief", timeout=30)
     assert r.status_code == 200, r.text
     brief = r.json()
     assert brief["tokens"] <= brief["budget_tokens"] == 1500
@@ -242,7 +244,7 @@ def test_a_session_starts_with_the_brief(recall_stack: Stack, tmp_path: Path) ->
     assert done.returncode == 0
     out = json.loads(done.stdout)["hookSpecificOutput"]
     assert out == {"hookEventName": "SessionStart", "additionalContext": brief["context"]}
-    r = httpx.get(f"{recall_stack.query_url}/v1/projects/{PROJECT}/brief?budget_tokens=5")
+    r = plain_http.get(f"{recall_stack.query_url}/v1/projects/{PROJECT}/brief?budget_tokens=5")
     assert r.status_code == 422 and "budget_tokens" in r.text
 
 

@@ -29,6 +29,7 @@ from agent_memory_common.core.catalog import CONSUMERS
 from agent_memory_embedded.servers import PostgresServer
 from agent_memory_retrieval import RetrievalSettings, SearchFilter
 from agent_memory_retrieval.adapters.factory import open_text_index
+from tests import plain_http
 from tests.helpers import eventually, make_event
 from tests.stack import Stack, create_database, make_stack, start_nats
 from tests.toc_support import latest_snapshot
@@ -107,7 +108,9 @@ def pipelines(
 def post(stack: Stack, batch: list[dict[str, Any]]) -> None:
     def accepted() -> bool:
         try:
-            r = httpx.post(f"{stack.gateway_url}/v1/events", json={"events": batch}, timeout=30)
+            r = plain_http.post(
+                f"{stack.gateway_url}/v1/events", json={"events": batch}, timeout=30
+            )
         except httpx.HTTPError:
             return False
         return r.status_code == 202  # 503 while NATS restarts: retried with the same ids
@@ -117,7 +120,7 @@ def post(stack: Stack, batch: list[dict[str, Any]]) -> None:
 
 def drained(stack: Stack, expected: int) -> bool:
     try:
-        status = httpx.get(f"{stack.query_url}/v1/status", timeout=10).json()
+        status = plain_http.get(f"{stack.query_url}/v1/status", timeout=10).json()
     except (httpx.HTTPError, ValueError):
         return False
     return bool(status.get("drained")) and status.get("events_stored") == expected

@@ -23,12 +23,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-import httpx
 import psycopg
 import pytest
 
 from agent_memory_common.contracts.subjects import STREAM_RECORDED, STREAM_TOC
 from agent_memory_embedded.servers import NatsServer
+from tests import plain_http
 from tests.helpers import eventually, tantivy_folder_ids
 from tests.stack import Stack, make_stack
 from tests.toc_support import consumer_idle
@@ -73,7 +73,7 @@ def _search(
     """``session_id``: the old session's day holds only its one segment, so their texts are
     near-duplicates and the novelty gate keeps whichever ranks first (the day, which the matrix
     keeps); within the session, where a day spanning sessions is not, the segment is shown."""
-    r = httpx.post(
+    r = plain_http.post(
         f"{stack.query_url}/v1/search",
         # explore: TOC nodes are among the wanted types (a question wants events and grips)
         json={
@@ -92,7 +92,7 @@ def _search(
 
 
 def _cleanup(stack: Stack, dry_run: bool, project_id: str = "ret") -> dict[str, Any]:
-    r = httpx.post(
+    r = plain_http.post(
         f"{stack.pruner_url}/v1/admin/cleanup",
         json={"dry_run": dry_run, "project_id": project_id},
         timeout=120,
@@ -168,7 +168,9 @@ def test_pruning_forgets_old_detail_in_the_indexes_only(
             stack.start(name, timeout=300)
         for name in ("segmenter", "summarizer", "bm25-indexer", "embedder"):
             stack.start(name, timeout=300)
-        r = httpx.post(f"{stack.gateway_url}/v1/events", json={"events": _events()}, timeout=30)
+        r = plain_http.post(
+            f"{stack.gateway_url}/v1/events", json={"events": _events()}, timeout=30
+        )
         assert r.status_code == 202, r.text
 
         old_seg = eventually(
@@ -247,7 +249,7 @@ def test_pruning_forgets_old_detail_in_the_indexes_only(
         assert durable <= _vector_ids(stack.pg_dsn)
         assert not (set(grips) - durable) & _vector_ids(stack.pg_dsn)
         for tiers in (["vector"], ["bm25"]):
-            r = httpx.post(
+            r = plain_http.post(
                 f"{stack.query_url}/v1/search",
                 json={
                     "query": "what did we decide about the flamingo cache keys?",
@@ -271,7 +273,7 @@ def test_pruning_forgets_old_detail_in_the_indexes_only(
         new_ids = {h["id"] for h in _search(stack, "pelican rollout canary", ["vector"])["results"]}
         assert new_ids and not new_ids & wanted, new_ids
         # ... while TOC search, the TOC tier and /v1/events still find it
-        toc = httpx.post(
+        toc = plain_http.post(
             f"{stack.query_url}/v1/toc/search",
             json={"query": "flamingo", "project_id": "ret"},
             timeout=30,
@@ -293,7 +295,7 @@ def test_pruning_forgets_old_detail_in_the_indexes_only(
         notes = {n["id"]: n for n in by_scan["explain"].get("retention", [])}
         assert set(notes["event:default:old-0"]["not_indexed_by"]) == {"vector", "bm25"}
         assert notes["event:default:old-0"]["found_by"] == ["scan"]
-        one = httpx.get(f"{stack.query_url}/v1/events/old-0", timeout=30)
+        one = plain_http.get(f"{stack.query_url}/v1/events/old-0", timeout=30)
         assert one.status_code == 200 and "flamingo" in one.json()["text"]
 
         # a rebuild keeps it pruned, and nothing is left for the next run
@@ -331,7 +333,7 @@ LEVELS = ("event", "segment", "grip", "day", "week", "month", "year")
 
 
 def _set_retention(stack: Stack, overrides: dict[str, dict[str, str]]) -> None:
-    r = httpx.put(f"{stack.query_url}/v1/projects/ret/retention", json=overrides, timeout=30)
+    r = plain_http.put(f"{stack.query_url}/v1/projects/ret/retention", json=overrides, timeout=30)
     assert r.status_code == 200, r.text
 
 
@@ -457,7 +459,7 @@ def test_entries_pruned_before_they_are_indexed_stay_out_of_both_indexes(
     try:
         for name in ("query", "pruner", "gateway", "recorder", "segmenter", "summarizer"):
             stack.start(name, timeout=300)
-        r = httpx.post(f"{stack.gateway_url}/v1/events", json={"events": first}, timeout=30)
+        r = plain_http.post(f"{stack.gateway_url}/v1/events", json={"events": first}, timeout=30)
         assert r.status_code == 202, r.text
         eventually(
             lambda: _segments_of(stack.pg_dsn, {"s-feb-1", "s-feb-2", "s-now"}),
@@ -472,7 +474,7 @@ def test_entries_pruned_before_they_are_indexed_stay_out_of_both_indexes(
         assert cells[("vector", "event")] == cells[("bm25", "event")] == 6, cells
         assert cells[("vector", "segment")] == cells[("bm25", "segment")] == 2, cells
 
-        r = httpx.post(f"{stack.gateway_url}/v1/events", json={"events": late}, timeout=30)
+        r = plain_http.post(f"{stack.gateway_url}/v1/events", json={"events": late}, timeout=30)
         assert r.status_code == 202, r.text
         eventually(
             lambda: _segments_of(stack.pg_dsn, {"s-late"}),

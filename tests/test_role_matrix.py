@@ -18,7 +18,6 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
 import pytest
 from fastapi import FastAPI
 from fastapi.dependencies.models import Dependant
@@ -32,6 +31,7 @@ from agent_memory_pruner.app import create_app as pruner_app
 from agent_memory_pruner.settings import Settings as PrunerSettings
 from agent_memory_query.app import create_app as query_app
 from agent_memory_query.settings import Settings as QuerySettings
+from tests import plain_http
 from tests.stack import Stack, module_stack
 
 BOOT = {"authorization": "Bearer boot-token"}
@@ -120,7 +120,7 @@ def secured(pg_server: PostgresServer, tmp_path_factory: pytest.TempPathFactory)
 def keys(secured: Stack) -> dict[str, dict[str, str]]:
     found: dict[str, dict[str, str]] = {}
     for role in ROLES:
-        r = httpx.post(f"{secured.query_url}/v1/keys", json={"role": role}, headers=BOOT)
+        r = plain_http.post(f"{secured.query_url}/v1/keys", json={"role": role}, headers=BOOT)
         assert r.status_code == 201, r.text
         found[role] = {"authorization": f"Bearer {r.json()['secret']}"}
     return found
@@ -139,11 +139,11 @@ def test_every_route_with_every_role(secured: Stack, keys: dict[str, dict[str, s
         needed = access.role if access is not None else "admin"
         for method in sorted((route.methods or set()) - {"HEAD", "OPTIONS"}):
             url = _url(secured, service, path)
-            anonymous = httpx.request(method, url, timeout=30).status_code
+            anonymous = plain_http.request(method, url, timeout=30).status_code
             if needed is not None and anonymous != 401:
                 wrong.append(f"{method} {path} without a key: {anonymous}, not 401")
             for role in ROLES:
-                status = httpx.request(method, url, headers=keys[role], timeout=30).status_code
+                status = plain_http.request(method, url, headers=keys[role], timeout=30).status_code
                 allowed = _RANK[role] >= _RANK[needed]
                 if allowed and status in (401, 403):
                     wrong.append(f"{method} {path} as {role}: {status}, should pass")

@@ -15,13 +15,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-import httpx
 import psycopg
 import pytest
 
 from agent_memory_embedded.servers import NatsServer
 from agent_memory_hooks import claude_code
 from agent_memory_hooks.events import HookContext
+from tests import plain_http
 from tests.bench.runtime_written import measure, written
 from tests.helpers import drained, eventually
 from tests.stack import LEAN, make_stack
@@ -132,7 +132,7 @@ def session_events() -> list[dict[str, Any]]:
 
 
 def search(url: str, **body: Any) -> dict[str, Any]:
-    r = httpx.post(f"{url}/v1/search", json={"project_id": PROJECT, **body}, timeout=30)
+    r = plain_http.post(f"{url}/v1/search", json={"project_id": PROJECT, **body}, timeout=30)
     assert r.status_code == 200, r.text
     answer: dict[str, Any] = r.json()
     return answer
@@ -170,7 +170,7 @@ def test_runtime_written_events_are_stored_and_kept_out_of_toc_and_default_searc
     try:
         for name in ("gateway", "recorder", "segmenter", "summarizer", "bm25-indexer", "query"):
             stack.start(name)
-        r = httpx.post(f"{stack.gateway_url}/v1/events", json={"events": events})
+        r = plain_http.post(f"{stack.gateway_url}/v1/events", json={"events": events})
         assert r.status_code == 202, r.text
         consumers = ("recorder", "segmenter", "summarizer", "bm25-indexer", "bm25-indexer-toc")
         eventually(
@@ -185,7 +185,7 @@ def test_runtime_written_events_are_stored_and_kept_out_of_toc_and_default_searc
         )
 
         # every event stored, the runtime's as such
-        page = httpx.get(
+        page = plain_http.get(
             f"{stack.query_url}/v1/events",
             params={"session_id": SESSION, "limit": 100},
             timeout=10,

@@ -11,10 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from agent_memory_embedded.servers import NatsServer
+from tests import plain_http
 from tests.helpers import drained, eventually, make_event
 from tests.stack import make_stack
 
@@ -27,7 +27,7 @@ TEXTS = [
 
 
 def search(url: str, **body: Any) -> dict[str, Any]:
-    r = httpx.post(f"{url}/v1/search", json=body, timeout=30)
+    r = plain_http.post(f"{url}/v1/search", json=body, timeout=30)
     assert r.status_code == 200, r.text
     answer: dict[str, Any] = r.json()
     return answer
@@ -48,7 +48,7 @@ def test_what_the_indexers_write_is_what_search_finds(
         # A turn is matched by the turn before it in its session too (its BM25 context), so a
         # salient next turn could pass the turn itself by a rank: the rule gets its own session.
         events[2]["session_id"] = "s2"
-        r = httpx.post(f"{stack.gateway_url}/v1/events", json={"events": events})
+        r = plain_http.post(f"{stack.gateway_url}/v1/events", json={"events": events})
         assert r.status_code == 202, r.text
         eventually(lambda: drained(stack.query_url, 6), timeout=120, what="pipeline drained")
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 
-import httpx
 import psycopg
 import pytest
 
 from agent_memory_embedded.servers import PostgresServer
+from tests import plain_http
 from tests.helpers import drained, eventually, make_event
 from tests.stack import LEAN, Stack, module_stack
 
@@ -51,7 +51,7 @@ def stack(pg_server: PostgresServer, tmp_path_factory: pytest.TempPathFactory) -
 
 
 def _search(stack: Stack) -> list[tuple[str, float]]:
-    r = httpx.post(f"{stack.query_url}/v1/search", json=QUERY, timeout=30)
+    r = plain_http.post(f"{stack.query_url}/v1/search", json=QUERY, timeout=30)
     assert r.status_code == 200, r.text
     return [(x["id"], x["score"]) for x in r.json()["results"]]
 
@@ -67,7 +67,7 @@ def test_ten_identical_searches_return_ten_identical_rankings(stack: Stack) -> N
         make_event(i, project="stable", session=f"s{i % 3}", text=text)
         for i, text in enumerate(TEXTS)
     ]
-    r = httpx.post(f"{stack.gateway_url}/v1/events", json={"events": events}, timeout=10)
+    r = plain_http.post(f"{stack.gateway_url}/v1/events", json={"events": events}, timeout=10)
     assert r.status_code == 202, r.text
     eventually(lambda: drained(stack.query_url, len(events)), timeout=60, what="events stored")
     eventually(
@@ -86,7 +86,7 @@ def test_ten_identical_searches_return_ten_identical_rankings(stack: Stack) -> N
 
     # usage feedback is on: what an agent opens is counted
     event_id = first[0][0].rsplit(":", 1)[1]
-    opened = httpx.get(f"{stack.query_url}/v1/events/{event_id}", timeout=10)
+    opened = plain_http.get(f"{stack.query_url}/v1/events/{event_id}", timeout=10)
     assert opened.status_code == 200, opened.text
     eventually(lambda: _usage(stack).get(first[0][0]) == 1, timeout=10, what="use counted")
     top, score = _search(stack)[0]

@@ -20,6 +20,7 @@ from agent_memory_common.core.credentials import load_credentials
 from agent_memory_common.core.runtime import autogroup_scheduling
 from agent_memory_embedded import postgres_memory_settings
 from agent_memory_embedded.servers import free_port, port_open
+from tests import plain_http
 from tests.helpers import eventually, make_event
 
 pytestmark = pytest.mark.slow
@@ -125,7 +126,7 @@ def pg_size(value: str) -> int:
 
 def _stored(query: str, event_id: str) -> bool:
     try:
-        return httpx.get(f"{query}/v1/events/{event_id}", timeout=5).status_code == 200
+        return plain_http.get(f"{query}/v1/events/{event_id}", timeout=5).status_code == 200
     except httpx.HTTPError:
         return False
 
@@ -154,7 +155,7 @@ def test_up_runs_restarts_stops_and_keeps_data(up: Up) -> None:
     out = up.output()
     assert up.gateway in out and up.query in out and up.dashboard in out
 
-    r = httpx.post(f"{up.gateway}/v1/events", json=make_event(1), timeout=10)
+    r = plain_http.post(f"{up.gateway}/v1/events", json=make_event(1), timeout=10)
     assert r.status_code == 202, r.text
     eventually(lambda: _stored(up.query, "e-000001"), what="event recorded")
     # Postgres is sized from the machine, not left at its 128 MB of buffers
@@ -179,7 +180,10 @@ def test_up_runs_restarts_stops_and_keeps_data(up: Up) -> None:
         timeout=30,
         what="recorder restarted",
     )
-    assert httpx.post(f"{up.gateway}/v1/events", json=make_event(2), timeout=10).status_code == 202
+    assert (
+        plain_http.post(f"{up.gateway}/v1/events", json=make_event(2), timeout=10).status_code
+        == 202
+    )
     eventually(lambda: _stored(up.query, "e-000002"), what="event recorded after restart")
     assert _background(up, "agent_memory_recorder")  # the restarted one too
 
@@ -245,7 +249,7 @@ def test_up_with_service_settings_but_not_their_ports(up: Up) -> None:
     for service, port in DEFAULT_PORTS.items():
         url = f"http://127.0.0.1:{port}"
         assert url in out, (service, out)
-        assert httpx.get(f"{url}/healthz", timeout=5).status_code == 200, service
+        assert plain_http.get(f"{url}/healthz", timeout=5).status_code == 200, service
 
     records = [line for line in out.splitlines() if line.lstrip().startswith("{")]
     assert not records, records

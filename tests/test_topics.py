@@ -16,12 +16,12 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import httpx
 import psycopg
 import pytest
 
 from agent_memory_common.contracts.messages import TocNodeMessage
 from agent_memory_embedded.servers import PostgresServer
+from tests import plain_http
 from tests.helpers import eventually, scrape, value
 from tests.stack import Stack, module_stack
 from tests.topics_support import THEMES, publish_toc, theme_segment, topic_snapshot, write_toc
@@ -73,14 +73,14 @@ def settled(dsn: str, expected: int) -> bool:
 
 
 def topics(stack: Stack, headers: dict[str, str], **params: Any) -> list[dict[str, Any]]:
-    r = httpx.get(f"{stack.query_url}/v1/topics", params=params, headers=headers, timeout=10)
+    r = plain_http.get(f"{stack.query_url}/v1/topics", params=params, headers=headers, timeout=10)
     assert r.status_code == 200, r.text
     out: list[dict[str, Any]] = r.json()["topics"]
     return out
 
 
 def topic(stack: Stack, topic_id: str, headers: dict[str, str] = A) -> dict[str, Any]:
-    r = httpx.get(f"{stack.query_url}/v1/topics/{topic_id}", headers=headers, timeout=10)
+    r = plain_http.get(f"{stack.query_url}/v1/topics/{topic_id}", headers=headers, timeout=10)
     assert r.status_code == 200, r.text
     out: dict[str, Any] = r.json()
     return out
@@ -135,7 +135,7 @@ def test_tenants_and_projects_never_mix(seeded: Stack) -> None:
         members = topic(seeded, tid)["members"]
         assert all(m["node_id"].startswith(f"segment:{t['project_id']}-") for m in members)
     for tid in theirs:
-        assert httpx.get(f"{seeded.query_url}/v1/topics/{tid}", headers=A).status_code == 404
+        assert plain_http.get(f"{seeded.query_url}/v1/topics/{tid}", headers=A).status_code == 404
 
 
 def test_related_topics_are_symmetric(seeded: Stack) -> None:
@@ -149,7 +149,7 @@ def test_related_topics_are_symmetric(seeded: Stack) -> None:
 
 
 def test_search_by_meaning_finds_the_theme(seeded: Stack) -> None:
-    r = httpx.post(
+    r = plain_http.post(
         f"{seeded.query_url}/v1/topics/search",
         json={"query": "invoices and billing", "project_id": "p1"},
         headers=A,
@@ -157,7 +157,7 @@ def test_search_by_meaning_finds_the_theme(seeded: Stack) -> None:
     assert r.status_code == 200, r.text
     hits = r.json()["topics"]
     assert hits and "billing" in " ".join(hits[0]["keywords"] + [hits[0]["label"].lower()])
-    bad = httpx.post(f"{seeded.query_url}/v1/topics/search", json={"query": ""}, headers=A)
+    bad = plain_http.post(f"{seeded.query_url}/v1/topics/search", json={"query": ""}, headers=A)
     assert bad.status_code == 422 and bad.json()["field"] == "query"
 
 
@@ -244,7 +244,9 @@ def test_decay_ranks_a_recent_small_topic_above_an_old_large_one(seeded: Stack) 
     assert [(t["topic_id"], t["size"]) for t in then] == [
         (ranked[1]["topic_id"], ranked[1]["size"])
     ]
-    bad = httpx.get(f"{seeded.query_url}/v1/topics", params={"since": "yesterday-ish"}, headers=A)
+    bad = plain_http.get(
+        f"{seeded.query_url}/v1/topics", params={"since": "yesterday-ish"}, headers=A
+    )
     assert bad.status_code == 422 and bad.json()["field"] == "since"
 
 
@@ -277,7 +279,7 @@ def test_history_imported_months_later_keeps_its_importance(seeded: Stack) -> No
     today = topics(seeded, A, project_id="p4", until=NOW.isoformat())
     assert max(t["importance"] for t in today) < 0.1
     # a search's topic tier values them as of its ``now``: a month after the last session
-    r = httpx.post(
+    r = plain_http.post(
         f"{seeded.query_url}/v1/search",
         json={
             "query": "what themes have we been working on?",
@@ -294,7 +296,7 @@ def test_history_imported_months_later_keeps_its_importance(seeded: Stack) -> No
 
 def explore(stack: Stack, query: str, headers: dict[str, str] = A) -> dict[str, Any]:
     """A search of project p1 that must be read as an explore question."""
-    r = httpx.post(
+    r = plain_http.post(
         f"{stack.query_url}/v1/search",
         json={"query": query, "project_id": "p1"},
         headers=headers,

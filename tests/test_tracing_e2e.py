@@ -11,11 +11,11 @@ import secrets
 from collections.abc import Iterator
 
 import grpc
-import httpx
 import pytest
 
 from agent_memory_embedded.servers import PostgresServer
 from agent_memory_proto.v1 import event_pb2, event_pb2_grpc
+from tests import plain_http
 from tests.helpers import eventually, make_event
 from tests.otlp_collector import FakeCollector, ReceivedSpan
 from tests.stack import Stack, module_stack
@@ -73,7 +73,7 @@ def test_an_http_request_is_one_trace_through_the_pipeline(
     stack: Stack, collector: FakeCollector
 ) -> None:
     trace_id, client_span, traceparent = _client_context()
-    r = httpx.post(
+    r = plain_http.post(
         f"{stack.gateway_url}/v1/events",
         json=make_event(1, session="traced-http"),
         headers={"traceparent": traceparent},
@@ -119,7 +119,7 @@ def test_a_request_without_traceparent_starts_a_trace(
     stack: Stack, collector: FakeCollector
 ) -> None:
     before = {s.span_id for s in collector.spans()}
-    r = httpx.post(
+    r = plain_http.post(
         f"{stack.gateway_url}/v1/events", json=make_event(2, session="untraced"), timeout=30
     )
     assert r.status_code == 202, r.text

@@ -33,6 +33,7 @@ from typing import Any
 import httpx
 import psycopg
 
+from tests import plain_http
 from tests.bench.stack import Product
 
 DEFAULT_DAYS = 365
@@ -99,7 +100,7 @@ def wait_for_vectors(url: str, timeout: float = 600) -> None:
     body = {"query": "warm up", "tiers": ["vector"], "project_id": "no-such-project"}
     while time.monotonic() < deadline:
         with contextlib.suppress(httpx.HTTPError, KeyError, ValueError):
-            r = httpx.post(f"{url}/v1/search", json=body, timeout=30)
+            r = plain_http.post(f"{url}/v1/search", json=body, timeout=30)
             if r.json()["explain"]["tiers"]["vector"]["status"] == "used":
                 return
         time.sleep(1)

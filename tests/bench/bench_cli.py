@@ -41,6 +41,7 @@ from psycopg import sql
 
 from agent_memory_common.db.postgres import apply_migrations
 from agent_memory_embedded.servers import PostgresServer, free_port
+from tests import plain_http
 from tests.bench.report import stop_on_sigterm, table
 from tests.stack import Stack, make_stack, start_nats
 
@@ -108,10 +109,10 @@ def seed(stack: Stack) -> None:
         for s in range(SESSIONS)
         for n in range(EVENTS_PER_SESSION)
     ]
-    httpx.post(f"{stack.gateway_url}/v1/events", json={"events": events}, timeout=30)
+    plain_http.post(f"{stack.gateway_url}/v1/events", json={"events": events}, timeout=30)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
-        page = httpx.get(f"{stack.query_url}/v1/projects", timeout=10).json()["projects"]
+        page = plain_http.get(f"{stack.query_url}/v1/projects", timeout=10).json()["projects"]
         if page and page[0]["events"] >= len(events):
             return
         time.sleep(0.5)

@@ -47,8 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import httpx
-
+from tests import plain_http
 from tests.bench.bench_coding import UNANSWERABLE as CODING_UNANSWERABLE
 from tests.bench.bench_coding import event_time
 from tests.bench.bench_real import load_corpus as load_real
@@ -277,7 +276,7 @@ def measure_brief(url: str, budget: int = 1500) -> tuple[int, int, int, int, str
     text = {e["event_id"]: str(e["text"]) for s in sessions for e in s["events"]}
     briefs: dict[str, dict[str, Any]] = {}
     for project in sorted({q["project_id"] for q in questions if q["project_id"]}):
-        r = httpx.get(f"{url}/v1/projects/{project}/brief", params={"budget_tokens": budget})
+        r = plain_http.get(f"{url}/v1/projects/{project}/brief", params={"budget_tokens": budget})
         r.raise_for_status()
         briefs[project] = r.json()
 

@@ -65,6 +65,7 @@ from agent_memory_embedded import (
 )
 from agent_memory_retrieval import IndexDoc, RetrievalSettings, event_doc_id
 from agent_memory_retrieval.adapters.factory import open_text_index, open_vector_index
+from tests import plain_http
 from tests.bench.report import http_ok, stop_on_sigterm, timed_search
 from tests.bench.report import interpolated as pct
 
@@ -386,7 +387,7 @@ class SearchStack:
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline:  # the model loads in the background after start
             body = {"query": "warm up", "tiers": ["vector"], "project_id": "none"}
-            r = httpx.post(f"{url}/v1/search", json=body, timeout=30)
+            r = plain_http.post(f"{url}/v1/search", json=body, timeout=30)
             if r.status_code == 200 and r.json()["explain"]["tiers"]["vector"]["status"] == "used":
                 return proc, url
             time.sleep(0.5)

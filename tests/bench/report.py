@@ -15,6 +15,8 @@ from typing import Any
 
 import httpx
 
+from tests import plain_http
+
 
 def percentile(values: Sequence[float], p: float) -> float:
     """Nearest-rank percentile: always a measured value (a latency some request had)."""
@@ -51,7 +53,7 @@ def table(rows: Sequence[Sequence[str]], right: Sequence[bool]) -> str:
 def http_ok(url: str, timeout: float = 1.0) -> bool:
     """A readiness probe: 200, or False for anything else, a refusal included."""
     try:
-        return httpx.get(url, timeout=timeout).status_code == 200
+        return plain_http.get(url, timeout=timeout).status_code == 200
     except httpx.HTTPError:
         return False
 

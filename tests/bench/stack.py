@@ -26,6 +26,7 @@ import psycopg
 
 from agent_memory_common.core.credentials import load_credentials
 from agent_memory_embedded import free_port
+from tests import plain_http
 from tests.bench.report import http_ok
 
 REPO = Path(__file__).resolve().parents[2]
@@ -252,7 +253,7 @@ def get_json(client: httpx.Client, path: str, **params: Any) -> dict[str, Any]:
 
 def status(product: Product) -> dict[str, Any]:
     try:
-        r = httpx.get(f"{product.query_url}/v1/status", timeout=10)
+        r = plain_http.get(f"{product.query_url}/v1/status", timeout=10)
         return dict(r.json()) if r.status_code == 200 else {}
     except (httpx.HTTPError, ValueError):
         return {}
@@ -323,7 +324,7 @@ def wait_for_vectors(product: Product, timeout: float = 600) -> None:
     while time.monotonic() < deadline:
         body = {"query": "warm up", "tiers": ["vector"], "project_id": "no-such-project"}
         with contextlib.suppress(httpx.HTTPError, KeyError, ValueError):
-            r = httpx.post(f"{product.query_url}/v1/search", json=body, timeout=30)
+            r = plain_http.post(f"{product.query_url}/v1/search", json=body, timeout=30)
             if r.json()["explain"]["tiers"]["vector"]["status"] == "used":
                 return
         time.sleep(1)

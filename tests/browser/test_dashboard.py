@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
 
-import httpx
 import pytest
 from selenium import webdriver
 from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
@@ -27,6 +26,7 @@ from selenium.webdriver.support.expected_conditions import staleness_of
 from selenium.webdriver.support.ui import WebDriverWait
 
 from agent_memory_embedded.servers import PostgresServer
+from tests import plain_http
 from tests.browser.support import chromium, dashboard_process, find_browser
 from tests.helpers import eventually, make_event
 from tests.stack import Stack, module_stack
@@ -71,12 +71,14 @@ class Site:
         ).until(check)
 
     def post(self, events: list[dict[str, Any]]) -> None:
-        r = httpx.post(f"{self.stack.gateway_url}/v1/events", json={"events": events}, timeout=30)
+        r = plain_http.post(
+            f"{self.stack.gateway_url}/v1/events", json={"events": events}, timeout=30
+        )
         assert r.status_code == 202, r.text
         self.posted += len(events)
 
     def api(self, path: str, **params: Any) -> Any:
-        r = httpx.get(f"{self.stack.query_url}{path}", params=params, timeout=30)
+        r = plain_http.get(f"{self.stack.query_url}{path}", params=params, timeout=30)
         return r
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-import httpx
 import nats
 
 from agent_memory_common.contracts.messages import TocNodeMessage
@@ -15,6 +14,7 @@ from agent_memory_common.contracts.subjects import toc_subject
 from agent_memory_embedded.servers import NatsServer
 from agent_memory_retrieval.adapters.tantivy_index import TantivyIndex
 from agent_memory_retrieval.docs import SearchFilter
+from tests import plain_http
 from tests.helpers import eventually, make_event, recorded_backlog, republish_recorded
 from tests.stack import make_stack
 
@@ -88,7 +88,7 @@ def test_indexes_recorded_events_once_and_resumes_after_kill(
         eventually(reader.segments_filled, what="the segment folder filled at start")
         batch = [make_event(i, text=f"note {i}: the kafka migration plan") for i in range(20)]
         batch[7]["text"] = "the zookeeper quorum lost a node during the deploy"
-        r = httpx.post(f"{stack.gateway_url}/v1/events", json={"events": batch})
+        r = plain_http.post(f"{stack.gateway_url}/v1/events", json={"events": batch})
         assert r.status_code == 202, r.text
         eventually(lambda: indexed(root) == 20, what="20 events indexed")
         # the turn that said it, and the turn after it, matched by its context: the same words
@@ -109,7 +109,8 @@ def test_indexes_recorded_events_once_and_resumes_after_kill(
         stack.processes["bm25-indexer"].kill()
         more = [make_event(i, text=f"late note {i} about the raft election") for i in range(20, 30)]
         assert (
-            httpx.post(f"{stack.gateway_url}/v1/events", json={"events": more}).status_code == 202
+            plain_http.post(f"{stack.gateway_url}/v1/events", json={"events": more}).status_code
+            == 202
         )
         eventually(lambda: recorded_backlog(nats_server.url, "bm25-indexer") >= 10, what="backlog")
         stack.start("bm25-indexer")

@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from agent_memory_embedded.servers import PostgresServer
+from tests import plain_http
 from tests.browser.support import dashboard_process
 from tests.helpers import eventually, make_event
 from tests.stack import module_stack
@@ -25,7 +26,7 @@ def dashboard(pg_server: PostgresServer, tmp_path_factory: pytest.TempPathFactor
         AGENT_MEMORY_TOKENS=TOKENS,
         AGENT_MEMORY_QUERY__SEARCH__LOAD_EMBEDDER="false",
     ) as stack:
-        r = httpx.post(
+        r = plain_http.post(
             f"{stack.gateway_url}/v1/events",
             json={"events": [make_event(1, project="dana-project")]},
             headers={"authorization": "Bearer tok-dana"},
@@ -48,17 +49,17 @@ def signed_in(url: str, key: str) -> Iterator[httpx.Client]:
 def test_without_a_key_every_page_asks_to_sign_in(dashboard: str) -> None:
     pages = ("/", "/projects/p", "/toc", "/toc/nodes/n", "/search?q=x", "/pipeline", "/topics")
     for page in (*pages, "/retention", "/erasures", "/keys"):
-        r = httpx.get(dashboard + page)
+        r = plain_http.get(dashboard + page)
         assert r.status_code == 303, (page, r.status_code)
         assert r.headers["location"].startswith("/login?next=/"), page
-    assert httpx.get(dashboard + "/api/v1/projects").status_code == 401
-    assert httpx.get(dashboard + "/login").status_code == 200
+    assert plain_http.get(dashboard + "/api/v1/projects").status_code == 401
+    assert plain_http.get(dashboard + "/login").status_code == 200
 
 
 def test_a_refused_key_names_the_field(dashboard: str) -> None:
-    r = httpx.post(dashboard + "/login", json={"key": "tok-nobody"})
+    r = plain_http.post(dashboard + "/login", json={"key": "tok-nobody"})
     assert r.status_code == 401 and r.json()["field"] == "key"
-    r = httpx.post(dashboard + "/login", json={})
+    r = plain_http.post(dashboard + "/login", json={})
     assert r.status_code == 422 and "key" in r.text
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import httpx
 import psycopg
 
 from agent_memory_embedded.servers import NatsServer
 from agent_memory_retrieval import RetrievalSettings, load_embedder
+from tests import plain_http
 from tests.helpers import eventually, make_event, recorded_backlog, republish_recorded
 from tests.stack import make_stack
 
@@ -30,7 +30,7 @@ def test_embeds_a_batch_of_recorded_events_once(
         batch = [make_event(i, text=f"status update {i}: tests are green") for i in range(40)]
         batch[13]["text"] = "which database holds the event log? we picked postgres"
         batch[21]["text"] = "   "  # nothing to embed: left out of the index
-        r = httpx.post(f"{stack.gateway_url}/v1/events", json={"events": batch})
+        r = plain_http.post(f"{stack.gateway_url}/v1/events", json={"events": batch})
         assert r.status_code == 202, r.text
         eventually(lambda: vectors(pg_dsn) == 39, timeout=180, what="39 events embedded")
 

@@ -21,6 +21,7 @@ from agent_memory_common.contracts.event import Event
 from agent_memory_common.contracts.subjects import STREAM_EVENTS
 from agent_memory_common.core.settings import CommonSettings
 from agent_memory_embedded.servers import NatsServer
+from tests import plain_http
 from tests.helpers import make_event
 from tests.stack import Stack, make_stack
 
@@ -44,7 +45,7 @@ def test_a_body_without_length_is_cut_off_at_the_limit(gateway: Stack) -> None:
             yield b" " * 1024
         yield b"]}"
 
-    r = httpx.post(
+    r = plain_http.post(
         f"{gateway.gateway_url}/v1/events",
         content=chunks(),  # streamed: chunked transfer encoding, no content-length
         headers={"content-type": "application/json"},

@@ -16,6 +16,7 @@ import pytest
 from agent_memory_common.auth.keys import create_key
 from agent_memory_common.db.postgres import prepare_database
 from agent_memory_embedded.servers import NatsServer
+from tests import plain_http
 from tests.helpers import eventually
 from tests.stack import Stack, make_stack
 from tests.topics_support import seed_topic, topic_rows
@@ -55,7 +56,7 @@ def pruner(nats_server: NatsServer, pg_dsn: str, tmp_path: Path) -> Iterator[Sta
 
 def _post(stack: Stack, body: object, token: str | None = ADMIN) -> httpx.Response:
     headers = {"authorization": f"Bearer {token}"} if token else {}
-    return httpx.post(
+    return plain_http.post(
         f"{stack.pruner_url}/v1/admin/cleanup", json=body, headers=headers, timeout=30
     )
 

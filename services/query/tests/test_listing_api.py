@@ -7,10 +7,10 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
 import pytest
 
 from agent_memory_embedded.servers import PostgresServer
+from tests import plain_http
 from tests.helpers import eventually, make_event
 from tests.stack import Stack, module_stack
 
@@ -45,14 +45,14 @@ def listed(pg_server: PostgresServer, tmp_path_factory: pytest.TempPathFactory) 
 
 
 def post(stack: Stack, events: list[dict[str, Any]], headers: dict[str, str]) -> None:
-    r = httpx.post(
+    r = plain_http.post(
         f"{stack.gateway_url}/v1/events", json={"events": events}, headers=headers, timeout=30
     )
     assert r.status_code == 202, r.text
 
 
 def get(stack: Stack, path: str, headers: dict[str, str] = OWNER, **params: Any) -> Any:
-    r = httpx.get(f"{stack.query_url}{path}", params=params, headers=headers, timeout=30)
+    r = plain_http.get(f"{stack.query_url}{path}", params=params, headers=headers, timeout=30)
     assert r.status_code == 200, r.text
     return r.json()
 
@@ -102,7 +102,7 @@ def test_tenants_never_see_each_other(listed: Stack) -> None:
     assert [p["project_id"] for p in get(listed, "/v1/projects", STRANGER)["projects"]] == [
         "secret"
     ]
-    r = httpx.get(f"{listed.query_url}/v1/projects/alpha/sessions", headers=STRANGER)
+    r = plain_http.get(f"{listed.query_url}/v1/projects/alpha/sessions", headers=STRANGER)
     assert r.status_code == 404 and r.json()["field"] == "project_id"
     (agent,) = get(listed, "/v1/agents", STRANGER)["agents"]
     assert agent["project_ids"] == ["secret"] and agent["events"] == 1
@@ -118,11 +118,11 @@ def test_tenants_never_see_each_other(listed: Stack) -> None:
     ],
 )
 def test_bad_input_names_the_field(listed: Stack, path: str, field: str) -> None:
-    r = httpx.get(f"{listed.query_url}{path}", headers=OWNER)
+    r = plain_http.get(f"{listed.query_url}{path}", headers=OWNER)
     assert 400 <= r.status_code < 500, r.text
     body = r.json()
     assert body["field"] == field or field in str(body.get("details")), body
 
 
 def test_without_a_token_listing_is_refused(listed: Stack) -> None:
-    assert httpx.get(f"{listed.query_url}/v1/projects").status_code == 401
+    assert plain_http.get(f"{listed.query_url}/v1/projects").status_code == 401

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import httpx
 import pytest
 
+from tests import plain_http
 from tests.stack import Stack
 
 
@@ -13,7 +13,7 @@ def _url(stack: Stack, project: str = "proj") -> str:
 
 
 def test_defaults_then_overrides(lean_stack: Stack) -> None:
-    got = httpx.get(_url(lean_stack, "fresh"), timeout=10)
+    got = plain_http.get(_url(lean_stack, "fresh"), timeout=10)
     assert got.status_code == 200, got.text
     body = got.json()
     assert body["overrides"] == {} and body["updated_at"] is None
@@ -21,18 +21,18 @@ def test_defaults_then_overrides(lean_stack: Stack) -> None:
     assert body["matrix"]["vector"]["segment"] == "30d"
     assert body["matrix"]["bm25"]["day"] == "180d"
 
-    put = httpx.put(
+    put = plain_http.put(
         _url(lean_stack), json={"vector": {"segment": "90D"}, "bm25": {"day": "forever"}}
     )
     assert put.status_code == 200, put.text
     assert put.json()["matrix"]["vector"]["segment"] == "90d"
-    again = httpx.get(_url(lean_stack)).json()
+    again = plain_http.get(_url(lean_stack)).json()
     assert again["overrides"] == {"vector": {"segment": "90d"}, "bm25": {"day": "forever"}}
     assert again["matrix"]["bm25"]["day"] == "forever"
     assert again["matrix"]["vector"]["day"] == "365d"
     assert again["updated_at"] is not None
     # a PUT replaces: what it leaves out goes back to the default
-    reset = httpx.put(_url(lean_stack), json={}).json()
+    reset = plain_http.put(_url(lean_stack), json={}).json()
     assert reset["overrides"] == {} and reset["matrix"] == reset["defaults"]
 
 
@@ -50,6 +50,6 @@ def test_defaults_then_overrides(lean_stack: Stack) -> None:
 def test_bad_durations_are_422_naming_the_cell(
     lean_stack: Stack, body: dict[str, object], field: str
 ) -> None:
-    r = httpx.put(_url(lean_stack), json=body, timeout=10)
+    r = plain_http.put(_url(lean_stack), json=body, timeout=10)
     assert r.status_code == 422, r.text
     assert r.json()["field"] == field, r.json()

@@ -36,6 +36,7 @@ from agent_memory_retrieval import (
     open_text_index,
     open_vector_index,
 )
+from tests import plain_http
 from tests.helpers import eventually
 from tests.stack import Stack, create_database, make_stack, start_nats
 from tests.toc_support import FakeEvent, publish_segments, segment_payload
@@ -375,7 +376,7 @@ def search_stack(
                 for i in ITEMS
                 if i.tenant == tenant and i.type == "event"
             ]
-            r = httpx.post(
+            r = plain_http.post(
                 f"{stack.gateway_url}/v1/events", json={"events": events}, headers=headers
             )
             assert r.status_code == 202, r.text
@@ -411,7 +412,7 @@ def wait_for_vectors(url: str) -> None:
 
 def search(url: str, headers: dict[str, str] = ACME, **body: Any) -> dict[str, Any]:
     body.setdefault("now", NOW.isoformat())
-    r = httpx.post(f"{url}/v1/search", json=body, headers=headers, timeout=30)
+    r = plain_http.post(f"{url}/v1/search", json=body, headers=headers, timeout=30)
     assert r.status_code == 200, r.text
     data: dict[str, Any] = r.json()
     return data
@@ -497,7 +498,7 @@ def test_vectors_lead_when_the_words_found_little(search_stack: Stack) -> None:
 
 
 def test_get_search_for_curl(search_stack: Stack) -> None:
-    r = httpx.get(
+    r = plain_http.get(
         f"{search_stack.query_url}/v1/search",
         params={"q": "recorder acknowledges after commit", "tiers": "bm25", "limit": 2},
         headers=ACME,
@@ -632,7 +633,7 @@ def test_a_fix_asked_in_the_words_of_its_problem_comes_from_the_session_after_th
 
 
 def test_toc_bullets_carry_the_supersession_links(search_stack: Stack) -> None:
-    r = httpx.get(
+    r = plain_http.get(
         f"{search_stack.query_url}/v1/toc/nodes/segment:sg_broker_new", headers=ACME, timeout=30
     )
     assert r.status_code == 200, r.text
@@ -817,7 +818,7 @@ def test_opened_items_are_counted_off_the_hot_path_returned_ones_are_not(
     assert counts() == {}
     opened = next(r for r in answer["results"] if r["type"] == "event")
     event_id = opened["event_ids"][0]
-    r = httpx.get(f"{search_stack.query_url}/v1/events/{event_id}", headers=ACME)
+    r = plain_http.get(f"{search_stack.query_url}/v1/events/{event_id}", headers=ACME)
     assert r.status_code == 200, r.text
     eventually(lambda: counts().get(opened["id"]) == 1, timeout=10, what="the use counted")
 
@@ -842,13 +843,13 @@ def test_opened_items_are_counted_off_the_hot_path_returned_ones_are_not(
     ],
 )
 def test_bad_input_is_422_naming_the_field(search_stack: Stack, body: Any, field: str) -> None:
-    r = httpx.post(f"{search_stack.query_url}/v1/search", json=body, headers=ACME)
+    r = plain_http.post(f"{search_stack.query_url}/v1/search", json=body, headers=ACME)
     assert r.status_code == 422, r.text
     assert r.json()["field"] == field
 
 
 def test_body_that_is_not_json_is_422(search_stack: Stack) -> None:
-    r = httpx.post(
+    r = plain_http.post(
         f"{search_stack.query_url}/v1/search",
         content=b"{not json",
         headers={**ACME, "content-type": "application/json"},
@@ -858,11 +859,11 @@ def test_body_that_is_not_json_is_422(search_stack: Stack) -> None:
 
 def test_get_bad_input_names_the_parameter(search_stack: Stack) -> None:
     url = f"{search_stack.query_url}/v1/search"
-    assert httpx.get(url, params={"q": " "}, headers=ACME).json()["field"] == "q"
-    assert httpx.get(url, headers=ACME).json()["field"] == "q"
-    r = httpx.get(url, params={"q": "x", "tiers": "bm25,nope"}, headers=ACME)
+    assert plain_http.get(url, params={"q": " "}, headers=ACME).json()["field"] == "q"
+    assert plain_http.get(url, headers=ACME).json()["field"] == "q"
+    r = plain_http.get(url, params={"q": "x", "tiers": "bm25,nope"}, headers=ACME)
     assert r.status_code == 422 and r.json()["field"] == "tiers[1]"
-    assert httpx.get(url, params={"q": "x"}).status_code == 401
+    assert plain_http.get(url, params={"q": "x"}).status_code == 401
 
 
 # --- fallbacks: the same data, seen by query services whose indexes are away ------------------
@@ -898,7 +899,7 @@ def degraded_query(search_stack: Stack, tmp_path: Path) -> Iterator[Any]:
 
 def _ok(url: str) -> bool:
     try:
-        return httpx.get(url, timeout=1).status_code == 200
+        return plain_http.get(url, timeout=1).status_code == 200
     except httpx.HTTPError:
         return False
 

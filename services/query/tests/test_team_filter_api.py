@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
 import pytest
 
 from agent_memory_embedded.servers import PostgresServer
+from tests import plain_http
 from tests.stack import Stack
 from tests.team_support import (
     DAY16,
@@ -35,7 +35,7 @@ def team(pg_server: PostgresServer, tmp_path_factory: pytest.TempPathFactory) ->
 
 
 def call(stack: Stack, method: str, path: str, status: int = 200, **kw: Any) -> Any:
-    r = httpx.request(method, f"{stack.query_url}{path}", timeout=30, **kw)
+    r = plain_http.request(method, f"{stack.query_url}{path}", timeout=30, **kw)
     assert r.status_code == status, r.text
     return r.json()
 

@@ -17,6 +17,7 @@ import pytest
 
 from agent_memory_common.contracts.subjects import STREAM_TOC, toc_subject
 from agent_memory_embedded.servers import PostgresServer
+from tests import plain_http
 from tests.stack import Stack
 from tests.toc_support import FakeEvent, toc_service_stack
 
@@ -280,4 +281,4 @@ def test_other_tenants_see_nothing(tree: Tree) -> None:
         assert other.post("/v1/toc/search", json={"query": "lock"}).json()["hits"] == []
         r = other.get("/v1/toc/at", params={"ts": "2026-03-31T14:05:00Z", "project_id": "proj"})
         error(r, 404, "ts")
-    assert httpx.get(f"{tree.stack.query_url}/v1/toc").status_code == 401
+    assert plain_http.get(f"{tree.stack.query_url}/v1/toc").status_code == 401

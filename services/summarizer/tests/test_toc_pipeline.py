@@ -16,6 +16,7 @@ import psycopg
 import pytest
 
 from agent_memory_embedded.servers import NatsServer
+from tests import plain_http
 from tests.helpers import eventually
 from tests.stack import Stack, make_stack
 from tests.toc_support import (
@@ -237,7 +238,6 @@ def test_end_to_end_from_the_gateway_through_the_real_segmenter(
     """gateway -> recorder -> segmenter -> summarizer -> query: the contract between the stages
     holds with every stage the real one (a token budget of 600 forces several segments, with
     overlap, out of one session)."""
-    import httpx
 
     stack = make_stack(
         nats_server,
@@ -272,7 +272,7 @@ def test_end_to_end_from_the_gateway_through_the_real_segmenter(
                 "ts": (utc(2026, 4, 1, 0, 15)).isoformat(),
             }
         )
-        r = httpx.post(f"{stack.gateway_url}/v1/events", json={"events": events}, timeout=30)
+        r = plain_http.post(f"{stack.gateway_url}/v1/events", json={"events": events}, timeout=30)
         assert r.status_code == 202, r.text
 
         def segment_nodes() -> list[tuple[Any, ...]]:
@@ -286,7 +286,7 @@ def test_end_to_end_from_the_gateway_through_the_real_segmenter(
 
         done = eventually(segment_nodes, timeout=90, what="every closed segment summarized")
         assert len(done) >= 3, "the budget cut the session into several segments"
-        years = httpx.get(f"{stack.query_url}/v1/toc", params={"project_id": "e2e"}).json()
+        years = plain_http.get(f"{stack.query_url}/v1/toc", params={"project_id": "e2e"}).json()
         assert [y["node_id"] for y in years["years"]] == ["year:2026@e2e"]
         grips = rows(pg_dsn, "SELECT event_ids FROM toc_grips")
         stored = {r[0] for r in rows(pg_dsn, "SELECT event_id FROM events")}

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
+
+from tests import plain_http
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
 AGENT_MEMORY = str(Path(sys.executable).parent / "agent-memory")
@@ -64,7 +65,7 @@ def session_events(query_url: str, session_id: str) -> list[dict[str, Any]]:
     events: list[dict[str, Any]] = []
     params: dict[str, str | int] = {"session_id": session_id, "limit": 1000}
     while True:
-        response = httpx.get(f"{query_url}/v1/events", params=params, timeout=5)
+        response = plain_http.get(f"{query_url}/v1/events", params=params, timeout=5)
         response.raise_for_status()
         page = response.json()
         events.extend(page["events"])

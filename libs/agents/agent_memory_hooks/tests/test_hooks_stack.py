@@ -19,10 +19,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from agent_memory_embedded.servers import free_port
 from agent_memory_hooks.spool import Spool
+from tests import plain_http
 from tests.stack import Stack
 
 from .conftest import (
@@ -235,7 +234,7 @@ def test_next_hook_flushes_the_spool_and_503_counts_as_down(
     assert "spooled (HTTP 503)" in log
     stack.nats.start(timeout=30)
     deadline = time.monotonic() + 60
-    while httpx.get(f"{stack.gateway_url}/readyz").status_code != 200:
+    while plain_http.get(f"{stack.gateway_url}/readyz").status_code != 200:
         assert time.monotonic() < deadline, "gateway did not reconnect to NATS"
         time.sleep(0.2)
     # no explicit flush: the next hook posts its own event and then drains the spool

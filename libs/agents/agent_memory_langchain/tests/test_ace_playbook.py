@@ -9,7 +9,6 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-import httpx
 from deepagents import create_deep_agent
 from langchain.agents import create_agent
 from langchain_core.callbacks import CallbackManagerForLLMRun
@@ -30,6 +29,7 @@ from agent_memory_langchain import (
     ToolUse,
 )
 from agent_memory_langchain.ace import parse_reflection
+from tests import plain_http
 from tests.stack import Stack
 
 
@@ -92,7 +92,7 @@ read_config.handle_tool_error = True
 
 
 def playbook_of(stack: Stack, project: str) -> list[dict[str, Any]]:
-    r = httpx.get(f"{stack.query_url}/v1/playbooks/{project}/entries", timeout=5)
+    r = plain_http.get(f"{stack.query_url}/v1/playbooks/{project}/entries", timeout=5)
     assert r.status_code == 200, r.text
     entries: list[dict[str, Any]] = r.json()["entries"]
     return entries
@@ -198,7 +198,7 @@ def test_llm_reflector_marks_and_the_curator_merges(lean_stack: Stack) -> None:
 
 
 def test_deep_agent_records_and_recalls(lean_stack: Stack) -> None:
-    r = httpx.post(
+    r = plain_http.post(
         f"{lean_stack.gateway_url}/v1/events",
         json={
             "project_id": "deep",
@@ -211,9 +211,9 @@ def test_deep_agent_records_and_recalls(lean_stack: Stack) -> None:
     )
     assert r.status_code == 202
     deadline = time.monotonic() + 30
-    while not httpx.get(f"{lean_stack.query_url}/v1/events", params={"project_id": "deep"}).json()[
-        "events"
-    ]:
+    while not plain_http.get(
+        f"{lean_stack.query_url}/v1/events", params={"project_id": "deep"}
+    ).json()["events"]:
         assert time.monotonic() < deadline
         time.sleep(0.1)
 
@@ -234,7 +234,7 @@ def test_deep_agent_records_and_recalls(lean_stack: Stack) -> None:
     assert mw.flush(30)
     deadline = time.monotonic() + 30
     while True:
-        events = httpx.get(
+        events = plain_http.get(
             f"{lean_stack.query_url}/v1/events", params={"session_id": "deep-1"}
         ).json()["events"]
         if len(events) >= 2:

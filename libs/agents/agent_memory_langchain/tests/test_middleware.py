@@ -8,7 +8,6 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-import httpx
 from langchain.agents import create_agent
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
@@ -20,6 +19,7 @@ from pydantic import Field
 from agent_memory_client import AgentMemoryClient
 from agent_memory_embedded.servers import free_port
 from agent_memory_langchain import AgentMemoryMiddleware
+from tests import plain_http
 from tests.stack import Stack
 
 
@@ -76,7 +76,7 @@ def session_events(stack: Stack, session: str, count: int) -> list[dict[str, Any
     deadline = time.monotonic() + 60
     events: list[dict[str, Any]] = []
     while time.monotonic() < deadline:
-        events = httpx.get(
+        events = plain_http.get(
             f"{stack.query_url}/v1/events", params={"session_id": session}, timeout=5
         ).json()["events"]
         if len(events) >= count:
@@ -96,7 +96,7 @@ def seed(stack: Stack, project: str, texts: list[str], session: str = "old") -> 
         }
         for text in texts
     ]
-    r = httpx.post(f"{stack.gateway_url}/v1/events", json={"events": events}, timeout=10)
+    r = plain_http.post(f"{stack.gateway_url}/v1/events", json={"events": events}, timeout=10)
     assert r.status_code == 202, r.text
     session_events(stack, session, len(texts))
 

@@ -11,13 +11,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp_types import CallToolResult, TextContent
 
 from agent_memory_embedded.servers import NatsServer
+from tests import plain_http
 from tests.stack import Stack, running_stack
 
 PROJECT = "proj-toc"
@@ -46,7 +46,7 @@ def data_of(result: CallToolResult) -> dict[str, Any]:
 def wait_for_toc(stack: Stack) -> None:
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
-        years = httpx.get(
+        years = plain_http.get(
             f"{stack.query_url}/v1/toc", params={"project_id": PROJECT}, timeout=5
         ).json()
         if years.get("years"):
@@ -86,7 +86,7 @@ def seed_session(pipeline: Stack) -> None:
             "ts": events[-1]["ts"] + 1000,
         }
     )
-    r = httpx.post(f"{pipeline.gateway_url}/v1/events", json={"events": events}, timeout=10)
+    r = plain_http.post(f"{pipeline.gateway_url}/v1/events", json={"events": events}, timeout=10)
     assert r.status_code == 202, r.text
     wait_for_toc(pipeline)
 

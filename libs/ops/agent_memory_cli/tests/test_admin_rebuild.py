@@ -9,12 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-import httpx
 import psycopg
 
 from agent_memory_embedded.servers import NatsServer
 from agent_memory_retrieval.adapters.tantivy_index import TantivyIndex
 from agent_memory_retrieval.docs import IndexDoc, SearchFilter
+from tests import plain_http
 from tests.helpers import eventually, make_event
 from tests.stack import Stack, make_stack
 
@@ -59,7 +59,7 @@ def test_rebuild_gives_the_same_indexes_and_is_idempotent(
         for name in ("gateway", "recorder", "bm25-indexer"):
             stack.start(name)
         events = [make_event(i, session=f"s{i % 3}") for i in range(N)]
-        assert httpx.post(f"{stack.gateway_url}/v1/events", json={"events": events}).is_success
+        assert plain_http.post(f"{stack.gateway_url}/v1/events", json={"events": events}).is_success
         eventually(lambda: len(snapshot(root)) == N, what="pipeline indexed the events")
         built = snapshot(root)
 

@@ -17,9 +17,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
+from tests import plain_http
 from tests.stack import Stack
 
 HOOK_TESTS = Path(__file__).parents[3] / "agents" / "agent_memory_hooks" / "tests"
@@ -38,7 +38,7 @@ def stack(shared_stack: Stack) -> Stack:
 
 def events_of(stack: Stack, session: str) -> list[dict[str, Any]]:
     params: dict[str, str | int] = {"session_id": session, "limit": 1000}
-    response = httpx.get(f"{stack.query_url}/v1/events", params=params, timeout=10)
+    response = plain_http.get(f"{stack.query_url}/v1/events", params=params, timeout=10)
     response.raise_for_status()
     events: list[dict[str, Any]] = response.json()["events"]
     return events

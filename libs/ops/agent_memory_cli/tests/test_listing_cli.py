@@ -9,10 +9,10 @@ import re
 import time
 from collections.abc import Callable, Iterator
 
-import httpx
 import pytest
 
 from agent_memory_cli.__main__ import main
+from tests import plain_http
 from tests.stack import Stack
 
 Cli = Callable[..., tuple[int, str]]
@@ -45,12 +45,12 @@ def stored(lean_stack: Stack) -> Stack:
         event("shop", "s-new", 2, T0 + 2 * DAY + 5000, agent="codex"),
         *(event("docs", "d-1", n, T0 + n * 1000) for n in range(5)),
     ]
-    httpx.post(
+    plain_http.post(
         f"{lean_stack.gateway_url}/v1/events", json={"events": events}, timeout=30
     ).raise_for_status()
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        status = httpx.get(f"{lean_stack.query_url}/v1/status", timeout=10).json()
+        status = plain_http.get(f"{lean_stack.query_url}/v1/status", timeout=10).json()
         if status["events_stored"] >= len(events):
             return lean_stack
         time.sleep(0.2)
@@ -102,7 +102,7 @@ def test_projects_lists_every_project_with_its_counts(cli: Cli) -> None:
 def test_projects_json_is_the_api_answer(cli: Cli, stored: Stack) -> None:
     code, out = cli("projects", "--json")
     assert code == 0
-    answer = httpx.get(f"{stored.query_url}/v1/projects", timeout=10).json()
+    answer = plain_http.get(f"{stored.query_url}/v1/projects", timeout=10).json()
     assert json.loads(out) == answer
 
 
