@@ -16,11 +16,14 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import numpy as np
 from psycopg import AsyncConnection
 
 from agent_memory_query.topics.queries import rows as _rows
+
+if TYPE_CHECKING:  # numpy is imported where vectors are compared: not at the service's start
+    import numpy as np
 
 SCOPES = 64  # (database, tenant, project) scopes kept, least recently searched dropped first
 # and at most this many topics in all (~3 KB each with their matrix row: ~150 MB), so that a
@@ -52,6 +55,8 @@ class Scope:
         return [t.topic_id for t in self.topics]
 
     def matrix(self, dim: int) -> np.ndarray:
+        import numpy as np
+
         """Centroids as rows, made once per scope version; a centroid of another length
         (written with another model) is a zero row, which scores 0 and is never a match."""
         made = self._matrices.get(dim)
@@ -90,6 +95,8 @@ class CentroidCache:
             if versions.get(t.topic_id) == t.version
         }
         missing = sorted(set(versions) - set(kept))
+        import numpy as np
+
         for row in await _rows(conn, "topic_rows", tenant=tenant, ids=missing) if missing else []:
             # a topic changed or deleted since the listing: take the row as it is now (its
             # own version; the next listing will agree), or leave it out

@@ -19,7 +19,6 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-import numpy as np
 from psycopg import AsyncConnection
 
 from agent_memory_query.topics.centroids import CentroidCache
@@ -145,6 +144,8 @@ async def search(
         return []
     ids = scope.ids
     if vector is not None:
+        import numpy as np  # here, not at the service's start (see topics.centroids)
+
         q = np.asarray(vector, dtype=np.float32)
         q /= np.linalg.norm(q) or 1.0
         scores = [float(s) for s in scope.matrix(len(q)) @ q]
