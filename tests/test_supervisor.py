@@ -16,6 +16,7 @@ import psutil
 import psycopg
 import pytest
 
+from agent_memory_common.core.catalog import SERVICES
 from agent_memory_common.core.credentials import load_credentials
 from agent_memory_common.core.runtime import autogroup_scheduling
 from agent_memory_embedded import postgres_memory_settings
@@ -208,7 +209,8 @@ def test_up_runs_restarts_stops_and_keeps_data(up: Up) -> None:
 
 
 def test_second_up_on_same_home_is_refused(up: Up) -> None:
-    up.start()
+    # the home is held from the first moment of the first up: its servers are enough here
+    up.start("--without", ",".join(svc.name for svc in SERVICES))
     second = subprocess.run(
         [sys.executable, "-m", "agent_memory_cli", "up"],
         env=up.env,

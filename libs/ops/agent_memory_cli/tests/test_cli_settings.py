@@ -125,6 +125,20 @@ def test_replicas_per_service_and_a_wrong_one_named() -> None:
             replica_counts([bad])
 
 
+def test_services_left_out_by_name_and_a_wrong_one_named() -> None:
+    from agent_memory_cli.supervisor import left_out
+
+    assert left_out([]) == frozenset()
+    assert left_out(["dashboard", "embedder,topics", " pruner , "]) == {
+        "dashboard",
+        "embedder",
+        "topics",
+        "pruner",
+    }
+    with pytest.raises(ValueError, match="--without embeder: not a service .*embedder"):
+        left_out(["dashboard,embeder"])
+
+
 def test_up_with_a_wrong_replica_count_says_so_and_starts_nothing(tmp_path: Path) -> None:
     env = {"PATH": str(Path(sys.executable).parent), "AGENT_MEMORY_HOME": str(tmp_path)}
     out = subprocess.run(

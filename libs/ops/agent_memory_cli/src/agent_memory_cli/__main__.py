@@ -25,16 +25,17 @@ DESCRIPTION = "Run the agent-memory stack and talk to it from a terminal."
 
 
 def _cmd_up(settings: Settings, args: argparse.Namespace) -> int:
-    from agent_memory_cli.supervisor import Supervisor, replica_counts
+    from agent_memory_cli.supervisor import Supervisor, left_out, replica_counts
     from agent_memory_common.core.logs import configure_logging
 
     configure_logging("supervisor", settings.log_level, settings.log_json)
     try:
         replicas = replica_counts(args.replicas or [])
+        without = left_out(args.without or [])
     except ValueError as exc:
         print(f"agent-memory: {exc}", file=sys.stderr)
         return 2
-    return Supervisor(settings, replicas=replicas).run()
+    return Supervisor(settings, replicas=replicas, without=without).run()
 
 
 def _cmd_migrate(settings: Settings, _: argparse.Namespace) -> int:
@@ -110,6 +111,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N|SERVICE=N",
         help="processes of every consumer service (N), or of one (embedder=2; repeatable), "
         "sharing its durable consumer (default 1)",
+    )
+    up.add_argument(
+        "--without",
+        action="append",
+        metavar="SERVICE[,SERVICE]",
+        help="services not to start (e.g. dashboard, or embedder on a machine without the CPU "
+        "to spare: search answers from its other tiers); repeatable",
     )
     up.set_defaults(run=_cmd_up)
     sub.add_parser(

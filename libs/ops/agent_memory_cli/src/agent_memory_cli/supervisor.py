@@ -55,6 +55,22 @@ def replica_counts(values: Sequence[str]) -> dict[str, int]:
     return counts
 
 
+def left_out(values: Sequence[str]) -> frozenset[str]:
+    """``--without`` values (names, or comma-separated lists of them) as the set of services
+    not to start: a laptop that cannot spare the embedder's CPU, a stack without its
+    dashboard. ``ValueError`` names the value it cannot take."""
+    names = {svc.name for svc in SERVICES}
+    out: set[str] = set()
+    for value in values:
+        for name in filter(None, (part.strip() for part in value.split(","))):
+            if name not in names:
+                raise ValueError(
+                    f"--without {name}: not a service (one of: {', '.join(sorted(names))})"
+                )
+            out.add(name)
+    return frozenset(out)
+
+
 MAX_BACKOFF_S = 30.0
 HEALTHY_AFTER_S = 60.0
 
@@ -81,11 +97,15 @@ class Supervisor:
         out: IO[str] = sys.stdout,
         *,
         replicas: int | Mapping[str, int] = 1,
+        without: frozenset[str] = frozenset(),
     ) -> None:
         """``replicas``: processes of every consumer service, or of each by name
         (``replica_counts``; the HTTP services run once); replicas share their durable
-        consumers, as they do in compose and Kubernetes."""
+        consumers, as they do in compose and Kubernetes. ``without``: services not started
+        (``left_out``); their durable consumers exist from the first start, so one started
+        later catches up on everything published meanwhile."""
         self.settings = settings
+        self.without = without
         if isinstance(replicas, int):
             self.replicas = dict.fromkeys(CONSUMERS, max(1, replicas))
         else:
@@ -216,6 +236,9 @@ class Supervisor:
             ),
         }
         for svc in SERVICES:
+            if svc.name in self.without:
+                self.say(f"  not starting {svc.name} (--without)")
+                continue
             ready = None
             if svc.http is not None:
                 address = getattr(self.settings, svc.http)
@@ -252,13 +275,18 @@ class Supervisor:
     def _print_banner(self) -> None:
         s = self.settings
         grpc = f"  gRPC ingest    : {s.gateway_grpc}   (docs/grpc.md)\n" if s.gateway_grpc else ""
+        lines = {
+            "gateway": f"  ingest gateway : {s.gateway_url}   (POST /v1/events)\n{grpc}",
+            "query": f"  query service  : {s.query_url}   (GET /v1/events, /v1/status, /docs)\n",
+            "pruner": f"  pruner         : {s.pruner_url}   (POST /v1/admin/cleanup, hourly)\n",
+            "dashboard": f"  dashboard      : {s.dashboard_url}   (open it in a browser)\n",
+        }
+        services = "".join(line for name, line in lines.items() if name not in self.without)
+        if self.without:
+            services += f"  not started    : {', '.join(sorted(self.without))}   (--without)\n"
         self.say(
             "\nagent-memory is running.\n"
-            f"  ingest gateway : {s.gateway_url}   (POST /v1/events)\n"
-            f"{grpc}"
-            f"  query service  : {s.query_url}   (GET /v1/events, /v1/status, /docs)\n"
-            f"  pruner         : {s.pruner_url}   (POST /v1/admin/cleanup, hourly)\n"
-            f"  dashboard      : {s.dashboard_url}   (open it in a browser)\n"
+            f"{services}"
             f"  NATS           : {without_password(self.nats_url)}\n"
             f"  Postgres       : {without_password(self.pg_dsn)}\n"
             f"  data and logs  : {self.home}\n"
