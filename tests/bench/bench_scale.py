@@ -65,6 +65,7 @@ import orjson
 import psycopg
 
 from agent_memory_common.bus.streams import PIPELINE_CONSUMERS
+from agent_memory_common.core.catalog import SERVICES
 from agent_memory_embedder.settings import EmbedderOptions
 from agent_memory_embedder.settings import Settings as EmbedderSettings
 from agent_memory_retrieval.indexing.sources import context_of, speaker_of
@@ -1222,6 +1223,11 @@ def up_args(args: argparse.Namespace) -> tuple[str, ...]:
     return ("--replicas", f"embedder={n}") if n > 1 else ()
 
 
+# A remeasure searches a finished store: the query service alone answers, and the services that
+# only write would add nothing but their own start-up load to the searches it times.
+QUERY_ONLY = ("--without", ",".join(svc.name for svc in SERVICES if svc.name != "query"))
+
+
 def query_count(args: argparse.Namespace) -> int:
     return (int(args.queries) + int(args.warmup)) * len(SEARCH_CONFIGS)
 
@@ -1703,7 +1709,7 @@ def remeasure(
     args = argparse.Namespace(**{**state.args, "out": results})
     settings = {**stack_env(args), **stack_env(argparse.Namespace(env=env))}
     pools = load_pools(locomo=None if args.no_locomo else LOCOMO)
-    product = Product(Path(state.workdir), settings, up_args=up_args(args))
+    product = Product(Path(state.workdir), settings, up_args=QUERY_ONLY)
     run = Run(args, product, pools, event_stream(args.seed, pools))
     run.checkpoints = measured_before(results)
     if not run.checkpoints:

@@ -135,7 +135,7 @@ def test_services_left_out_by_name_and_a_wrong_one_named() -> None:
         "topics",
         "pruner",
     }
-    with pytest.raises(ValueError, match="--without embeder: not a service .*embedder"):
+    with pytest.raises(ValueError, match=r"--without embeder: not a service .*embedder"):
         left_out(["dashboard,embeder"])
 
 
