@@ -59,6 +59,9 @@ def topic_stack(
         AGENT_MEMORY_QUERY__SEARCH__LOAD_EMBEDDER="false",
         AGENT_MEMORY_TOPICS__CHECK_INTERVAL_S="0.5",
         AGENT_MEMORY_TOPICS__RECLUSTER_MIN_NEW="5",
+        # a few segments written during a re-cluster stay pending for the next one: here it
+        # comes within seconds (a day by default), so every test sees the material clustered
+        AGENT_MEMORY_TOPICS__RECLUSTER_EVERY_S="2",
     ) as s:
         yield s
 

@@ -129,7 +129,13 @@ async def recluster(
         ],
     )
     await store.run(
-        conn, "mark_clustered", tenant=tenant, project_id=project_id, size=len(material)
+        conn,
+        "mark_clustered",
+        tenant=tenant,
+        project_id=project_id,
+        size=len(material),
+        node_ids=[r["node_id"] for r in material],
+        read_at=[r["updated_at"] for r in material],
     )
     summary = {
         "tenant": tenant,

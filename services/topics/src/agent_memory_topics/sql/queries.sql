@@ -74,7 +74,7 @@ ORDER BY tenant, project_id
 SELECT pg_advisory_xact_lock(hashtextextended(%(tenant)s || '/' || %(project_id)s, 7))
 
 -- name: material
-SELECT node_id, session_id, text, embedding, start_ts, end_ts FROM topic_segments
+SELECT node_id, session_id, text, embedding, start_ts, end_ts, updated_at FROM topic_segments
 WHERE tenant = %(tenant)s AND project_id = %(project_id)s
 ORDER BY node_id
 
@@ -112,9 +112,14 @@ INSERT INTO topic_edges (tenant, topic_id, other_id, weight)
 VALUES (%(tenant)s, %(topic_id)s, %(other_id)s, %(weight)s)
 
 -- name: mark_clustered
+-- Only the rows this re-cluster read, as it read them: a segment whose row was committed (or
+-- rewritten) after the read stays pending for the next one. (Clearing every pending row of the
+-- project marked a theme that arrived during a re-cluster as clustered, and it never was.)
 WITH seen AS (
-    UPDATE topic_segments SET pending = false
-    WHERE tenant = %(tenant)s AND project_id = %(project_id)s AND pending
+    UPDATE topic_segments s SET pending = false
+    FROM unnest(%(node_ids)s::text[], %(read_at)s::timestamptz[]) AS r(node_id, updated_at)
+    WHERE s.tenant = %(tenant)s AND s.project_id = %(project_id)s AND s.pending
+      AND s.node_id = r.node_id AND s.updated_at = r.updated_at
 )
 INSERT INTO topic_projects (tenant, project_id, clustered_at, clustered_size)
 VALUES (%(tenant)s, %(project_id)s, now(), %(size)s)
