@@ -16,7 +16,12 @@ PACKAGE = LIB / "src" / "agent_memory_proto"
 
 
 def _stubs(folder: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*_pb2*"))}
+    """The stub sources (not the bytecode an import of them leaves beside them)."""
+    return {
+        str(p.relative_to(folder)): p.read_bytes()
+        for p in sorted(folder.rglob("*_pb2*"))
+        if p.suffix in (".py", ".pyi")
+    }
 
 
 def test_regenerating_the_stubs_changes_nothing(tmp_path: Path) -> None:
