@@ -18,6 +18,7 @@ from tests.stack import Stack
 
 TOOLS = {
     "memory_search",
+    "memory_brief",
     "memory_toc",
     "memory_expand",
     "memory_timeline",

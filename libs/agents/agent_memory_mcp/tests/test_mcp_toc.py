@@ -1,5 +1,6 @@
 """Browsing the table of contents over MCP (stdio), from a year down to a segment and its grips,
-on the whole pipeline: gateway, recorder, segmenter, summarizer and query as real processes."""
+then the project's brief, on the whole pipeline: gateway, recorder, segmenter, summarizer and
+query as real processes."""
 
 from __future__ import annotations
 
@@ -132,3 +133,20 @@ async def test_browse_from_a_year_down_to_a_segment(pipeline: Stack) -> None:
         assert at["segment_id"] == segment["node"]["node_id"]
         by_node = data_of(await c.call_tool("memory_expand", {"id": f"node:default:{node_id}"}))
         assert by_node["kind"] == "node" and by_node["node"]["level"] == "segment"
+
+        # the brief an agent starting on the project reads: where the last session left off,
+        # the decision it took, each line citing an id that memory_expand opens
+        brief = data_of(await c.call_tool("memory_brief", {}))
+        assert brief["project_id"] == PROJECT and 0 < brief["tokens"] <= 1500
+        assert "queue for the billing events" in brief["context"], brief  # the session's goal
+        assert "real nats-server" in brief["context"], brief  # and its outcome
+        assert "decision: Decision: use NATS JetStream" in brief["context"], brief
+        assert brief["ids"] and all(i in brief["context"] for i in brief["ids"])
+        for memory_id in brief["ids"]:
+            assert data_of(await c.call_tool("memory_expand", {"id": memory_id, "context": 0}))
+        short = data_of(await c.call_tool("memory_brief", {"budget_tokens": 100}))
+        assert short["tokens"] <= 100 and len(short["ids"]) < len(brief["ids"])
+        refused = await c.call_tool("memory_brief", {"budget_tokens": 5})
+        assert refused.is_error and "budget_tokens" in str(refused.content)
+        other = data_of(await c.call_tool("memory_brief", {"project_id": "never-seen"}))
+        assert other["context"] == "" and other["ids"] == []

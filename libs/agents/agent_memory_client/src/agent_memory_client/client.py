@@ -19,6 +19,7 @@ import httpx
 
 from agent_memory_api.episodes import ActionsAdded
 from agent_memory_api.listing import Projects, Sessions
+from agent_memory_api.recall import BriefResponse, RecallResponse
 from agent_memory_api.status import Status
 from agent_memory_api.toc import PinAnswer
 from agent_memory_api.topics import TopicDetail, TopicList, TopicSearchAnswer
@@ -304,6 +305,42 @@ class AgentMemoryClient:
     ) -> SearchResponse:
         body = {"query": query, "limit": limit, **_clean({"project_id": project_id, **filters})}
         return cast(SearchResponse, await self._post("/v1/search", body))
+
+    async def brief(
+        self, project_id: str, *, budget_tokens: int = 1500, session_id: str | None = None
+    ) -> BriefResponse:
+        """What an agent starting work on ``project_id`` should know now, within
+        ``budget_tokens``: the rules in force and the last session's goal and outcome, each
+        line with the id that ``memory_expand`` opens. ``session_id``: the starting session
+        (its own turns are not "the last session"). ``context`` is "" for a project with
+        nothing to say yet."""
+        path = f"/v1/projects/{quote(project_id, safe='')}/brief"
+        return cast(
+            BriefResponse,
+            await self._get(path, budget_tokens=budget_tokens, session_id=session_id),
+        )
+
+    async def recall(
+        self,
+        prompt: str,
+        *,
+        project_id: str,
+        session_id: str | None = None,
+        budget_tokens: int = 600,
+        exclude_ids: Sequence[str] = (),
+        min_match: float | None = None,
+    ) -> RecallResponse:
+        """The few memories ``prompt`` needs, within ``budget_tokens``, or nothing (``silence``
+        says why) when the search is unsure; never the asking session's own events nor the
+        ``exclude_ids`` already given to it."""
+        body = {
+            "prompt": prompt,
+            "project_id": project_id,
+            "budget_tokens": budget_tokens,
+            "exclude_ids": list(exclude_ids),
+            **_clean({"session_id": session_id, "min_match": min_match}),
+        }
+        return cast(RecallResponse, await self._post("/v1/recall", body))
 
     async def toc(self, **params: Any) -> dict[str, Any]:
         """The top of the table of contents (years), filtered by e.g. ``project_id``,

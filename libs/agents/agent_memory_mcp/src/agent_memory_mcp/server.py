@@ -1,4 +1,4 @@
-"""The agent-memory MCP server: five tools over the public API, one implementation for both
+"""The agent-memory MCP server: its tools over the public API, one implementation for both
 transports.
 
 The tools only speak to agent-memory through ``AgentMemoryClient``, so the stdio server (started
@@ -26,7 +26,9 @@ from agent_memory_client import AgentMemoryClient, ApiError, UnavailableError, n
 
 SERVER_NAME = "agent-memory"
 INSTRUCTIONS = (
-    "Long-term memory of past agent sessions for this project. Use memory_search first for "
+    "Long-term memory of past agent sessions for this project. When starting work, read "
+    "memory_brief (the decisions and constraints in force, where the last session left off). "
+    "Use memory_search first for "
     "anything that may have been discussed or decided before; browse with memory_toc (years, "
     "months, weeks, days, segments); open any id with memory_expand; list what happened in a "
     "period with memory_timeline; see the themes worked on (and related ones) with "
@@ -163,6 +165,38 @@ def build_server(client: AgentMemoryClient, defaults: ServerDefaults | None = No
             "intent": found.get("intent"),
             "time_range": found.get("time_range"),
             "results": results,
+        }
+
+    @server.tool(
+        description=(
+            "What to know before working on the project: the decisions, constraints, "
+            "preferences and procedures in force (never one a later statement replaced) and "
+            "the last session's goal and outcome, within budget_tokens. Each line ends with an "
+            "id to open with memory_expand. An empty context: nothing recorded yet."
+        )
+    )
+    async def memory_brief(
+        project_id: Annotated[str | None, Field(description="Default: the current one")] = None,
+        budget_tokens: Annotated[
+            int, Field(ge=100, le=8000, description="Most tokens (about 4 characters each)")
+        ] = 1500,
+        ctx: Context | None = None,
+    ) -> dict[str, Any]:
+        pid = project(project_id)
+        if not pid:
+            raise ToolError("memory_brief: project_id is required (no current project is known)")
+        with _as_caller(ctx):
+            try:
+                brief = await client.brief(
+                    pid, budget_tokens=budget_tokens, session_id=conf.session_id
+                )
+            except Exception as exc:
+                raise _fail("memory_brief", exc) from exc
+        return {
+            "project_id": brief["project_id"],
+            "context": brief["context"],
+            "tokens": brief["tokens"],
+            "ids": brief["ids"],
         }
 
     @server.tool(
