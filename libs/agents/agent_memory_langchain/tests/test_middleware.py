@@ -173,7 +173,10 @@ def test_recall_is_injected_within_budget_per_mode(lean_stack: Stack) -> None:
     create_agent(trivial, middleware=[middleware(lean_stack, project_id="inj")]).invoke(
         {"messages": [HumanMessage(content="hi")]}
     )
-    assert trivial.system_texts() == []  # auto: nothing to look up in a greeting
+    # auto: nothing to look up in a greeting; the session still starts with the project's brief
+    [greeted] = trivial.system_texts()
+    assert greeted.startswith("Project brief from agent-memory (inj)")
+    assert "Relevant memory" not in greeted
 
     tight = scripted("ok")
     create_agent(
@@ -181,7 +184,63 @@ def test_recall_is_injected_within_budget_per_mode(lean_stack: Stack) -> None:
         middleware=[middleware(lean_stack, project_id="inj", injection="always", token_budget=60)],
     ).invoke({"messages": [HumanMessage(content=question)]})
     [block] = tight.system_texts()
-    assert "Relevant memory" in block and len(block) <= 60 * 4
+    recalled = block[block.index("## Relevant memory") :]  # after the brief (its own budget)
+    assert len(recalled) <= 60 * 4
+
+
+def test_a_session_starts_with_the_projects_brief_asked_once(lean_stack: Stack) -> None:
+    """The brief the hooks give Claude Code at a session's start (GET /v1/projects/{id}/brief),
+    in the system prompt of every model call of the session, asked for once."""
+    turns = [
+        ("user", "Port the invoice exporter to the new ledger API"),
+        ("assistant", "Done: the exporter now writes ledger v2"),
+    ]
+    events = [
+        {
+            "project_id": "briefed",
+            "agent_id": "claude-code",
+            "session_id": "earlier",
+            "role": role,
+            "text": text,
+            "ts": 1_780_000_000_000 + i * 60_000,
+        }
+        for i, (role, text) in enumerate(turns)
+    ]
+    r = plain_http.post(f"{lean_stack.gateway_url}/v1/events", json={"events": events}, timeout=10)
+    assert r.status_code == 202, r.text
+    session_events(lean_stack, "earlier", len(events))
+    calls = {"n": 0}
+    original = AgentMemoryClient.brief
+
+    async def counting(self: AgentMemoryClient, project_id: str, **kw: Any) -> Any:
+        calls["n"] += 1
+        return await original(self, project_id, **kw)
+
+    tool_call = AIMessage(
+        content="", tool_calls=[{"name": "lookup", "args": {"topic": "ledger"}, "id": "b1"}]
+    )
+    AgentMemoryClient.brief = counting  # type: ignore[method-assign]
+    try:
+        model = scripted(tool_call, "done")
+        mw = middleware(lean_stack, project_id="briefed", brief_tokens=300)
+        create_agent(model, tools=[lookup], middleware=[mw]).invoke(
+            {"messages": [HumanMessage(content="ok")]}
+        )
+        texts = model.system_texts()
+        assert len(texts) == 2 and texts[0] == texts[1], texts  # both calls, the same brief
+        assert texts[0].startswith("Project brief from agent-memory (briefed)")
+        assert "Port the invoice exporter" in texts[0]  # the last session's goal
+        assert "writes ledger v2" in texts[0]  # and where it ended
+        assert len(texts[0]) <= 300 * 4
+        assert calls["n"] == 1
+
+        for kw in ({"injection": "off"}, {"brief_tokens": 0}):
+            quiet = scripted("done")
+            mw = middleware(lean_stack, project_id="briefed", **kw)
+            create_agent(quiet, middleware=[mw]).invoke({"messages": [HumanMessage(content="ok")]})
+            assert quiet.system_texts() == [], kw
+    finally:
+        AgentMemoryClient.brief = original  # type: ignore[method-assign]
 
 
 def test_auto_recalls_once_per_turn_and_always_every_call(lean_stack: Stack) -> None:

@@ -4,6 +4,10 @@ agents (``create_deep_agent``).
 - **Capture**: every user, assistant and tool message (and each tool call) becomes an event,
   sent in the background (``runner.BackgroundRecorder``); the agent never waits on the network
   and no failure of agent-memory ever raises into it.
+- **Brief**: a session's model calls get the project's brief in the system prompt (fetched once
+  per session: the decisions and constraints in force, where the last session left off), the
+  same text the hooks give Claude Code at a session's start (``GET /v1/projects/{id}/brief``,
+  within ``brief_tokens``; 0 turns it off, as does ``injection="off"``).
 - **Recall**: before a model call, memories relevant to the latest user message are put into the
   system prompt, within a token budget. ``injection``: ``off`` (never; the agent can still use the
   tools), ``auto`` (once per user turn, reused for the tool-loop calls of that turn, hits under
@@ -175,6 +179,10 @@ def format_memories(
     return ("\n".join(lines), count) if count else ("", 0)
 
 
+async def _nothing() -> str:
+    return ""
+
+
 class AgentMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     """Capture, recall and (optionally) an ACE playbook for a LangChain agent."""
 
@@ -194,6 +202,7 @@ class AgentMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         recall_limit: int = 8,
         min_score: float = 0.0,
         recall_timeout: float = 3.0,
+        brief_tokens: int = 1500,
         record: bool = True,
         tools: bool = True,
         playbook: bool | PlaybookConfig = False,
@@ -212,6 +221,7 @@ class AgentMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         self.recall_limit = recall_limit
         self.min_score = min_score
         self.recall_timeout = recall_timeout
+        self.brief_tokens = brief_tokens
         self.record_events = record
         self.playbook: PlaybookConfig | None = (
             playbook
@@ -235,6 +245,7 @@ class AgentMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         )
         self._seen = _Lru(20_000)
         self._recall_cache = _Lru(256)
+        self._briefs = _Lru(256)  # session -> its brief ("" when none could be had)
         self._injected = _Lru(256)  # session -> playbook entries shown in its current run
         self._reflections: set[concurrent.futures.Future[Any]] = set()
         self.tools: Sequence[BaseTool] = (
@@ -456,6 +467,32 @@ class AgentMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     def _wants_context(self) -> bool:
         return self.injection != "off" or self.playbook is not None
 
+    async def _brief(self, session: str) -> str:
+        """The project's brief for ``session``, asked once: a session's calls all see the same
+        one, and a service that failed to give it is not asked again at every call."""
+        cached = self._briefs.get(session)
+        if cached is not None:
+            return str(cached)
+        text = ""
+        try:
+            brief = await self._recorder.client.brief(
+                self.project_id, budget_tokens=self.brief_tokens, session_id=session
+            )
+            text = brief["context"]
+        except Exception as exc:
+            log.warning("agent-memory: no brief for this session: %s", exc)
+        self._briefs.put(session, text)
+        return text
+
+    async def _system_block(self, plan: tuple[str, Any] | None, session: str) -> str:
+        """What this model call gets in its system prompt: the brief, then the recall."""
+        wants_brief = self.injection != "off" and self.brief_tokens > 0
+        brief, recalled = await asyncio.gather(
+            self._brief(session) if wants_brief else _nothing(),
+            self._cached_context(plan[0], plan[1], session) if plan is not None else _nothing(),
+        )
+        return "\n\n".join(part for part in (brief, recalled) if part)
+
     def wrap_model_call(
         self,
         request: ModelRequest[Any],
@@ -465,11 +502,9 @@ class AgentMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         if self._wants_context():
             try:
                 plan = self._recall_plan(request.messages)
-                if plan is not None:
-                    session = self.session_id()
-                    block = self._loop.call(
-                        self._cached_context(plan[0], plan[1], session), self.recall_timeout
-                    )
+                block = self._loop.call(
+                    self._system_block(plan, self.session_id()), self.recall_timeout
+                )
             except Exception as exc:  # recall is a bonus; the model call must go on
                 log.warning("agent-memory: no recall for this call: %r", exc)
         if block:
@@ -487,11 +522,9 @@ class AgentMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         if self._wants_context():
             try:
                 plan = self._recall_plan(request.messages)
-                if plan is not None:
-                    session = self.session_id()
-                    block = await self._loop.acall(
-                        self._cached_context(plan[0], plan[1], session), self.recall_timeout
-                    )
+                block = await self._loop.acall(
+                    self._system_block(plan, self.session_id()), self.recall_timeout
+                )
             except Exception as exc:
                 log.warning("agent-memory: no recall for this call: %r", exc)
         if block:
