@@ -77,7 +77,19 @@ def test_every_service_exports_what_it_did(
             >= 1
         )
 
+        # what agents are given unasked: a brief (its tokens counted) and a recall (whatever
+        # its outcome while the model loads)
+        brief = plain_http.get(f"{stack.query_url}/v1/projects/proj/brief")
+        assert brief.status_code == 200 and brief.json()["tokens"] > 0, brief.text
+        prompt = {"project_id": "proj", "prompt": "what is the system of record we keep?"}
+        assert plain_http.post(f"{stack.query_url}/v1/recall", json=prompt).status_code == 200
+
         query = scrape(stack.query_url)
+        assert value(query, "agent_memory_recall_answers_total", kind="brief", outcome="given") == 1
+        assert (
+            value(query, "agent_memory_recall_tokens_total", kind="brief") == brief.json()["tokens"]
+        )
+        assert value(query, "agent_memory_recall_answers_total", kind="recall") == 1
         assert value(query, "agent_memory_search_seconds_count") >= 1
         assert value(query, "agent_memory_search_tier_seconds_count") >= 1
         assert value(query, "agent_memory_http_requests_total", route="/v1/search") >= 1

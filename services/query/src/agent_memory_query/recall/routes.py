@@ -10,6 +10,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query
 
 from agent_memory_common.auth.access import READ
+from agent_memory_common.core.metrics import RECALL_ANSWERS, RECALL_TOKENS
 from agent_memory_common.db.postgres import reading
 from agent_memory_common.web.http import error_responses
 from agent_memory_query.context import Caller, Ctx
@@ -32,6 +33,13 @@ router = APIRouter(tags=["recall"])
     responses=error_responses(401, 422, 503),
 )
 async def post_recall(ctx: Ctx, caller: Caller, body: RecallRequest) -> dict[str, Any]:
+    answer = await _recall(ctx, caller, body)
+    RECALL_ANSWERS.labels("recall", answer["silence"] or "given").inc()
+    RECALL_TOKENS.labels("recall").inc(answer["tokens"])
+    return answer
+
+
+async def _recall(ctx: Ctx, caller: Caller, body: RecallRequest) -> dict[str, Any]:
     options = ctx.settings.query.recall
     threshold = options.min_match if body.min_match is None else body.min_match
     answer: dict[str, Any] = {
@@ -107,10 +115,13 @@ async def get_brief(
         bounds = await read_bounds(conn, caller)
         rules, ends = await read_brief(conn, caller.tenant, project_id, session_id, bounds)
     context, ids = compose(project_id, rules, ends, budget_tokens)
+    tokens = estimate_tokens(context)
+    RECALL_ANSWERS.labels("brief", "given" if context else "empty").inc()
+    RECALL_TOKENS.labels("brief").inc(tokens)
     return {
         "project_id": project_id,
         "context": context,
-        "tokens": estimate_tokens(context),
+        "tokens": tokens,
         "budget_tokens": budget_tokens,
         "ids": ids,
     }

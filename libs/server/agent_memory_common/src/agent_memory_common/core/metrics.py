@@ -143,6 +143,20 @@ SEARCH_FALLBACKS = Counter(
     "Searches in which a planned tier was absent or failed and the brainstem fell back.",
     ["tier"],
 )
+# What is put in front of agents unasked (the hooks' and the middleware's brief and recall): the
+# cost users watch. Per project it is no metric (no project label): GET /v1/projects/{id}/brief
+# and POST /v1/recall answer with their own ``tokens``.
+RECALL_TOKENS = Counter(
+    "agent_memory_recall_tokens_total",
+    "Tokens (4 characters each) given to agents unasked, by kind (brief, recall).",
+    ["kind"],
+)
+RECALL_ANSWERS = Counter(
+    "agent_memory_recall_answers_total",
+    "Briefs and recalls answered, by kind and outcome (given, or why nothing was: empty, "
+    "too_short, no_match, below_threshold, nothing_new).",
+    ["kind", "outcome"],
+)
 # Table-of-contents and topic calls are agent_memory_http_requests_total{route=~"/v1/toc.*"}.
 
 # --- embedding model (the embedder's corpus batches, the query service's queries) --------------
@@ -203,6 +217,8 @@ METRIC_NAMES = (
     "agent_memory_search_seconds",
     "agent_memory_search_tier_seconds",
     "agent_memory_search_fallbacks_total",
+    "agent_memory_recall_tokens_total",
+    "agent_memory_recall_answers_total",
     "agent_memory_embedding_texts_total",
     "agent_memory_embedding_pieces_total",
     "agent_memory_embedding_seconds",
