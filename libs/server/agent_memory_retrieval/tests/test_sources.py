@@ -252,7 +252,9 @@ class _HeldFeed(IndexFeed[DocChanges]):
             self.entered.set()
             await self.gate.wait()
 
-    async def prepare(self, changes: DocChanges, earlier: DocChanges | None) -> DocChanges:
+    async def prepare(
+        self, conn: psycopg.AsyncConnection, changes: DocChanges, earlier: DocChanges | None
+    ) -> DocChanges:
         if self.slow_prepare and earlier is None:
             await self._hold(changes)
         return changes

@@ -6,6 +6,8 @@ what it wrote before; the durable consumer, acked only after the commit, is the 
 
 from __future__ import annotations
 
+from psycopg import AsyncConnection
+
 from agent_memory_bm25.logic import searchable
 from agent_memory_common.core.logs import get_logger
 from agent_memory_retrieval.docs import DocChanges
@@ -23,7 +25,9 @@ class IndexHandler(IndexFeed[DocChanges]):
     def __init__(self, index: TextIndex) -> None:
         self._index = index
 
-    async def prepare(self, changes: DocChanges, earlier: DocChanges | None) -> DocChanges:
+    async def prepare(
+        self, conn: AsyncConnection, changes: DocChanges, earlier: DocChanges | None
+    ) -> DocChanges:
         return changes  # nothing to compute: the engine analyses the text itself
 
     async def write(self, changes: DocChanges) -> None:

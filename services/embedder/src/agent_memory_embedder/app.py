@@ -30,7 +30,7 @@ def consumers(
 ) -> list[ConsumerRunner]:
     """The two durable consumers (faststream subscribers on ``link.broker``): recorded events and
     TOC node versions, into one vector index."""
-    handler = EmbedHandler(embedder, index)
+    handler = EmbedHandler(embedder, index, settings.vector_space)
     options = settings.embedder
     return [
         ConsumerRunner(

@@ -1,5 +1,8 @@
 """Embedder: decode -> map to index documents -> embed in one batch -> upsert the vectors.
 
+A document whose vector an import staged (``agent_memory_retrieval.indexing.staged``) takes it
+instead of running the model, when the text it would embed is the one the vector was made from.
+
 Nothing is written to Postgres by the handler itself: the vector writes are upserts under
 deterministic ids, so a redelivered batch overwrites what it wrote before, and the durable
 consumer (acked only after ``upsert`` returned) is the checkpoint.
@@ -10,9 +13,12 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
+from psycopg import AsyncConnection
+
 from agent_memory_common.core.logs import get_logger
 from agent_memory_embedder.logic import embeddable
 from agent_memory_retrieval.docs import DocChanges, IndexDoc
+from agent_memory_retrieval.indexing import staged
 from agent_memory_retrieval.indexing.feed import IndexFeed
 from agent_memory_retrieval.ports import Embedder, VectorIndex
 
@@ -35,14 +41,23 @@ class EmbedHandler(IndexFeed[Embedded]):
     erasure_store = "vector_entries"
     slow_prepare = True  # the model: outside the per-document locks
 
-    def __init__(self, embedder: Embedder, index: VectorIndex) -> None:
+    def __init__(self, embedder: Embedder, index: VectorIndex, space: str) -> None:
         self._embedder = embedder
         self._index = index
+        self._space = space  # RetrievalSettings.vector_space: which staged vectors are ours
 
-    async def prepare(self, changes: DocChanges, earlier: Embedded | None) -> Embedded:
+    async def prepare(
+        self, conn: AsyncConnection, changes: DocChanges, earlier: Embedded | None
+    ) -> Embedded:
         docs, texts = embeddable(changes.upserts)
-        known = earlier.by_text if earlier else {}
-        todo = [t for t in texts if t not in known]
+        known = dict(earlier.by_text) if earlier else {}
+        await staged.drop(conn, changes.deletes)
+        if docs:
+            imported = await staged.take(conn, self._space, docs, texts)
+            if imported:
+                log.debug("embedder.staged", taken=len(imported), docs=len(docs))
+            known.update(imported)
+        todo = list(dict.fromkeys(t for t in texts if t not in known))
         # CPU-bound (torch releases the GIL): off the event loop, so NATS heartbeats go on
         fresh = await asyncio.to_thread(self._embedder.embed, todo) if todo else []
         by_text = {**known, **dict(zip(todo, fresh, strict=True))}

@@ -14,6 +14,12 @@ Import replays the events through the gateway with their own ids and times, so i
 entries are written with their own ids and skipped when present; pins are applied once the
 pipeline has rebuilt the pinned memory (``--wait-pins``), and a later run applies the rest.
 
+With ``--vectors`` the dump also carries, for each exported event the vector index holds, its
+vector, the hash of the text it was made from and the vector space (model, precision, cut):
+``import`` stages them (``agent_memory_retrieval.indexing.staged``) when the importing
+deployment's space is the same, and its embedder takes them instead of running the model;
+another space means they are left out (said so) and the events are embedded as without them.
+
 The parser of ``export`` and the test that tells an export file from a runtime's name are in
 ``portable_cmd``, which every command loads; this module (psycopg, orjson, rich, the client) is
 loaded when an export or an import of a file runs.
@@ -27,11 +33,11 @@ import gzip
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import IO, TYPE_CHECKING, Any, cast
 
 import orjson
 import psycopg
@@ -46,11 +52,16 @@ from agent_memory_cli.settings import Settings
 from agent_memory_client import AgentMemoryClient, ApiError, UnavailableError
 from agent_memory_client.types import EventIn
 
-VERSION = 2
-# version 1 had no project settings; its files read the same (with none)
-READABLE_VERSIONS = (1, 2)
+if TYPE_CHECKING:
+    from agent_memory_retrieval.settings import RetrievalSettings
+
+VERSION = 3
+# version 1 had no project settings, version 2 no vectors; their files read the same (none)
+READABLE_VERSIONS = (1, 2, 3)
+LATER_KINDS = {1: ("retention", "sharing", "vector"), 2: ("vector",)}
 EVENT_BATCH = 500
-RECORD_KINDS = ("event", "pin", "episode", "playbook_entry", "retention", "sharing")
+VECTOR_PAGE = 500
+RECORD_KINDS = ("event", "pin", "episode", "playbook_entry", "retention", "sharing", "vector")
 
 EVENTS_SQL = """
 SELECT event_id, ts, project_id, agent_id, session_id, user_id, role, type, text, metadata
@@ -167,8 +178,10 @@ def export_dump(
     project: str | None,
     since: datetime | None,
     progress: bool = True,
+    vectors: VectorSource | None = None,
 ) -> ExportReport:
-    """Write the dump of ``tenant`` (one project, or all) to ``out`` (gzip JSON Lines)."""
+    """Write the dump of ``tenant`` (one project, or all) to ``out`` (gzip JSON Lines); with
+    ``vectors``, the stored vector of each exported event the vector index holds."""
     report = ExportReport()
     params: dict[str, Any] = {"tenant": tenant, "project": project, "since": since}
     with (
@@ -193,6 +206,7 @@ def export_dump(
                     "project_id": project,
                     "since": since,
                     "events": total,
+                    **({"vectors": vectors.header()} if vectors else {}),
                 }
             )
         )
@@ -205,6 +219,11 @@ def export_dump(
                 gz.write(_line({"kind": "event", **_event_record(row)}))
                 report.counts["event"] += 1
                 bar.advance(task)
+        if vectors is not None:
+            with _bar(progress, "exporting vectors", total) as (bar, task):
+                for record in vectors.records(params, lambda n: bar.advance(task, n)):
+                    gz.write(_line({"kind": "vector", **record}))
+                    report.counts["vector"] += 1
         for row in conn.execute(PINS_SQL, params).fetchall():
             gz.write(_line({"kind": "pin", **row}))
             report.counts["pin"] += 1
@@ -223,6 +242,71 @@ def export_dump(
                 report.counts[kind] += 1
         gz.write(_line({"kind": "end", "counts": report.counts}))
     return report
+
+
+@dataclass
+class VectorSource:
+    """Where an export reads vectors: the deployment's vector index and its space."""
+
+    dsn: str
+    settings: RetrievalSettings
+
+    def header(self) -> dict[str, Any]:
+        return {"space": self.settings.vector_space}
+
+    def records(
+        self, params: dict[str, Any], advance: Callable[[int], None]
+    ) -> Iterator[dict[str, Any]]:
+        """One ``vector`` record per exported event whose vector the index holds."""
+        for page in _run_pages(self._pages(params, advance)):
+            yield from page
+
+    async def _pages(
+        self, params: dict[str, Any], advance: Callable[[int], None]
+    ) -> AsyncIterator[list[dict[str, Any]]]:
+        from agent_memory_retrieval.adapters.factory import open_vector_index
+        from agent_memory_retrieval.indexing.sources import tenant_event_pages
+        from agent_memory_retrieval.indexing.staged import pack, text_sha, to_text
+
+        index = await open_vector_index(self.settings)
+        try:
+            async with await psycopg.AsyncConnection.connect(self.dsn, autocommit=True) as conn:
+                pages = tenant_event_pages(
+                    conn,
+                    VECTOR_PAGE,
+                    tenant=params["tenant"],
+                    project=params["project"],
+                    since=params["since"],
+                )
+                async for docs in pages:
+                    stored = await index.vectors([d.id for d in docs])
+                    yield [
+                        {
+                            "event_id": d.event_ids[0],
+                            "text_sha": text_sha(d.embedding_text()).hex(),
+                            "vector": to_text(pack(stored[d.id])),
+                        }
+                        for d in docs
+                        if d.id in stored and d.event_ids
+                    ]
+                    advance(len(docs))
+        finally:
+            await index.close()
+
+
+def _run_pages(pages: AsyncIterator[list[dict[str, Any]]]) -> Iterator[list[dict[str, Any]]]:
+    """An async page reader driven from this synchronous export, page by page."""
+    loop = asyncio.new_event_loop()
+    try:
+        while True:
+            try:
+                yield loop.run_until_complete(anext(pages))
+            except StopAsyncIteration:
+                return
+    finally:
+        loop.run_until_complete(pages.aclose())  # type: ignore[attr-defined]
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.close()
 
 
 def _event_record(row: dict[str, Any]) -> dict[str, Any]:
@@ -301,6 +385,8 @@ def read_dump(path: Path) -> Dump:
                 elif kind == "end":
                     end = item
                 elif kind in records:
+                    if kind == "vector":
+                        _check_vector(item, number)
                     records[kind].append(item)
                 else:
                     raise DumpError(f"line {number}: unknown record kind {kind!r}")
@@ -311,11 +397,22 @@ def read_dump(path: Path) -> Dump:
     if end is None:
         raise DumpError("truncated: no end line")
     counts = {k: len(v) for k, v in records.items()}
-    if header.get("version") == 1:  # its end line counts only the kinds version 1 had
-        counts = {k: n for k, n in counts.items() if k not in ("retention", "sharing") or n}
+    later = LATER_KINDS.get(int(header["version"]), ())
+    counts = {k: n for k, n in counts.items() if k not in later or n}  # its end line lacks them
     if end.get("counts") != counts:
         raise DumpError(f"the end line counts {end.get('counts')}, the file holds {counts}")
     return Dump(header=header, records=records)
+
+
+def _check_vector(item: dict[str, Any], number: int) -> None:
+    from agent_memory_retrieval.indexing.staged import from_text
+
+    try:
+        if not isinstance(item.get("event_id"), str) or len(bytes.fromhex(item["text_sha"])) != 32:
+            raise ValueError("an event_id and a SHA-256 text_sha are needed")
+        from_text(item["vector"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise DumpError(f"line {number}: not a vector record: {exc}") from exc
 
 
 def _batches(items: list[dict[str, Any]], size: int) -> Iterator[list[dict[str, Any]]]:
@@ -333,6 +430,8 @@ class ImportReport:
     settings_added: int = 0
     pins_applied: int = 0
     pins_pending: list[str] = field(default_factory=list)
+    vectors_staged: int = 0
+    vectors_left_out: str = ""  # why the dump's vectors were not used ("" when they were)
 
 
 async def import_dump(
@@ -343,14 +442,32 @@ async def import_dump(
     tenant: str,
     wait_pins_s: float = 0.0,
     progress: bool = True,
+    vector_space: str | None = None,
 ) -> ImportReport:
+    """Replay ``dump`` into the deployment; ``vector_space``: the importing embedder's
+    (``RetrievalSettings.vector_space``), whose dump vectors are staged before the events."""
     report = ImportReport()
+    vectors = dump.records["vector"]
+    if vectors:
+        theirs = str((dump.header.get("vectors") or {}).get("space"))
+        if vector_space == theirs:
+            report.vectors_staged = await asyncio.to_thread(
+                _stage_vectors, dsn, tenant, theirs, vectors, progress
+            )
+        else:
+            report.vectors_left_out = (
+                f"the dump's vectors are of {theirs}, this deployment embeds with {vector_space}"
+            )
     events = dump.records["event"]
+    refused: list[str] = []
     with _bar(progress, "importing events", len(events)) as (bar, task):
         for chunk in _batches(events, EVENT_BATCH):
             answer = await client.post_events(cast(list[EventIn], chunk))
             report.events += len(chunk) - count_refusals(answer, report.refusals)
+            refused += [r["event_id"] for r in answer.get("refusals") or ()]
             bar.advance(task, len(chunk))
+    if report.vectors_staged and refused:  # never stored: what was staged for them goes
+        await asyncio.to_thread(_unstage, dsn, tenant, refused)
     report.episodes_added, report.playbook_added, report.settings_added = await asyncio.to_thread(
         _write_rows, dsn, tenant, dump
     )
@@ -372,6 +489,43 @@ async def import_dump(
         await asyncio.sleep(2)
     report.pins_pending = pending
     return report
+
+
+def _stage_vectors(
+    dsn: str, tenant: str, space: str, vectors: list[dict[str, Any]], progress: bool
+) -> int:
+    """Write the dump's vectors where the embedder looks for them, before the events: a page
+    of rows per transaction, replacing what an earlier import of the same dump staged."""
+    from agent_memory_retrieval.docs import event_doc_id
+    from agent_memory_retrieval.indexing.staged import STAGE_SQL, from_text
+
+    rows = [  # checked by read_dump
+        {
+            "tenant": tenant,
+            "doc_id": event_doc_id(tenant, record["event_id"]),
+            "space": space,
+            "text_sha": bytes.fromhex(record["text_sha"]),
+            "vector": from_text(record["vector"]),
+        }
+        for record in vectors
+    ]
+    with (
+        psycopg.connect(dsn) as conn,
+        _bar(progress, "staging vectors", len(rows)) as (bar, task),
+    ):
+        for page in _batches(rows, VECTOR_PAGE):
+            with conn.transaction(), conn.cursor() as cur:
+                cur.executemany(STAGE_SQL, page)
+            bar.advance(task, len(page))
+    return len(rows)
+
+
+def _unstage(dsn: str, tenant: str, event_ids: list[str]) -> None:
+    from agent_memory_retrieval.docs import event_doc_id
+    from agent_memory_retrieval.indexing.staged import DROP_SQL
+
+    with psycopg.connect(dsn) as conn:
+        conn.execute(DROP_SQL, {"ids": [event_doc_id(tenant, e) for e in event_ids]})
 
 
 def _write_rows(dsn: str, tenant: str, dump: Dump) -> tuple[int, int, int]:
@@ -425,6 +579,11 @@ def run_export(settings: Settings, args: argparse.Namespace) -> int:
         return 2
     target: IO[bytes]
     target = open(args.output, "wb") if args.output else sys.stdout.buffer  # noqa: SIM115
+    vectors = None
+    if args.vectors:
+        from agent_memory_retrieval.settings import RetrievalSettings
+
+        vectors = VectorSource(settings.pg_dsn, RetrievalSettings())
     try:
         report = export_dump(
             settings.pg_dsn,
@@ -433,6 +592,7 @@ def run_export(settings: Settings, args: argparse.Namespace) -> int:
             project=args.project,
             since=since,
             progress=not args.quiet,
+            vectors=vectors,
         )
     except psycopg.OperationalError as exc:
         print(f"agent-memory: Postgres unavailable: {exc}", file=sys.stderr)
@@ -465,6 +625,10 @@ def run_import_dump(settings: Settings, path: str, argv: Sequence[str]) -> int:
         print(f"agent-memory: {path}: {exc}", file=sys.stderr)
         return 2
 
+    from agent_memory_retrieval.settings import RetrievalSettings
+
+    space = RetrievalSettings().vector_space
+
     async def main() -> ImportReport:
         async with AgentMemoryClient(
             gateway_url=settings.gateway_url,
@@ -479,6 +643,7 @@ def run_import_dump(settings: Settings, path: str, argv: Sequence[str]) -> int:
                 tenant=args.tenant,
                 wait_pins_s=args.wait_pins,
                 progress=not args.quiet,
+                vector_space=space,
             )
 
     try:
@@ -495,6 +660,13 @@ def run_import_dump(settings: Settings, path: str, argv: Sequence[str]) -> int:
         f"{report.settings_added} project setting(s), "
         f"{sum(report.refusals.values())} event(s) refused{refusal_note(report.refusals)}"
     )
+    if report.vectors_staged:
+        print(
+            f"  {report.vectors_staged} vector(s) staged: the embedder takes them instead of "
+            "embedding those events again"
+        )
+    if report.vectors_left_out:
+        print(f"  vectors left out: {report.vectors_left_out}; every event is embedded again")
     if report.pins_pending:
         print(
             f"  {len(report.pins_pending)} pin(s) wait for the pipeline to rebuild their "

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,9 +28,9 @@ def is_dump(path_text: str) -> bool:
         return False
     try:
         with gzip.open(path, "rb") as f:
-            first = f.readline(4096)
-        return f'"format":"{FORMAT}"'.encode() in first
-    except (OSError, EOFError):
+            first = json.loads(f.readline(65536))  # the header line, however it is spaced
+        return isinstance(first, dict) and first.get("format") == FORMAT
+    except (OSError, EOFError, ValueError):
         return False
 
 
@@ -59,5 +60,10 @@ def register(sub: Any) -> None:
     parser.add_argument("--since", help="only events from this ISO date or time on")
     parser.add_argument("--tenant", default="default", help="tenant (default: 'default')")
     parser.add_argument("-o", "--output", help="file to write (default: standard output)")
+    parser.add_argument(
+        "--vectors",
+        action="store_true",
+        help="also each event's stored vector: an import with the same model skips embedding",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(run=_run_export)

@@ -102,6 +102,14 @@ class RetrievalSettings(CommonSettings):
         return self
 
     @property
+    def vector_space(self) -> str:
+        """What makes two deployments' vectors interchangeable: the model, its weights'
+        precision and its word-piece cut (a vector exported from one is used by another only
+        when theirs are the same; ``agent-memory export --vectors``)."""
+        model = Path(self.embedding_model).name if self.embedding_model else "all-MiniLM-L6-v2"
+        return f"{model}/{self.embedding_precision}/{self.embedding_max_tokens}"
+
+    @property
     def model_cache_path(self) -> Path:
         if self.model_cache_dir is not None:
             return self.model_cache_dir.expanduser().resolve()

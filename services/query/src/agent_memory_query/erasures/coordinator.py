@@ -50,6 +50,7 @@ RECLAIMED_TABLES = (
     "events",
     "event_duplicates",
     "pruned_event_words",
+    "staged_vectors",
     "segments",
     "segment_versions",
     "segment_outbox",

@@ -149,15 +149,15 @@ class IndexFeed(ABC, Generic[P]):
         (both happen under ``locks``, to the commit), and a slow ``prepare`` holds no lock."""
         if not self.slow_prepare:
             await hold_xact_locks(conn, locks)
-            await self.write(await self.prepare(await read(), None))
+            await self.write(await self.prepare(conn, await read(), None))
             return
         changes = await read()
-        prepared = await self.prepare(changes, None)
+        prepared = await self.prepare(conn, changes, None)
         if locks:
             await hold_xact_locks(conn, locks)
             now = await read()
             if now != changes:  # another replica wrote meanwhile: a newer version, a context
-                prepared = await self.prepare(now, prepared)
+                prepared = await self.prepare(conn, now, prepared)
         await self.write(prepared)
 
     async def erase(self, conn: AsyncConnection, request: ErasureRequest) -> ErasureResult:
@@ -168,13 +168,14 @@ class IndexFeed(ABC, Generic[P]):
         changes = await erasure_changes(conn, request.tenant, request.erasure_id, grips)
         erased = len(changes.deletes)
         changes = await self._retained(conn, changes)  # the neighbours indexed again
-        await self.write(await self.prepare(changes, None))
+        await self.write(await self.prepare(conn, changes, None))
         return ErasureResult({self.erasure_store: erased, "reindexed": len(changes.upserts)})
 
     @abstractmethod
-    async def prepare(self, changes: DocChanges, earlier: P | None) -> P:
+    async def prepare(self, conn: AsyncConnection, changes: DocChanges, earlier: P | None) -> P:
         """What ``write`` needs for these changes (``earlier``: a preparation of an earlier
-        reading of the same batch, whose work may be reused)."""
+        reading of the same batch, whose work may be reused); ``conn`` is in the batch's
+        transaction (what it changes commits with the batch, or not at all)."""
 
     @abstractmethod
     async def write(self, prepared: P) -> None:

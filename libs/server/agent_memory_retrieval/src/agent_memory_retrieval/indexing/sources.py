@@ -276,11 +276,40 @@ async def event_pages(
         if not rows:
             return
         after = int(rows[-1]["seq"])
-        # an erased event (tombstoned, not deleted yet) is never indexed again
-        events = [e for r in rows if not r.pop("erased", False) and indexed(e := Event.from_row(r))]
-        contexts = await previous_turns(conn, events)
-        docs = [event_doc(e, c) for e, c in zip(events, contexts, strict=True)]
-        yield len(rows), DocChanges(upserts=docs)
+        yield len(rows), DocChanges(upserts=await event_docs(conn, rows))
+
+
+async def event_docs(conn: AsyncConnection, rows: list[dict[str, Any]]) -> list[IndexDoc]:
+    """The index documents of ``events`` rows read with their ``erased`` flag, as the live
+    indexers map them (the previous turn read as context)."""
+    # an erased event (tombstoned, not deleted yet) is never indexed again
+    events = [e for r in rows if not r.pop("erased", False) and indexed(e := Event.from_row(r))]
+    contexts = await previous_turns(conn, events)
+    return [event_doc(e, c) for e, c in zip(events, contexts, strict=True)]
+
+
+async def tenant_event_pages(
+    conn: AsyncConnection,
+    page_size: int,
+    *,
+    tenant: str,
+    project: str | None = None,
+    since: datetime | None = None,
+) -> AsyncIterator[list[IndexDoc]]:
+    """The documents of one tenant's events (one project's, from ``since``), in ``seq`` order,
+    a page at a time (``agent-memory export --vectors`` reads their stored vectors)."""
+    after = 0
+    while True:
+        cur = conn.cursor(row_factory=dict_row)
+        params = {"tenant": tenant, "project": project, "since": since}
+        await cur.execute(
+            QUERIES["tenant_events_page"], {**params, "after": after, "limit": page_size}
+        )
+        rows = await cur.fetchall()
+        if not rows:
+            return
+        after = int(rows[-1]["seq"])
+        yield await event_docs(conn, rows)
 
 
 async def node_pages(

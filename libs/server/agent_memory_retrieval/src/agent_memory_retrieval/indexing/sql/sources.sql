@@ -16,6 +16,25 @@ SELECT count(*) FROM toc_nodes WHERE latest_version > 0
 -- name: count_grips
 SELECT count(*) FROM toc_grips
 
+-- name: tenant_events_page
+-- events_page for one tenant (one project, from a time): what an export holds.
+SELECT seq, tenant, event_id, ts, project_id, agent_id, session_id, user_id, role, type, text,
+       metadata, received_at,
+       EXISTS (
+           SELECT 1 FROM erased_events x
+           WHERE x.tenant = events.tenant AND x.event_id = events.event_id
+       ) AS erased
+FROM events
+WHERE tenant = %(tenant)s AND seq > %(after)s
+  AND (%(project)s::text IS NULL OR project_id = %(project)s)
+  AND (%(since)s::timestamptz IS NULL OR ts >= %(since)s)
+  AND NOT EXISTS (
+      SELECT 1 FROM event_duplicates AS d
+      WHERE d.tenant = events.tenant AND d.event_id = events.event_id
+  )
+ORDER BY seq
+LIMIT %(limit)s
+
 -- name: events_page
 SELECT seq, tenant, event_id, ts, project_id, agent_id, session_id, user_id, role, type, text,
        metadata, received_at,
