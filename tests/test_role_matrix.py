@@ -40,6 +40,7 @@ _RANK = {None: 0, "reader": 1, "writer": 2, "admin": 3}
 # The role of each MCP tool: the role of the REST route it calls with the caller's key.
 TOOL_ROLES: dict[str, Role] = {
     "memory_search": "reader",
+    "memory_brief": "reader",
     "memory_toc": "reader",
     "memory_expand": "reader",
     "memory_timeline": "reader",
@@ -163,6 +164,7 @@ async def test_every_mcp_tool_with_every_role(
 
     args: dict[str, dict[str, Any]] = {
         "memory_search": {"query": "anything", "project_id": "p"},
+        "memory_brief": {"project_id": "p"},
         "memory_toc": {"project_id": "p"},
         "memory_expand": {"id": "e-1"},
         "memory_timeline": {"since": "2020-01-01T00:00:00Z", "project_id": "p"},
