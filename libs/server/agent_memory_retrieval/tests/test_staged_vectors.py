@@ -1,6 +1,6 @@
 """Staged vectors (``indexing.staged``) on real Postgres: a vector is taken only for the text
-it was made from, in the space it was made in; taking consumes every staged row of the batch,
-and a batch that rolls back leaves them for its redelivery."""
+it was made from, in the space it was made in; a row taken is gone, one that did not match
+stays for a later reading, and a batch that rolls back leaves them all for its redelivery."""
 
 from __future__ import annotations
 
@@ -73,9 +73,16 @@ async def test_a_vector_is_taken_only_for_its_text_and_space(pg_dsn: str) -> Non
         assert len(staged_ids(pg_dsn)) == 3  # all left for the redelivery
         async with conn.transaction():
             assert await staged.take(conn, SPACE, docs, texts) == {"kept text": [0.5, 0.25]}
-    assert staged_ids(pg_dsn) == []  # every row of the batch consumed, used or not
+            assert await staged.take(conn, SPACE, docs, texts) == {}  # taken once
+    assert staged_ids(pg_dsn) == [edited.id, other.id]  # the others wait for their text
 
-    stage(pg_dsn, same, "kept text", [0.5, 0.25])
     async with await psycopg.AsyncConnection.connect(pg_dsn, autocommit=True) as conn:
-        await staged.drop(conn, [same.id])  # the document deleted (an erasure)
-    assert staged_ids(pg_dsn) == []
+        # read again with the text it was made from (the previous turn stored meanwhile)
+        assert await staged.take(conn, SPACE, [edited], ["old text"]) == {"old text": [0.75, 0.5]}
+        await staged.drop(conn, [other.id])  # the document deleted (an erasure)
+        assert staged_ids(pg_dsn) == []
+        stage(pg_dsn, same, "kept text", [0.5, 0.25])
+        await conn.execute("UPDATE staged_vectors SET staged_at = now() - interval '2 days'")
+        stage(pg_dsn, edited, "old text", [0.75, 0.5])  # staged today
+        await conn.execute(staged.PURGE_SQL, {"tenant": "acme"})  # what a day left unmatched
+        assert staged_ids(pg_dsn) == [edited.id]

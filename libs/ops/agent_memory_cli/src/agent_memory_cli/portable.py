@@ -497,7 +497,7 @@ def _stage_vectors(
     """Write the dump's vectors where the embedder looks for them, before the events: a page
     of rows per transaction, replacing what an earlier import of the same dump staged."""
     from agent_memory_retrieval.docs import event_doc_id
-    from agent_memory_retrieval.indexing.staged import STAGE_SQL, from_text
+    from agent_memory_retrieval.indexing.staged import PURGE_SQL, STAGE_SQL, from_text
 
     rows = [  # checked by read_dump
         {
@@ -513,6 +513,8 @@ def _stage_vectors(
         psycopg.connect(dsn) as conn,
         _bar(progress, "staging vectors", len(rows)) as (bar, task),
     ):
+        conn.execute(PURGE_SQL, {"tenant": tenant})  # what earlier imports left unmatched
+        conn.commit()
         for page in _batches(rows, VECTOR_PAGE):
             with conn.transaction(), conn.cursor() as cur:
                 cur.executemany(STAGE_SQL, page)

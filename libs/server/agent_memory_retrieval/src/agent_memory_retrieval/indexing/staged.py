@@ -10,7 +10,9 @@ would give, without the model (hours of CPU for a million events here). A text t
 (another previous turn, a redaction) or another space means the model runs, as without it.
 
 Rows are taken (deleted) in the transaction of the batch that uses them, so a batch that fails
-leaves them for its redelivery; an erasure's deletes remove them with the document.
+leaves them for its redelivery; a row whose text does not match yet stays for a later reading
+(an event read before its previous turn was stored is indexed again once it is); an erasure's
+deletes remove them with the document, and the next import purges what a day left unmatched.
 """
 
 from __future__ import annotations
@@ -24,10 +26,20 @@ from psycopg import AsyncConnection
 
 from agent_memory_retrieval.docs import IndexDoc
 
+# Only a row whose hash and space match is taken: an event read before its previous turn was
+# stored has another text now, and is read again (with it) once that turn is stored.
 TAKE_SQL = """
+DELETE FROM staged_vectors AS s
+USING unnest(%(ids)s::text[], %(shas)s::bytea[]) AS w(doc_id, text_sha)
+WHERE s.tenant = %(tenant)s AND s.doc_id = w.doc_id AND s.text_sha = w.text_sha
+  AND s.space = %(space)s
+RETURNING s.doc_id, s.vector
+"""
+# what an import leaves that no reading matched (an event exported without the turn before
+# it, a text redacted since): gone a day later, when the next import of the tenant starts
+PURGE_SQL = """
 DELETE FROM staged_vectors
-WHERE tenant = %(tenant)s AND doc_id = ANY(%(ids)s)
-RETURNING doc_id, space, text_sha, vector
+WHERE tenant = %(tenant)s AND staged_at < now() - interval '1 day'
 """
 # a document id names its tenant (``docs.event_doc_id``); the table is small (rows are taken)
 DROP_SQL = "DELETE FROM staged_vectors WHERE doc_id = ANY(%(ids)s)"
@@ -77,18 +89,21 @@ async def take(
     conn: AsyncConnection[Any], space: str, docs: Sequence[IndexDoc], texts: Sequence[str]
 ) -> dict[str, list[float]]:
     """The staged vectors of ``docs`` whose space is ``space`` and whose hash is that of the
-    doc's text in ``texts`` (same order), by text; every staged row of ``docs`` is consumed."""
-    by_tenant: dict[str, list[int]] = {}
-    for i, doc in enumerate(docs):
-        by_tenant.setdefault(doc.tenant, []).append(i)
+    doc's text in ``texts`` (same order), by text; the rows taken are deleted."""
+    by_tenant: dict[str, dict[str, str]] = {}
+    for doc, text in zip(docs, texts, strict=True):
+        by_tenant.setdefault(doc.tenant, {})[doc.id] = text
     found: dict[str, list[float]] = {}
-    for tenant, positions in by_tenant.items():
-        wanted = {docs[i].id: texts[i] for i in positions}
-        cur = await conn.execute(TAKE_SQL, {"tenant": tenant, "ids": list(wanted)})
-        for doc_id, row_space, sha, vector in await cur.fetchall():
-            text = wanted[doc_id]
-            if row_space == space and bytes(sha) == text_sha(text):
-                found[text] = unpack(bytes(vector))
+    for tenant, wanted in by_tenant.items():
+        params = {
+            "tenant": tenant,
+            "space": space,
+            "ids": list(wanted),
+            "shas": [text_sha(t) for t in wanted.values()],
+        }
+        cur = await conn.execute(TAKE_SQL, params)
+        for doc_id, vector in await cur.fetchall():
+            found[wanted[doc_id]] = unpack(bytes(vector))
     return found
 
 
