@@ -16,7 +16,7 @@ export HF_HUB_OFFLINE := 1
 
 MEMBERS := $(wildcard libs/*/*/pyproject.toml services/*/pyproject.toml)
 
-.PHONY: help install run test check lint format typecheck test-fast k8s-tools k8s-render proto browser screenshots chaos bench bench-ingest bench-toc bench-search bench-locomo bench-coding bench-real bench-recall bench-summary bench-lifecycle bench-erasure bench-topics bench-topics-real bench-embed bench-cli bench-scale node clean
+.PHONY: help install run test check lint format typecheck test-fast k8s-tools k8s-render proto browser screenshots chaos bench bench-ingest bench-toc bench-search bench-locomo bench-coding bench-real bench-recall bench-summary bench-lifecycle bench-erasure bench-topics bench-topics-real bench-embed bench-cli bench-move bench-scale node clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -175,6 +175,9 @@ bench-embed: install ## the embedding model's texts/s: torch vs ONNX, texts per 
 
 bench-cli: install ## agent-memory's own time: --help, status, search, projects, sessions
 	$(BIN)/python -m tests.bench.bench_cli $(ARGS)
+
+bench-move: install ## a store moved with export --vectors / import: time until searchable, vs without
+	$(BIN)/python -m tests.bench.bench_move $(ARGS)
 
 # Not in `bench`: a million events through the whole pipeline take many hours on two cores.
 bench-scale: install ## 10k/100k/1M events through the stack: drain per consumer, latency vs size (PNG)
