@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import subprocess
 import sys
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -196,6 +197,47 @@ def running_stack(
         yield s
     finally:
         s.stop()
+
+
+@contextlib.contextmanager
+def deployments(
+    pg_server: PostgresServer,
+    tmp_path_factory: pytest.TempPathFactory,
+    names: Sequence[str],
+    services: Sequence[str],
+    **extra_env: str,
+) -> Iterator[list[Stack]]:
+    """Separate deployments (an export from one, an import into another): each its own
+    nats-server and database, ``services`` started in each; all stopped at the end."""
+    stacks: list[Stack] = []
+    servers: list[NatsServer] = []
+    try:
+        for name in names:
+            workdir = tmp_path_factory.mktemp(f"stack-{name}")
+            servers.append(start_nats(workdir))
+            stacks.append(make_stack(servers[-1], create_database(pg_server), workdir, **extra_env))
+            for service in services:
+                stacks[-1].start(service)
+        yield stacks
+    finally:
+        for s in stacks:
+            s.stop()
+        for nats in servers:
+            nats.stop()
+
+
+def agent_memory(
+    stack: Stack, *args: str, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """``agent-memory ARGS`` as an operator runs it beside ``stack`` (its settings and DSN)."""
+    return subprocess.run(
+        [sys.executable, "-m", "agent_memory_cli", *args],
+        env={**stack.env, "AGENT_MEMORY_PG_DSN": stack.pg_dsn},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
 
 
 @pytest.fixture

@@ -22,7 +22,8 @@ import pytest
 from agent_memory_embedded.servers import PostgresServer
 from tests import plain_http
 from tests.helpers import drained, eventually, make_event
-from tests.stack import Stack, create_database, make_stack, start_nats
+from tests.stack import Stack, deployments
+from tests.stack import agent_memory as cli
 
 SERVICES = ("gateway", "recorder", "segmenter", "summarizer", "bm25-indexer", "query")
 # segments close after 1 s of event time or of idleness, so the TOC is built within seconds
@@ -44,35 +45,8 @@ CONSUMERS = ("recorder", "segmenter", "summarizer", "bm25-indexer", "bm25-indexe
 def two_stacks(
     pg_server: PostgresServer, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[Stack, Stack]]:
-    stacks: list[Stack] = []
-    servers = []
-    try:
-        for name in ("a", "b"):
-            workdir = tmp_path_factory.mktemp(f"stack-{name}")
-            nats = start_nats(workdir)
-            servers.append(nats)
-            stack = make_stack(nats, create_database(pg_server), workdir, **FAST_TOC)
-            stacks.append(stack)
-            for service in SERVICES:
-                stack.start(service)
-        yield stacks[0], stacks[1]
-    finally:
-        for stack in stacks:
-            stack.stop()
-        for nats in servers:
-            nats.stop()
-
-
-def cli(stack: Stack, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**stack.env, "AGENT_MEMORY_PG_DSN": stack.pg_dsn}
-    return subprocess.run(
-        [sys.executable, "-m", "agent_memory_cli", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    with deployments(pg_server, tmp_path_factory, ("a", "b"), SERVICES, **FAST_TOC) as (a, b):
+        yield a, b
 
 
 def events_of(stack: Stack, project: str) -> list[dict[str, Any]]:

@@ -24,7 +24,8 @@ import pytest
 from agent_memory_embedded.servers import PostgresServer
 from tests import plain_http
 from tests.helpers import eventually, make_event, scrape, value
-from tests.stack import Stack, create_database, make_stack, start_nats
+from tests.stack import Stack, deployments
+from tests.stack import agent_memory as cli
 
 SERVICES = ("gateway", "recorder", "embedder")
 PROJECT = "moved"
@@ -42,34 +43,8 @@ TEXTS = [
 def two_stacks(
     pg_server: PostgresServer, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[Stack, Stack]]:
-    stacks: list[Stack] = []
-    servers = []
-    try:
-        for name in ("a", "b"):
-            workdir = tmp_path_factory.mktemp(f"stack-{name}")
-            nats = start_nats(workdir)
-            servers.append(nats)
-            stack = make_stack(nats, create_database(pg_server), workdir)
-            stacks.append(stack)
-            for service in SERVICES:
-                stack.start(service)
-        yield stacks[0], stacks[1]
-    finally:
-        for stack in stacks:
-            stack.stop()
-        for nats in servers:
-            nats.stop()
-
-
-def cli(stack: Stack, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "agent_memory_cli", *args],
-        env={**stack.env, "AGENT_MEMORY_PG_DSN": stack.pg_dsn},
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    with deployments(pg_server, tmp_path_factory, ("a", "b"), SERVICES) as (a, b):
+        yield a, b
 
 
 def vectors_of(stack: Stack, project: str) -> dict[str, str]:
