@@ -3,9 +3,9 @@
 A document whose vector an import staged (``agent_memory_retrieval.indexing.staged``) takes it
 instead of running the model, when the text it would embed is the one the vector was made from.
 
-Nothing is written to Postgres by the handler itself: the vector writes are upserts under
-deterministic ids, so a redelivered batch overwrites what it wrote before, and the durable
-consumer (acked only after ``upsert`` returned) is the checkpoint.
+The handler's only Postgres writes are the staged rows it takes (in the batch's transaction):
+the vector writes are upserts under deterministic ids, so a redelivered batch overwrites what it
+wrote before, and the durable consumer (acked only after ``upsert`` returned) is the checkpoint.
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ import gzip
 import sys
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncGenerator, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -263,7 +263,7 @@ class VectorSource:
 
     async def _pages(
         self, params: dict[str, Any], advance: Callable[[int], None]
-    ) -> AsyncIterator[list[dict[str, Any]]]:
+    ) -> AsyncGenerator[list[dict[str, Any]]]:
         from agent_memory_retrieval.adapters.factory import open_vector_index
         from agent_memory_retrieval.indexing.sources import tenant_event_pages
         from agent_memory_retrieval.indexing.staged import pack, text_sha, to_text
@@ -294,7 +294,7 @@ class VectorSource:
             await index.close()
 
 
-def _run_pages(pages: AsyncIterator[list[dict[str, Any]]]) -> Iterator[list[dict[str, Any]]]:
+def _run_pages(pages: AsyncGenerator[list[dict[str, Any]]]) -> Iterator[list[dict[str, Any]]]:
     """An async page reader driven from this synchronous export, page by page."""
     loop = asyncio.new_event_loop()
     try:
@@ -304,8 +304,7 @@ def _run_pages(pages: AsyncIterator[list[dict[str, Any]]]) -> Iterator[list[dict
             except StopAsyncIteration:
                 return
     finally:
-        loop.run_until_complete(pages.aclose())  # type: ignore[attr-defined]
-        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.run_until_complete(pages.aclose())
         loop.close()
 
 
@@ -405,12 +404,15 @@ def read_dump(path: Path) -> Dump:
 
 
 def _check_vector(item: dict[str, Any], number: int) -> None:
+    """A vector line checked and decoded in place (``text_sha`` and ``vector`` to bytes, as
+    ``staged_vectors`` holds them): decoded once, before anything is imported."""
     from agent_memory_retrieval.indexing.staged import from_text
 
     try:
-        if not isinstance(item.get("event_id"), str) or len(bytes.fromhex(item["text_sha"])) != 32:
+        sha = bytes.fromhex(item["text_sha"])
+        if not isinstance(item.get("event_id"), str) or len(sha) != 32:
             raise ValueError("an event_id and a SHA-256 text_sha are needed")
-        from_text(item["vector"])
+        item["text_sha"], item["vector"] = sha, from_text(item["vector"])
     except (KeyError, TypeError, ValueError) as exc:
         raise DumpError(f"line {number}: not a vector record: {exc}") from exc
 
@@ -497,15 +499,15 @@ def _stage_vectors(
     """Write the dump's vectors where the embedder looks for them, before the events: a page
     of rows per transaction, replacing what an earlier import of the same dump staged."""
     from agent_memory_retrieval.docs import event_doc_id
-    from agent_memory_retrieval.indexing.staged import PURGE_SQL, STAGE_SQL, from_text
+    from agent_memory_retrieval.indexing.staged import PURGE_SQL, STAGE_SQL
 
-    rows = [  # checked by read_dump
+    rows = [  # checked and decoded by read_dump
         {
             "tenant": tenant,
             "doc_id": event_doc_id(tenant, record["event_id"]),
             "space": space,
-            "text_sha": bytes.fromhex(record["text_sha"]),
-            "vector": from_text(record["vector"]),
+            "text_sha": record["text_sha"],
+            "vector": record["vector"],
         }
         for record in vectors
     ]
