@@ -20,8 +20,12 @@ from agent_memory_search.brainstem.descent import (
     SUMMARY_LEVELS,
     DescentOptions,
     EmbedCost,
+    Lift,
+    make_room,
     openings,
-    rank_fuse,
+    placed_fused,
+    segment_lift,
+    tier_places,
     word_scores,
 )
 from agent_memory_search.brainstem.engine import Brainstem
@@ -91,9 +95,9 @@ async def _lookup(
     query: str,
     limit: int,
     timeout_ms: int,
-) -> list[tuple[str, Hit, bytes | None]]:
+) -> list[tuple[str, Hit, bytes | None, str | None]]:
     assert list(node_ids) == [WEEK]
-    return [(WEEK, h, None) for h in EVENTS]
+    return [(WEEK, h, None, None) for h in EVENTS]
 
 
 async def _pruned(tenant: str, project_id: str | None) -> bool:
@@ -124,8 +128,66 @@ def test_words_score_the_rare_query_words_highest() -> None:
     assert scores[1] > scores[0] > scores[2] == 0.0
 
 
-def test_rank_fusion_counts_both_lists() -> None:
-    assert [i for i, _ in rank_fuse([[0, 1, 2], [1, 2]], 60)] == [1, 2, 0]
+WEIGHTS = {"bm25": 1.0, "vector": 0.3}
+
+
+def _kept(rank: int, cosine: float) -> Candidate:
+    """A moment the indexes still hold (one that never goes stale), ranked first by both
+    tiers only because what ranked above it was pruned."""
+    doc = replace(EVENTS[2].doc, id="grip:t:g1", type="grip", kind="preference")
+    fused = (1.0 / (60 + rank) + 0.3 / (60 + rank)) / (1.3 / 61)
+    return Candidate(
+        id=doc.id,
+        doc=doc,
+        ranks={"bm25": rank, "vector": rank},
+        scores={"bm25": 9.0, "vector": cosine},
+        fused=fused,
+    )
+
+
+def test_an_event_read_is_placed_where_the_indexes_would_have_ranked_it() -> None:
+    head = [_kept(1, 0.40)]
+    words_at, vector_at = tier_places(head, [1.0], [3.0, 0.5, 0.0], {0: 0.7, 1: 0.2}, 0.3)
+    assert words_at == {0: 1, 1: 3}  # the kept moment (words 1.0) is between them
+    assert vector_at == {0: 1}  # 0.7 above the kept moment's 0.40; 0.2 is below the floor
+    fused, rescale = placed_fused(words_at, vector_at, head, WEIGHTS, 60)
+    assert rescale == 1.0  # both lists answered already
+    assert [i for i, _ in fused] == [0, 1]
+    assert fused[0][1] == pytest.approx(1.0)  # first in both lists: as the tiers would say
+
+
+def test_what_an_event_read_outranks_moves_down() -> None:
+    head = [_kept(1, 0.40)]
+    before = head[0].fused
+    make_room(head, [1.0], [3.0, 2.0], {0: 0.7, 1: 0.6}, 0.3, WEIGHTS, 60, 1.0)
+    # two events above it in both lists: it is third in each now
+    assert head[0].fused == pytest.approx((1.3 / 63) / (1.3 / 61))
+    assert head[0].fused < before
+    make_room(head, [1.0], [0.5], {0: 0.1}, 0.3, WEIGHTS, 60, 1.0)  # below it: nothing moves
+    assert head[0].fused == pytest.approx((1.3 / 63) / (1.3 / 61))
+
+
+def test_the_events_of_the_segment_that_matches_best_are_lifted() -> None:
+    """The pruner took the segments out of the index with their events: the segment lift
+    (``fusion.lift``) is made of the events read, one document per segment."""
+    texts = ["the heron ledger", "export of the heron ledger", "pelican rollout", "a region"]
+    segments = ["s1", "s1", "s2", None]
+    lifted = segment_lift("heron ledger", texts, segments, Lift(weight=0.05, k=5, depth=10))
+    assert lifted == {0: pytest.approx(0.05 / 6), 1: pytest.approx(0.05 / 6)}  # s2: no word
+    assert segment_lift("heron ledger", texts, segments, None) == {}
+    fused, _ = placed_fused({0: 2, 2: 1}, {}, [], WEIGHTS, 60, lifted)
+    assert [i for i, _ in fused] == [0, 2]  # second by words, first with its segment's lift
+
+
+def test_a_list_only_the_events_read_answer_rescales_the_tiers() -> None:
+    """BM25 found no moment left to match: the events read answer that list alone, and the
+    tiers' scores are put on the scale of both lists, as one fusion of both would give."""
+    vector_only = Candidate(
+        id="grip:t:g2", doc=EVENTS[2].doc, ranks={"vector": 1}, scores={"vector": 0.5}, fused=1.0
+    )
+    fused, rescale = placed_fused({0: 1}, {}, [vector_only], WEIGHTS, 60)
+    assert rescale == pytest.approx(0.3 / 1.3)
+    assert fused[0][1] == pytest.approx(1.0 / 1.3)
 
 
 def test_only_summaries_are_opened_the_answers_first() -> None:
@@ -151,7 +213,7 @@ async def test_the_exact_event_under_a_summary_is_returned_with_its_path() -> No
 async def test_nothing_pruned_nothing_read() -> None:
     called: list[str] = []
 
-    async def never(*args: object) -> list[tuple[str, Hit, bytes | None]]:
+    async def never(*args: object) -> list[tuple[str, Hit, bytes | None, str | None]]:
         called.append("lookup")
         return []
 
@@ -168,7 +230,7 @@ async def test_nothing_pruned_nothing_read() -> None:
 
 
 async def test_a_lookup_over_its_budget_is_a_note() -> None:
-    async def slow(*args: object) -> list[tuple[str, Hit, bytes | None]]:
+    async def slow(*args: object) -> list[tuple[str, Hit, bytes | None, str | None]]:
         await asyncio.sleep(1)
         return []
 
@@ -179,7 +241,7 @@ async def test_a_lookup_over_its_budget_is_a_note() -> None:
 
 
 async def test_postgres_away_is_a_note() -> None:
-    async def away(*args: object) -> list[tuple[str, Hit, bytes | None]]:
+    async def away(*args: object) -> list[tuple[str, Hit, bytes | None, str | None]]:
         raise psycopg.OperationalError("the connection is lost")
 
     outcome = await _brainstem(descent_lookup=away).search(QUERY)
@@ -235,7 +297,7 @@ async def test_a_low_cosine_is_no_refusal_where_the_indexes_have_forgotten() -> 
     index only summaries are left to be close: the words of the question, found in what the
     indexes still hold, say something relevant is stored, even with the descent skipped."""
 
-    async def slow(*args: object) -> list[tuple[str, Hit, bytes | None]]:
+    async def slow(*args: object) -> list[tuple[str, Hit, bytes | None, str | None]]:
         await asyncio.sleep(1)
         return []
 
@@ -310,8 +372,8 @@ async def test_the_vectors_the_pruner_kept_rank_by_meaning_without_embedding() -
     words holds its meaning (the query's vector), and comes first."""
     aligned, orthogonal = vector_bytes([1.0, 0.0, 0.0]), vector_bytes([0.0, 1.0, 0.0])
 
-    async def kept(*args: object) -> list[tuple[str, Hit, bytes | None]]:
-        return [(WEEK, EVENTS[0], aligned), (WEEK, EVENTS[1], orthogonal)]
+    async def kept(*args: object) -> list[tuple[str, Hit, bytes | None, str | None]]:
+        return [(WEEK, EVENTS[0], aligned, None), (WEEK, EVENTS[1], orthogonal, None)]
 
     outcome = await _brainstem(
         descent_lookup=kept, embedder=_SlowModel(), vector_index=_Summaries(0.5)

@@ -52,6 +52,15 @@ _COLUMNS = sql.SQL(", ").join(sql.SQL("e.") + sql.Identifier(n) for n in _NAMES)
 _RETURNED = sql.SQL(", ").join(
     sql.SQL("u.") + sql.Identifier(n) for n in ("opened_id", "pos", *_NAMES, "vector")
 )
+# Of each event returned, the segment of its session whose span holds it (the latest by
+# ordinal: an overlap event opens the next one), through the unique (tenant, project,
+# session, ordinal) index; read for the events returned only, not for every one in the spans.
+_SEGMENT = sql.SQL(
+    "LEFT JOIN LATERAL (SELECT s.segment_id FROM segments s"
+    " WHERE s.tenant = p.tenant AND s.project_id = p.project_id"
+    " AND s.session_id = p.session_id AND s.start_ts <= p.ts AND s.end_ts >= p.ts"
+    " AND s.status = 'closed' ORDER BY s.ordinal DESC LIMIT 1) seg ON true"
+)
 # An event whose index entries the pruner removed (either index: both keep an event alike), with
 # the words it stored then (its first 2,000 characters, tokenized: migration 0025).
 _PRUNED = sql.SQL(
@@ -78,9 +87,10 @@ async def pruned_events(
     query: str,
     limit: int,
     timeout_ms: int,
-) -> list[tuple[str, Hit, bytes | None]]:
+) -> list[tuple[str, Hit, bytes | None, str | None]]:
     """(the node id it was found under, '' for the period; the event; the vector the pruner
-    kept of it, packed, or None) for the pruned events under ``node_ids`` (TOC node ids, not
+    kept of it, packed, or None; the id of the segment that holds it, or None) for the pruned
+    events under ``node_ids`` (TOC node ids, not
     document ids) and in ``period``: those matching a word of ``query`` (best first) and those
     of ``cited`` (event ids), ``limit`` of each."""
     if not node_ids and period is None:
@@ -136,22 +146,32 @@ async def pruned_events(
                 " ORDER BY rank DESC, u.pos, u.ts LIMIT %(limit)s)"
             ).format(returned=_RETURNED)
         )
-    stmt = sql.SQL("{under} {parts}").format(under=under, parts=sql.SQL(" UNION ALL ").join(parts))
+    stmt = sql.SQL("{under} SELECT p.*, seg.segment_id FROM ({parts}) p {segment}").format(
+        under=under, parts=sql.SQL(" UNION ALL ").join(parts), segment=_SEGMENT
+    )
     async with conn.transaction():
         await conn.execute(sql.SQL("SET LOCAL statement_timeout = {}").format(max(1, timeout_ms)))
         async with conn.cursor(row_factory=dict_row) as cur:
             await cur.execute(stmt, params)
-            rows = await cur.fetchall()
-    out: list[tuple[str, Hit, bytes | None]] = []
-    seen: set[str] = set()
+            found = await cur.fetchall()
+        firsts: dict[str, dict[str, Any]] = {}
+        for row in found:  # an event both cited and matching: its first row
+            firsts.setdefault(row["event_id"], row)
+        rows = list(firsts.values())
+    out: list[tuple[str, Hit, bytes | None, str | None]] = []
     for row in rows:
-        if row["event_id"] in seen:
-            continue
-        seen.add(row["event_id"])
         doc = event_doc(Event.from_row(row))
         hit = Hit(id=doc.id, score=float(row["rank"]), doc=doc)
         vector = row["vector"]
-        out.append((str(row["opened_id"]), hit, bytes(vector) if vector is not None else None))
+        segment = row["segment_id"]
+        out.append(
+            (
+                str(row["opened_id"]),
+                hit,
+                bytes(vector) if vector is not None else None,
+                str(segment) if segment is not None else None,
+            )
+        )
     return out
 
 

@@ -186,7 +186,7 @@ async def open_search(settings: Settings, pool: AsyncConnectionPool) -> SearchRu
         query: str,
         limit: int,
         timeout_ms: int,
-    ) -> list[tuple[str, Hit, bytes | None]]:
+    ) -> list[tuple[str, Hit, bytes | None, str | None]]:
         async with reading(pool) as conn:
             return await descent_store.pruned_events(
                 conn, flt, node_ids, span, cited, query, limit, timeout_ms

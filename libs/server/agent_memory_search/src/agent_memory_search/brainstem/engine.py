@@ -40,6 +40,7 @@ from agent_memory_search.brainstem.descent import (
     Descender,
     Descent,
     DescentLookup,
+    Lift,
     PrunedLookup,
 )
 from agent_memory_search.brainstem.explain import explain, range_json
@@ -648,9 +649,10 @@ class Brainstem:
                     text=text,
                     head=head,
                     period=period,
-                    weights=dict(plan.weights),
+                    weights=self._answered_weights(plan, found),
                     rrf_k=self.options.rrf_k,
                     min_similarity=self.options.min_similarity,
+                    lift=self._lift(plan, found),
                 ),
                 budget,
             )
@@ -668,6 +670,31 @@ class Brainstem:
                 + " -> candidates"
             )
         return head, done
+
+    def _lift(self, plan: Plan, found: _Found) -> Lift | None:
+        """The segment lift as the tiers applied it (``_execute``: its weight shrinks with
+        BM25's when the vectors lead), for the descent's own segments; None for an overview
+        (its answer is segments, not lifted moments)."""
+        if "toc_node" in plan.types or "bm25" not in plan.primary:
+            return None
+        used = (found.outcome.weights or plan.weights).get("bm25", 0.0)
+        planned = plan.weights.get("bm25", 0.0)
+        share = used / planned if planned else 1.0
+        opts = self.options
+        return Lift(weight=opts.lift_weight * share, k=opts.lift_k, depth=opts.lift_depth)
+
+    @staticmethod
+    def _answered_weights(plan: Plan, found: _Found) -> dict[str, float]:
+        """The fusion's weights of the tiers that ran (asked, not failed nor skipped): the
+        lists the descent places its events in (a question asked of the vector tier alone
+        gets no BM25 list from it)."""
+        weights = found.outcome.weights or plan.weights
+        runs = found.outcome.runs
+        return {
+            tier: weight
+            for tier, weight in weights.items()
+            if tier in runs and runs[tier].error is None and runs[tier].skipped is None
+        }
 
     async def _plan(
         self, q: SearchQuery, understood: Understanding, timings: dict[str, float]
