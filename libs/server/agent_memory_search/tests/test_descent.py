@@ -21,6 +21,7 @@ from agent_memory_search.brainstem.descent import (
     DescentOptions,
     EmbedCost,
     Lift,
+    bag,
     make_room,
     openings,
     placed_fused,
@@ -172,9 +173,10 @@ def test_the_events_of_the_segment_that_matches_best_are_lifted() -> None:
     (``fusion.lift``) is made of the events read, one document per segment."""
     texts = ["the heron ledger", "export of the heron ledger", "pelican rollout", "a region"]
     segments = ["s1", "s1", "s2", None]
-    lifted = segment_lift("heron ledger", texts, segments, Lift(weight=0.05, k=5, depth=10))
+    bags = [bag(t) for t in texts]
+    lifted = segment_lift("heron ledger", bags, segments, Lift(weight=0.05, k=5, depth=10))
     assert lifted == {0: pytest.approx(0.05 / 6), 1: pytest.approx(0.05 / 6)}  # s2: no word
-    assert segment_lift("heron ledger", texts, segments, None) == {}
+    assert segment_lift("heron ledger", bags, segments, None) == {}
     fused, _ = placed_fused({0: 2, 2: 1}, {}, [], WEIGHTS, 60, lifted)
     assert [i for i, _ in fused] == [0, 2]  # second by words, first with its segment's lift
 
