@@ -552,13 +552,14 @@ class Brainstem:
 
         depth = max(plan.fetch, q.limit * 3)
         head = found.outcome.fused[:depth]
+        # the events the indexes forgot first, so that a fix question follows their arcs too
+        head, descent = await self._descend(q, plan, understood, found, head, notes, timings)
         if asked.fix:
             t0 = time.perf_counter()
             searched = understood.explicit if found.relaxed else understood.time_range
             flt = scope(q, searched, plan.types)
             head = await self._follow_arcs(flt, head, notes, edits="edit" in asked.artifacts)
             timings["arcs"] = elapsed_ms(t0)
-        head, descent = await self._descend(q, plan, understood, found, head, notes, timings)
         if no_match and descent is not None and descent.returned:
             # the vector index no longer holds the detail: an event under a summary that is
             # close enough, or holds enough of the query's words (``_answers``), is evidence
