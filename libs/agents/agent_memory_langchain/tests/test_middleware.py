@@ -1,5 +1,7 @@
 """AgentMemoryMiddleware in real LangChain agents (a scripted fake chat model stands in for the
-LLM) against the real stack: capture, recall injection, modes, budget, tools, failure."""
+LLM) against the real stack: capture, the session's brief, tools, failure, the constructor's
+deprecated recall options. Per-prompt recall (``POST /v1/recall``) needs the vector tier: it is
+tested in ``test_recall.py``, on a stack with the sentence model."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+import pytest
 from langchain.agents import create_agent
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
@@ -85,22 +88,6 @@ def session_events(stack: Stack, session: str, count: int) -> list[dict[str, Any
     raise AssertionError(f"{count} events of {session} not stored in time: {events}")
 
 
-def seed(stack: Stack, project: str, texts: list[str], session: str = "old") -> None:
-    events = [
-        {
-            "project_id": project,
-            "agent_id": "claude-code",
-            "session_id": session,
-            "role": "assistant",
-            "text": text,
-        }
-        for text in texts
-    ]
-    r = plain_http.post(f"{stack.gateway_url}/v1/events", json={"events": events}, timeout=10)
-    assert r.status_code == 202, r.text
-    session_events(stack, session, len(texts))
-
-
 def test_captures_user_assistant_and_tool_events(lean_stack: Stack) -> None:
     mw = middleware(lean_stack, project_id="cap", injection="off")
     model = scripted(
@@ -136,56 +123,6 @@ def test_captures_user_assistant_and_tool_events(lean_stack: Stack) -> None:
     assert mw.flush(30) and fresh.flush(30)
     time.sleep(1.0)
     assert len(session_events(lean_stack, "t-cap", 4)) == 4
-
-
-def test_recall_is_injected_within_budget_per_mode(lean_stack: Stack) -> None:
-    seed(
-        lean_stack,
-        "inj",
-        [
-            "We decided kubernetes deploys use the blue-green strategy with a manual switch",
-            "The staging cluster is called kestrel and runs kubernetes 1.31",
-        ]
-        + [f"unrelated chatter number {i} about lunch" for i in range(3)],
-    )
-    question = "how should I deploy to kubernetes?"
-
-    model = scripted("ok")
-    agent = create_agent(
-        model,
-        system_prompt="You are terse.",
-        middleware=[middleware(lean_stack, project_id="inj", injection="auto")],
-    )
-    agent.invoke({"messages": [HumanMessage(content=question)]})
-    system = model.system_texts()
-    assert len(system) == 1 and system[0].startswith("You are terse.")
-    assert "Relevant memory" in system[0] and "blue-green" in system[0]
-
-    off = scripted("ok")
-    create_agent(
-        off,
-        system_prompt="You are terse.",
-        middleware=[middleware(lean_stack, project_id="inj", injection="off")],
-    ).invoke({"messages": [HumanMessage(content=question)]})
-    assert off.system_texts() == ["You are terse."]
-
-    trivial = scripted("hello!")
-    create_agent(trivial, middleware=[middleware(lean_stack, project_id="inj")]).invoke(
-        {"messages": [HumanMessage(content="hi")]}
-    )
-    # auto: nothing to look up in a greeting; the session still starts with the project's brief
-    [greeted] = trivial.system_texts()
-    assert greeted.startswith("Project brief from agent-memory (inj)")
-    assert "Relevant memory" not in greeted
-
-    tight = scripted("ok")
-    create_agent(
-        tight,
-        middleware=[middleware(lean_stack, project_id="inj", injection="always", token_budget=60)],
-    ).invoke({"messages": [HumanMessage(content=question)]})
-    [block] = tight.system_texts()
-    recalled = block[block.index("## Relevant memory") :]  # after the brief (its own budget)
-    assert len(recalled) <= 60 * 4
 
 
 def test_a_session_starts_with_the_projects_brief_asked_once(lean_stack: Stack) -> None:
@@ -243,31 +180,23 @@ def test_a_session_starts_with_the_projects_brief_asked_once(lean_stack: Stack) 
         AgentMemoryClient.brief = original  # type: ignore[method-assign]
 
 
-def test_auto_recalls_once_per_turn_and_always_every_call(lean_stack: Stack) -> None:
-    seed(lean_stack, "turns", ["the wiki lives at wiki.internal and documents deploys"])
-    calls = {"n": 0}
-    original = AgentMemoryClient.search
-
-    async def counting(self: AgentMemoryClient, query: str, **kw: Any) -> Any:
-        calls["n"] += 1
-        return await original(self, query, **kw)
-
-    tool_call = AIMessage(
-        content="", tool_calls=[{"name": "lookup", "args": {"topic": "wiki"}, "id": "c9"}]
-    )
-    question = HumanMessage(content="where is the wiki that documents deploys?")
-    AgentMemoryClient.search = counting  # type: ignore[method-assign]
-    try:
-        for mode, expected in (("auto", 1), ("always", 2)):
-            calls["n"] = 0
-            model = scripted(tool_call, "at wiki.internal")
-            mw = middleware(lean_stack, project_id="turns", injection=mode)
-            create_agent(model, tools=[lookup], middleware=[mw]).invoke({"messages": [question]})
-            assert calls["n"] == expected, mode
-            # both model calls of the turn got the memory block
-            assert len([t for t in model.system_texts() if "wiki.internal" in t]) == 2
-    finally:
-        AgentMemoryClient.search = original  # type: ignore[method-assign]
+def test_the_search_era_recall_options_are_deprecated() -> None:
+    """``token_budget`` became ``recall_tokens``; ``recall_limit`` and ``min_score`` are the
+    query service's to decide (``min_match`` is its threshold)."""
+    dead = f"http://127.0.0.1:{free_port()}"
+    urls: dict[str, Any] = {"gateway_url": dead, "query_url": dead, "project_id": "old"}
+    with pytest.warns(DeprecationWarning, match="recall_tokens"):
+        mw = AgentMemoryMiddleware(**urls, token_budget=800)
+    assert mw.recall_tokens == 800
+    with pytest.warns(DeprecationWarning, match="recall_tokens"):
+        assert AgentMemoryMiddleware(**urls, token_budget=0).recall_tokens == 0
+    for option in ({"recall_limit": 8}, {"min_score": 0.3}):
+        with pytest.warns(DeprecationWarning, match="ignored"):
+            assert AgentMemoryMiddleware(**urls, **option).recall_tokens == 600
+    for bad in ({"recall_tokens": 10}, {"recall_tokens": 9000}, {"min_match": 1.5}):
+        with pytest.raises(ValueError):
+            AgentMemoryMiddleware(**urls, **bad)
+    assert AgentMemoryMiddleware(**urls, recall_tokens=0, min_match=0.5).min_match == 0.5
 
 
 async def test_async_agent_and_memory_tools(lean_stack: Stack) -> None:

@@ -8,11 +8,19 @@ agents (``create_deep_agent``).
   per session: the decisions and constraints in force, where the last session left off), the
   same text the hooks give Claude Code at a session's start (``GET /v1/projects/{id}/brief``,
   within ``brief_tokens``; 0 turns it off, as does ``injection="off"``).
-- **Recall**: before a model call, memories relevant to the latest user message are put into the
-  system prompt, within a token budget. ``injection``: ``off`` (never; the agent can still use the
-  tools), ``auto`` (once per user turn, reused for the tool-loop calls of that turn, hits under
-  ``min_score`` left out, trivial messages skipped), ``always`` (fresh recall at every model call,
-  the latest tool output included in the query).
+- **Recall**: before a model call, the memories the latest user message needs are put into the
+  system prompt (after the brief), as the query service's ``POST /v1/recall`` gives them: the
+  same implementation, and the same text, as the hooks give Claude Code on a prompt. The
+  service decides what is worth giving within ``recall_tokens`` (nothing for a short or
+  unmatched prompt, never the session's own events); the middleware remembers per session the
+  ids it was given (the brief's and the recalled memories' with their events) and sends them as
+  ``exclude_ids``, so that a later turn is never given the same memory again. ``injection``:
+  ``off`` (never; the agent can still use the tools), ``auto`` (once per user turn, the answer
+  reused for the tool-loop calls of that turn), ``always`` (fresh recall at every model call,
+  the latest tool output included in the prompt; the calls of one turn may be given the same
+  memories, a later turn not). ``recall_tokens=0`` turns per-prompt recall off (the brief
+  stays). Brief and recall share one deadline, ``recall_timeout``; a failure or a timeout means
+  the model call goes on without them.
 - **Tools**: ``memory_search``, ``memory_expand``, ``memory_note`` for agent-driven recall.
 - **Playbook** (ACE, optional): the most relevant lessons of the project are injected, and at the
   end of each run the reflector's lessons go to the server's curator (see ``ace.py``).
@@ -31,6 +39,7 @@ import json
 import logging
 import threading
 import time
+import warnings
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -55,7 +64,7 @@ from agent_memory_client import (
     new_id,
     resolve_project_id,
 )
-from agent_memory_client.types import EventIn, PlaybookEntry, SearchResult
+from agent_memory_client.types import EventIn, PlaybookEntry
 from agent_memory_langchain.ace import (
     HeuristicReflector,
     Reflector,
@@ -70,6 +79,10 @@ log = logging.getLogger("agent_memory_langchain")
 InjectionMode = Literal["off", "auto", "always"]
 CHARS_PER_TOKEN = 4  # a conservative estimate that needs no tokenizer
 _MAX_TEXT = 20_000
+RECALL_PROMPT_CHARS = 4000  # what /v1/recall takes; a longer message is asked by its opening
+TOOL_TAIL_CHARS = 500  # of the latest tool output, added to the prompt in ``always``
+MAX_GIVEN = 2000  # ids remembered per session (what /v1/recall takes as exclude_ids)
+RECALL_TOKENS_RANGE = (50, 8000)  # what /v1/recall takes as budget_tokens
 
 _shared_loop: LoopThread | None = None
 _shared_lock = threading.Lock()
@@ -143,40 +156,44 @@ def _with_system_text(system: SystemMessage | None, extra: str) -> SystemMessage
     return SystemMessage(content=[*content, {"type": "text", "text": extra}])
 
 
-def format_memories(
-    hits: Sequence[SearchResult], max_chars: int, *, per_hit: int = 400
-) -> tuple[str, int]:
-    """The recall block: one line per hit (date, kind, title, text, id) within ``max_chars``."""
-    if not hits:
-        return "", 0
-    lines = [
-        "## Relevant memory (agent-memory)",
-        "From earlier sessions; may be outdated. Open an id with memory_expand for details.",
-    ]
-    used = sum(len(x) + 1 for x in lines)
-    count = 0
-    for hit in hits:
-        date = str(hit.get("ts") or "")[:10]
-        kind = hit.get("level") or hit.get("type") or "memory"
-        title = (hit.get("title") or "").strip()
-        body = " ".join(str(hit.get("text") or "").split())
-        text = (
-            f"{title}: {body}" if title and body and not body.startswith(title) else body or title
-        )
-        if len(text) > per_hit:
-            text = text[: per_hit - 3] + "..."
-        line = f"- {date} [{kind}] {text} (id: {hit.get('id')})"
-        room = max_chars - used - 1
-        if len(line) > room:
-            overflow = len(line) - room + 3
-            if len(text) - overflow < 40:  # too little left to say anything useful
-                break
-            text = text[: len(text) - overflow] + "..."
-            line = f"- {date} [{kind}] {text} (id: {hit.get('id')})"
-        lines.append(line)
-        used += len(line) + 1
-        count += 1
-    return ("\n".join(lines), count) if count else ("", 0)
+def _substantive(text: str) -> bool:
+    """Worth ranking the playbook for: at least two words of three letters or more ("hi",
+    "ok thanks" are not)."""
+    return len([w for w in text.split() if len(w) > 2]) >= 2
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What one model call asks for: ``prompt`` (recall's and the playbook's query), ``turn``
+    (session, user message: the calls of one turn share it) and whether the turn's first
+    answer is reused (``auto``) or each call asks afresh (``always``)."""
+
+    prompt: str
+    turn: tuple[str, str]
+    reuse: bool
+
+
+@dataclass
+class _Session:
+    """What a session was given: its brief (None until asked), the ids never to be given again
+    (the brief's, and those of the turns before the current one) and the current turn's, which
+    the turn's later model calls may be given again (they do not see an earlier call's system
+    prompt) but no later turn."""
+
+    brief: str | None = None
+    given: list[str] = field(default_factory=list)
+    turn: tuple[str, str] | None = None
+    turn_given: list[str] = field(default_factory=list)
+
+    def exclude_ids(self, turn: tuple[str, str]) -> list[str]:
+        """The ids ``turn`` must not be given; a new turn first files the last turn's."""
+        if turn != self.turn:
+            self.remember(self.turn_given)
+            self.turn, self.turn_given = turn, []
+        return self.given
+
+    def remember(self, ids: Sequence[str]) -> None:
+        self.given = list(dict.fromkeys([*self.given, *ids]))[-MAX_GIVEN:]
 
 
 async def _nothing() -> str:
@@ -198,28 +215,54 @@ class AgentMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         token: str | None = None,
         client_factory: Callable[[], AgentMemoryClient] | None = None,
         injection: InjectionMode = "auto",
-        token_budget: int = 800,
-        recall_limit: int = 8,
-        min_score: float = 0.0,
+        recall_tokens: int = 600,
+        min_match: float | None = None,
         recall_timeout: float = 3.0,
         brief_tokens: int = 1500,
         record: bool = True,
         tools: bool = True,
         playbook: bool | PlaybookConfig = False,
         max_buffer: int = 1000,
+        token_budget: int | None = None,
+        recall_limit: int | None = None,
+        min_score: float | None = None,
     ) -> None:
+        """``recall_tokens``: the budget of one prompt's recall (0: no per-prompt recall);
+        ``min_match``: the confidence (best cosine) under which a prompt gets nothing, None for
+        the service's setting. ``token_budget`` (now ``recall_tokens``), ``recall_limit`` and
+        ``min_score`` are deprecated: the query service chooses and counts what is recalled."""
         super().__init__()
         if injection not in ("off", "auto", "always"):
             raise ValueError("injection must be 'off', 'auto' or 'always'")
+        if token_budget is not None:
+            warnings.warn(
+                "AgentMemoryMiddleware(token_budget=) is deprecated: use recall_tokens=",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            low, high = RECALL_TOKENS_RANGE  # what it meant in range; 0 or less: nothing
+            recall_tokens = min(max(token_budget, low), high) if token_budget > 0 else 0
+        for name, value in (("recall_limit", recall_limit), ("min_score", min_score)):
+            if value is not None:
+                warnings.warn(
+                    f"AgentMemoryMiddleware({name}=) is ignored: the query service's /v1/recall "
+                    "decides what is given (min_match= sets its confidence threshold)",
+                    DeprecationWarning,
+                    stacklevel=2,
+                )
+        low, high = RECALL_TOKENS_RANGE
+        if recall_tokens != 0 and not low <= recall_tokens <= high:
+            raise ValueError(f"recall_tokens must be 0 (off) or between {low} and {high}")
+        if min_match is not None and not -1.0 <= min_match <= 1.0:
+            raise ValueError("min_match is a cosine: between -1 and 1")
         self.project_id = project_id or resolve_project_id()
         self.agent_id = agent_id
         self.user_id = user_id
         self._session_id = session_id
         self._default_session = f"lc-{new_id()}"
         self.injection: InjectionMode = injection
-        self.token_budget = token_budget
-        self.recall_limit = recall_limit
-        self.min_score = min_score
+        self.recall_tokens = recall_tokens
+        self.min_match = min_match
         self.recall_timeout = recall_timeout
         self.brief_tokens = brief_tokens
         self.record_events = record
@@ -244,8 +287,8 @@ class AgentMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             self._loop, client_factory or default_factory, max_buffer=max_buffer
         )
         self._seen = _Lru(20_000)
-        self._recall_cache = _Lru(256)
-        self._briefs = _Lru(256)  # session -> its brief ("" when none could be had)
+        self._recall_cache = _Lru(256)  # (session, user message) -> that turn's block (auto)
+        self._sessions = _Lru(256)  # session -> _Session: its brief, the ids it was given
         self._injected = _Lru(256)  # session -> playbook entries shown in its current run
         self._reflections: set[concurrent.futures.Future[Any]] = set()
         self.tools: Sequence[BaseTool] = (
@@ -404,94 +447,120 @@ class AgentMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
 
     # -- recall -----------------------------------------------------------------------------
 
-    def _recall_plan(self, messages: Sequence[AnyMessage]) -> tuple[str, Any] | None:
-        """(query, cache key) for this model call, or None when nothing is to be recalled."""
+    def _recall_plan(self, messages: Sequence[AnyMessage], session: str) -> _Plan | None:
+        """What this model call asks for, or None when there is no user message to ask with."""
         index, human = _latest_human(messages)
         if human is None:
             return None
-        query = message_text(human).strip()
+        prompt = message_text(human).strip()
+        turn = (session, str(human.id) if human.id else f"{index}:{prompt[:200]}")
         if self.injection == "always":
             tail = [message_text(m) for m in messages[index + 1 :] if isinstance(m, ToolMessage)]
-            if tail:
-                query = f"{query}\n{tail[-1][:500]}"
-            return (query[:2000], None) if query else None
-        if len([w for w in query.split() if len(w) > 2]) < 2:
-            return None  # "hi", "ok thanks": nothing to look up
-        return query[:2000], (self.session_id(), human.id)
+            if tail and tail[-1].strip():
+                room = RECALL_PROMPT_CHARS - TOOL_TAIL_CHARS - 1
+                prompt = f"{prompt[:room]}\n{tail[-1].strip()[:TOOL_TAIL_CHARS]}"
+        prompt = prompt[:RECALL_PROMPT_CHARS]
+        return _Plan(prompt, turn, reuse=self.injection != "always") if prompt else None
 
-    async def _context(self, query: str, session: str) -> tuple[str, list[PlaybookEntry]]:
-        parts: list[str] = []
+    def _session(self, session: str) -> _Session:
+        state = self._sessions.get(session)
+        if state is None:
+            state = _Session()
+            self._sessions.put(session, state)
+        assert isinstance(state, _Session)
+        return state
+
+    async def _recall(self, plan: _Plan, state: _Session) -> str:
+        """``POST /v1/recall``'s context for ``plan`` ("" for nothing), the ids it gives filed
+        under the turn."""
+        exclude = state.exclude_ids(plan.turn)
+        try:
+            answer = await self._recorder.client.recall(
+                plan.prompt,
+                project_id=self.project_id,
+                session_id=plan.turn[0],
+                budget_tokens=self.recall_tokens,
+                exclude_ids=exclude,
+                min_match=self.min_match,
+            )
+        except Exception as exc:
+            log.warning("agent-memory: recall failed: %s", exc)
+            return ""
+        context = answer.get("context") or ""
+        if context:
+            state.turn_given += [
+                str(i)
+                for memory in answer.get("memories") or []
+                for i in (memory.get("id"), *(memory.get("event_ids") or []))
+                if i
+            ]
+        return context
+
+    async def _playbook(self, plan: _Plan, session: str) -> str:
+        """The playbook entries most relevant to ``plan`` (those shown kept for the reflector)."""
+        if self.playbook is None:
+            return ""
         entries: list[PlaybookEntry] = []
-        client = self._recorder.client
-        if self.injection != "off":
+        block = ""
+        if not plan.reuse or _substantive(plan.prompt):
             try:
-                found = await client.search(
-                    query, limit=self.recall_limit, project_id=self.project_id
-                )
-                hits = [
-                    h
-                    for h in found.get("results", [])
-                    if not (h.get("type") == "event" and h.get("session_id") == session)
-                    and (self.injection == "always" or float(h.get("score", 0)) >= self.min_score)
-                ]
-                block, _ = format_memories(hits, self.token_budget * CHARS_PER_TOKEN)
-                if block:
-                    parts.append(block)
-            except Exception as exc:
-                log.warning("agent-memory: recall failed: %s", exc)
-        if self.playbook is not None:
-            try:
-                ranked = await client.playbook(
-                    self.project_id, q=query, limit=self.playbook.max_entries
+                ranked = await self._recorder.client.playbook(
+                    self.project_id, q=plan.prompt, limit=self.playbook.max_entries
                 )
                 block, count = format_playbook(ranked, self.playbook.token_budget * CHARS_PER_TOKEN)
-                if block:
-                    parts.append(block)
-                    entries = list(ranked[:count])
+                entries = list(ranked[:count]) if block else []
             except Exception as exc:
                 log.warning("agent-memory: playbook unavailable: %s", exc)
-        return "\n\n".join(parts), entries
+        self._injected.put(session, entries)
+        return block
 
-    async def _cached_context(self, query: str, key: Any, session: str) -> str:
-        if key is not None:
-            cached = self._recall_cache.get(key)
+    async def _turn_context(self, plan: _Plan, state: _Session) -> str:
+        """Recall and playbook for this call: asked once per turn in ``auto`` (a failure too:
+        the turn's later calls do not wait for it again), at every call in ``always``."""
+        if plan.reuse:
+            cached = self._recall_cache.get(plan.turn)
             if cached is not None:
                 return str(cached)
-        block, entries = await self._context(query, session)
-        if key is not None:
-            self._recall_cache.put(key, block)
-        if self.playbook is not None:
-            self._injected.put(session, entries)
+        wants_recall = self.injection != "off" and self.recall_tokens > 0
+        recalled, lessons = await asyncio.gather(
+            self._recall(plan, state) if wants_recall else _nothing(),
+            self._playbook(plan, plan.turn[0]),
+        )
+        block = "\n\n".join(part for part in (recalled, lessons) if part)
+        if plan.reuse:
+            self._recall_cache.put(plan.turn, block)
         return block
 
     def _wants_context(self) -> bool:
         return self.injection != "off" or self.playbook is not None
 
-    async def _brief(self, session: str) -> str:
+    async def _brief(self, session: str, state: _Session) -> str:
         """The project's brief for ``session``, asked once: a session's calls all see the same
-        one, and a service that failed to give it is not asked again at every call."""
-        cached = self._briefs.get(session)
-        if cached is not None:
-            return str(cached)
+        one, and a service that failed to give it is not asked again at every call. The ids it
+        cites are never recalled in the session (it has them at every call)."""
+        if state.brief is not None:
+            return state.brief
         text = ""
         try:
             brief = await self._recorder.client.brief(
                 self.project_id, budget_tokens=self.brief_tokens, session_id=session
             )
             text = brief["context"]
+            if text:
+                state.remember([str(i) for i in brief.get("ids") or []])
         except Exception as exc:
             log.warning("agent-memory: no brief for this session: %s", exc)
-        self._briefs.put(session, text)
+        state.brief = text
         return text
 
-    async def _system_block(self, plan: tuple[str, Any] | None, session: str) -> str:
-        """What this model call gets in its system prompt: the brief, then the recall."""
+    async def _system_block(self, plan: _Plan | None, session: str) -> str:
+        """What this model call gets in its system prompt: the brief, then the recall (asked
+        after the brief, which it must not repeat) and the playbook."""
+        state = self._session(session)
         wants_brief = self.injection != "off" and self.brief_tokens > 0
-        brief, recalled = await asyncio.gather(
-            self._brief(session) if wants_brief else _nothing(),
-            self._cached_context(plan[0], plan[1], session) if plan is not None else _nothing(),
-        )
-        return "\n\n".join(part for part in (brief, recalled) if part)
+        brief = await self._brief(session, state) if wants_brief else ""
+        turn = await self._turn_context(plan, state) if plan is not None else ""
+        return "\n\n".join(part for part in (brief, turn) if part)
 
     def wrap_model_call(
         self,
@@ -501,10 +570,9 @@ class AgentMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         block = ""
         if self._wants_context():
             try:
-                plan = self._recall_plan(request.messages)
-                block = self._loop.call(
-                    self._system_block(plan, self.session_id()), self.recall_timeout
-                )
+                session = self.session_id()
+                plan = self._recall_plan(request.messages, session)
+                block = self._loop.call(self._system_block(plan, session), self.recall_timeout)
             except Exception as exc:  # recall is a bonus; the model call must go on
                 log.warning("agent-memory: no recall for this call: %r", exc)
         if block:
@@ -521,9 +589,10 @@ class AgentMemoryMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         block = ""
         if self._wants_context():
             try:
-                plan = self._recall_plan(request.messages)
+                session = self.session_id()
+                plan = self._recall_plan(request.messages, session)
                 block = await self._loop.acall(
-                    self._system_block(plan, self.session_id()), self.recall_timeout
+                    self._system_block(plan, session), self.recall_timeout
                 )
             except Exception as exc:
                 log.warning("agent-memory: no recall for this call: %r", exc)
