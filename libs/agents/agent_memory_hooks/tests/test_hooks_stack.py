@@ -32,6 +32,7 @@ from .conftest import (
     session_events,
     wait_for_events,
 )
+from .opencode_node import install_plugin, run_plugin
 
 EnvFactory = Callable[..., dict[str, str]]
 
@@ -352,24 +353,18 @@ def test_opencode_plugin_in_node_records_a_session(
     shared_stack: Stack, hook_env: EnvFactory, tmp_path: Path
 ) -> None:
     """The real plugin file, loaded by node with a stand-in for OpenCode calling its hooks in
-    the documented order, spawns the real hook command, and the events land in the stack."""
-    from agent_memory_hooks.install.base import Target
-    from agent_memory_hooks.install.opencode import plugin_text
-
-    target = Target("user", tmp_path, tmp_path, [AGENT_MEMORY], {}, mcp=False)
-    plugin = tmp_path / "agent-memory.mjs"
-    plugin.write_text(plugin_text(target))
+    the documented order, spawns the real hook command, and the events land in the stack. With
+    recall off (``hook_env``), it adds nothing to the message or the system prompt."""
+    plugin = install_plugin(tmp_path)
     session = "ses_node_1"
-    host = tmp_path / "host.mjs"
-    script = (FIXTURES.parent / "opencode_host.mjs").read_text()
-    host.write_text(script.replace("__PLUGIN__", str(plugin)).replace("__SESSION__", session))
-    node = shutil.which("node")
-    assert node, "node is needed to run the OpenCode plugin: `make node` installs Debian's nodejs"
     started = time.monotonic()
     env = hook_env(shared_stack.env)
-    proc = subprocess.run([node, str(host)], env=env, capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    assert time.monotonic() - started < 5  # the plugin never waits for the hook processes
+    run = run_plugin(plugin, env, session, ["count the lines"])
+    assert run.returncode == 0, run.stderr
+    assert time.monotonic() - started < 5  # the plugin never waits for the capture processes
+    (turn,) = run.turns
+    assert [p["text"] for p in turn["parts"]] == ["count the lines"]
+    assert turn["system"] == ["You are OpenCode."]
     events = wait_for_events(shared_stack.query_url, session, 5)
     by_type = {(e["role"], e["type"]): e["text"] for e in events}
     assert by_type[("user", "message")] == "count the lines"

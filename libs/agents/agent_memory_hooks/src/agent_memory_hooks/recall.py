@@ -9,6 +9,13 @@ in the runtime's documented shape
 implementation behind every runtime); the hook only remembers, per session, the ids it already
 gave, so that they are never paid for twice.
 
+OpenCode has no command hooks whose output it reads: our plugin (``assets/opencode-plugin.js``)
+runs this same hook with a payload of its own, ``{"event": "recall.prompt", "session_id",
+"prompt", "cwd"}`` from its ``chat.message`` hook and ``{"event": "recall.start", "session_id",
+"cwd"}`` before a session's first model call, reads the same JSON from stdout and puts
+``additionalContext`` where OpenCode reads it (a synthetic text part of the user message; the
+system prompt).
+
 Never in the agent's way: the exchange has its own deadline (``AGENT_MEMORY_RECALL_TIMEOUT_MS``,
 default 600 ms, so that a slow service still leaves the hook well inside one second), and any
 failure (service down, slow, an error status, a body that is not the expected JSON) means
@@ -46,9 +53,18 @@ MAX_REMEMBERED = 2000  # ids kept per session (what /v1/recall takes as exclude_
 OFF = frozenset({"off", "0", "false", "no"})
 # runtime -> the hook events whose output the runtime adds to the model's context
 # (Gemini CLI: ``BeforeAgent`` and ``SessionStart`` may return
-# ``hookSpecificOutput.additionalContext``, geminicli.com/docs/hooks/reference)
-PROMPT_EVENTS = {"claude-code": "UserPromptSubmit", "gemini-cli": "BeforeAgent"}
-START_EVENTS = {"claude-code": "SessionStart", "gemini-cli": "SessionStart"}
+# ``hookSpecificOutput.additionalContext``, geminicli.com/docs/hooks/reference; OpenCode: the
+# names our plugin gives the payloads it sends to ask, in their ``event`` field)
+PROMPT_EVENTS = {
+    "claude-code": "UserPromptSubmit",
+    "gemini-cli": "BeforeAgent",
+    "opencode": "recall.prompt",
+}
+START_EVENTS = {
+    "claude-code": "SessionStart",
+    "gemini-cli": "SessionStart",
+    "opencode": "recall.start",
+}
 NO_BRIEF_SOURCES = frozenset({"resume"})
 
 
@@ -89,7 +105,7 @@ def prompt_output(
     event = PROMPT_EVENTS.get(runtime)
     if event is None or not enabled(env) or not project_id:
         return ""
-    if (event_name or payload.get("hook_event_name")) != event:
+    if _event_of(event_name, payload) != event:
         return ""
     prompt = payload.get("prompt")
     session = payload.get("session_id")
@@ -137,7 +153,7 @@ def start_output(
     event = START_EVENTS.get(runtime)
     if event is None or not enabled(env) or not project_id:
         return ""
-    if (event_name or payload.get("hook_event_name")) != event:
+    if _event_of(event_name, payload) != event:
         return ""
     session = payload.get("session_id")
     if not isinstance(session, str) or payload.get("source") in NO_BRIEF_SOURCES:
@@ -157,6 +173,12 @@ def start_output(
     return lite.dumps(
         {"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}}
     )
+
+
+def _event_of(event_name: str | None, payload: Mapping[str, Any]) -> Any:
+    """The event a payload is for: ``--event``, else the runtime's ``hook_event_name``, else the
+    ``event`` of our OpenCode plugin's envelope."""
+    return event_name or payload.get("hook_event_name") or payload.get("event")
 
 
 def _quote(text: str) -> str:

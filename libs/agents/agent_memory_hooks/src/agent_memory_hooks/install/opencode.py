@@ -3,7 +3,8 @@
 
 OpenCode loads every plugin file in ``.opencode/plugins/`` (``--project``) and in
 ``~/.config/opencode/plugins/`` (``--user``; ``$XDG_CONFIG_HOME`` is honoured). The plugin
-(``hooks/assets/opencode-plugin.js``) is written with the hook command filled in; uninstall
+(``hooks/assets/opencode-plugin.js``) is written with the hook command filled in (the command it
+runs to record, and to ask for the brief and each prompt's recall: ``recall.py``); uninstall
 removes it. The MCP server goes under ``"mcp"`` in ``opencode.json`` of the same scope, unless
 that file is JSON with comments, which we would not rewrite (a note says what to add).
 """
