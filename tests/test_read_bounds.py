@@ -175,7 +175,7 @@ def test_listings_show_a_bound_key_its_projects_only(
     refused = get(team, "/v1/events", alpha, project_id="beta")
     assert refused.status_code == 403 and refused.json()["field"] == "project_id"
     # settings of another project: a 403 naming project_id, as for sharing
-    for setting in ("sharing", "retention"):
+    for setting in ("sharing", "retention", "recall"):
         other = get(team, f"/v1/projects/beta/{setting}", alpha)
         assert other.status_code == 403 and other.json()["field"] == "project_id", setting
         assert get(team, f"/v1/projects/alpha/{setting}", alpha).status_code == 200, setting
@@ -202,6 +202,16 @@ def test_separate_hides_other_agents_from_an_agent_bound_key(
     assert [e["event_id"] for e in listed] == ["e-000004"]
     sessions = get(team, "/v1/projects/sep/sessions", codex).json()["sessions"]
     assert [s["session_id"] for s in sessions] == ["s-codex"]
+    # what recall injected, by session: the same sessions as the listing
+    for session in ("s-claude", "s-codex"):
+        assert get(team, "/v1/projects/sep/brief", BOOT, session_id=session).status_code == 200
+
+    def injected(headers: dict[str, str]) -> set[str]:
+        cost = get(team, "/v1/projects/sep/recall", headers).json()["sessions"]
+        return {s["session_id"] for s in cost}
+
+    eventually(lambda: injected(BOOT) == {"s-claude", "s-codex"}, what="both briefs counted")
+    assert injected(codex) == {"s-codex"}
     # other projects stay unified; an unbound key still reads every agent
     assert get(team, "/v1/events/e-000001", codex).status_code == 200
     assert get(team, "/v1/events/e-000003", BOOT).status_code == 200

@@ -172,6 +172,36 @@ def test_the_hook_prints_the_documented_shape_once_per_session(
     assert (code, out) == (0, "")
 
 
+def test_a_project_turned_off_is_given_nothing_until_on_again(
+    recall_stack: Stack, tmp_path: Path
+) -> None:
+    """One switch on the server (``PUT /v1/projects/{id}/recall``) silences every runtime's
+    hook; on again, the same prompt is answered, and its tokens are kept for its session."""
+    switch = f"{recall_stack.query_url}/v1/projects/{PROJECT}/recall"
+    prompt = "how do we store money amounts in billing?"
+    try:
+        r = plain_http.put(switch, json={"injection": "off"}, timeout=10)
+        assert r.status_code == 200 and r.json()["injection"] == "off", r.text
+        off = recall(recall_stack.query_url, session_id="off-1", prompt=prompt)
+        assert (off["silence"], off["context"], off["memories"]) == ("off", "", [])
+        _, code, out = run_hook(hook_env(recall_stack, tmp_path), "off-hook-1", prompt, tmp_path)
+        assert (code, out) == (0, "")
+    finally:
+        r = plain_http.put(switch, json={"injection": "on"}, timeout=10)
+        assert r.status_code == 200, r.text
+    on = recall(recall_stack.query_url, session_id="off-2", prompt=prompt)
+    assert on["silence"] is None and "integer cents" in on["context"], on
+
+    def kept() -> dict[str, Any] | None:
+        sessions = plain_http.get(switch, params={"sessions": 100}, timeout=10).json()["sessions"]
+        by_id = {s["session_id"]: s for s in sessions}
+        assert "off-1" not in by_id and "off-hook-1" not in by_id  # nothing given: not counted
+        return by_id.get("off-2")
+
+    cost = eventually(kept, timeout=10, what="the session's tokens kept")
+    assert (cost["answers"], cost["given"], cost["tokens"]) == (1, 1, on["tokens"])
+
+
 @pytest.fixture
 def silent_server() -> Iterator[str]:
     """A port that accepts connections and never answers: a service hung mid-request."""

@@ -155,6 +155,36 @@ def test_every_route_with_every_role(secured: Stack, keys: dict[str, dict[str, s
     assert not wrong, "\n".join(wrong)
 
 
+def test_a_reader_reads_the_recall_switch_and_only_an_admin_sets_it(
+    secured: Stack, keys: dict[str, dict[str, str]]
+) -> None:
+    """``PUT /v1/projects/{id}/recall`` turns injection off for every runtime: an admin's
+    call, like the retention overrides; any reader of the project may see the switch."""
+    url = f"{secured.query_url}/v1/projects/p/recall"
+    off = {"injection": "off"}
+    assert plain_http.get(url, headers=keys["reader"], timeout=10).json()["injection"] == "on"
+    assert plain_http.put(url, json=off, timeout=10).status_code == 401
+    for role in ("reader", "writer"):
+        r = plain_http.put(url, json=off, headers=keys[role], timeout=10)
+        assert r.status_code == 403, f"{role}: {r.text}"
+    other = plain_http.post(
+        f"{secured.query_url}/v1/keys",
+        json={"role": "admin", "projects": ["q"]},
+        headers=BOOT,
+        timeout=10,
+    ).json()["secret"]
+    elsewhere = {"authorization": f"Bearer {other}"}
+    for method, body in (("GET", None), ("PUT", off)):
+        r = plain_http.request(method, url, json=body, headers=elsewhere, timeout=10)
+        assert r.status_code == 403 and r.json()["field"] == "project_id", r.text
+    try:
+        r = plain_http.put(url, json=off, headers=keys["admin"], timeout=10)
+        assert r.status_code == 200 and r.json()["injection"] == "off", r.text
+        assert plain_http.get(url, headers=keys["reader"], timeout=10).json()["injection"] == "off"
+    finally:
+        plain_http.put(url, json={"injection": "on"}, headers=keys["admin"], timeout=10)
+
+
 async def test_every_mcp_tool_with_every_role(
     secured: Stack, keys: dict[str, dict[str, str]]
 ) -> None:

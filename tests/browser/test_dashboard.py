@@ -125,6 +125,29 @@ def test_open_the_dashboard_and_find_a_project(site: Site) -> None:
     title = s1.find_element(By.CSS_SELECTOR, "td:last-child a")  # its latest summary
     assert title.text.strip()
 
+    # what recall injected into the project (issue 54): a brief given to a session, counted
+    # per project and session, shown on the project's page, and the switch that stops it
+    given = site.api(f"/v1/projects/{PROJECT}/brief", session_id="web-1").json()["tokens"]
+    assert given > 0
+    recall = f"/v1/projects/{PROJECT}/recall"
+    eventually(
+        lambda: site.api(recall).json()["windows"][0]["tokens"] >= given,
+        timeout=10,
+        what="the brief's tokens counted",
+    )
+    today = site.api(recall).json()["windows"][0]
+    site.open(f"/projects/{PROJECT}")
+    shown = site.find('#recall-usage [data-days="1"]').text
+    assert f"{today['tokens']:,} tokens" in shown and f"{today['given']}/" in shown, shown
+    row = site.find('tr[data-recall-session="web-1"]')
+    assert row.find_element(By.CSS_SELECTOR, "td.tokens").text == str(given)
+    for state in ("off", "on"):  # the button turns it over, as the user's key (admin here)
+        button = site.find("#recall-toggle")
+        button.click()
+        site.wait(staleness_of(button))  # the page reloaded
+        assert site.find("#recall-injection").text == state
+        assert site.api(recall).json()["injection"] == state
+
 
 def test_descend_the_timeline_to_an_event(site: Site) -> None:
     site.open(f"/projects/{PROJECT}")

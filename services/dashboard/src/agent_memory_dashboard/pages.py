@@ -67,7 +67,15 @@ async def sessions_page(
     request: Request, project_id: Annotated[str, Path(max_length=200)]
 ) -> HTMLResponse:
     sessions = await get(request, f"/v1/projects/{_id(project_id)}/sessions")
-    return render(request, "sessions.html", "projects", project_id=project_id, sessions=sessions)
+    recall = await get(request, f"/v1/projects/{_id(project_id)}/recall", sessions=5)
+    return render(
+        request,
+        "sessions.html",
+        "projects",
+        project_id=project_id,
+        sessions=sessions,
+        recall=recall,
+    )
 
 
 @router.get("/toc")

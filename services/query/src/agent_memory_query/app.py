@@ -27,6 +27,9 @@ from agent_memory_query.episodes import routes as episodes
 from agent_memory_query.erasures import routes as erasures
 from agent_memory_query.erasures.coordinator import ErasureCoordinator
 from agent_memory_query.events import routes as events
+from agent_memory_query.injection import routes as injection
+from agent_memory_query.injection.switch import InjectionSwitch
+from agent_memory_query.injection.usage import UsageRecorder
 from agent_memory_query.inputs import guard_inputs
 from agent_memory_query.keys import routes as keys
 from agent_memory_query.listing import routes as listing
@@ -60,11 +63,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             lookup_timeout_s=settings.key_lookup_timeout_s,
             stale_s=settings.key_stale_s,
         )
+        usage = UsageRecorder(pool)
+        usage.start()
         app.state.ctx = QueryContext(
             settings=settings,
             pool=pool,
             link=link,
             auth=auth,
+            injection=InjectionSwitch(),
+            usage=usage,
             search=search,
         )
         stop = asyncio.Event()
@@ -76,6 +83,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             stop.set()
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(coordinator, 10)
+            await usage.close()  # the last answers' counts, before the pool closes
             await search.close()
             await link.close()
             await pool.close()
@@ -111,6 +119,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     mcp.install(app)  # /mcp: the MCP tools over streamable HTTP
     app.include_router(search.router)
     app.include_router(recall.router)
+    app.include_router(injection.router)
     app.include_router(toc.router)
     app.include_router(keys.router)
     app.include_router(sharing.router)

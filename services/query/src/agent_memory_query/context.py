@@ -13,6 +13,8 @@ from agent_memory_common.bus.natslink import NatsLink
 from agent_memory_query.settings import Settings
 
 if TYPE_CHECKING:
+    from agent_memory_query.injection.switch import InjectionSwitch
+    from agent_memory_query.injection.usage import UsageRecorder
     from agent_memory_query.search.runtime import SearchRuntime
 
 
@@ -22,6 +24,8 @@ class QueryContext:
     pool: AsyncConnectionPool
     link: NatsLink
     auth: Authenticator
+    injection: InjectionSwitch  # whether a project turned recall injection off (injection/)
+    usage: UsageRecorder  # what recall and briefs injected, per project and session (injection/)
     search: SearchRuntime | None = None  # indexes, embedder and brainstem (search/)
 
 

@@ -19,7 +19,13 @@ import httpx
 
 from agent_memory_api.episodes import ActionsAdded
 from agent_memory_api.listing import Projects, Sessions
-from agent_memory_api.recall import BriefResponse, RecallResponse
+from agent_memory_api.recall import (
+    BriefResponse,
+    Injection,
+    ProjectRecall,
+    RecallProjects,
+    RecallResponse,
+)
 from agent_memory_api.status import Status
 from agent_memory_api.toc import PinAnswer
 from agent_memory_api.topics import TopicDetail, TopicList, TopicSearchAnswer
@@ -212,6 +218,9 @@ class AgentMemoryClient:
     async def _post(self, path: str, body: Any, **params: Any) -> Any:
         return await self._request(self._query, "POST", path, params=params, json=body)
 
+    async def _put(self, path: str, body: Any) -> Any:
+        return await self._request(self._query, "PUT", path, json=body)
+
     # -- events (gateway writes, query reads) -----------------------------------------------
 
     async def post_events(self, events: Sequence[EventIn]) -> Accepted:
@@ -341,6 +350,23 @@ class AgentMemoryClient:
             **_clean({"session_id": session_id, "min_match": min_match}),
         }
         return cast(RecallResponse, await self._post("/v1/recall", body))
+
+    async def recall_settings(self, project_id: str, *, sessions: int = 10) -> ProjectRecall:
+        """The project's recall injection (``on``/``off``) and what it gave agents unasked:
+        tokens and answers over the last 1, 7 and 30 UTC days, per kind, and the ``sessions``
+        given the most tokens."""
+        path = f"/v1/projects/{quote(project_id, safe='')}/recall"
+        return cast(ProjectRecall, await self._get(path, sessions=sessions))
+
+    async def set_recall(self, project_id: str, injection: Injection) -> ProjectRecall:
+        """Turn the project's recall injection ``off`` (no brief, no per-prompt recall, for
+        every runtime and machine; capture goes on) or back ``on``; an admin key's call."""
+        path = f"/v1/projects/{quote(project_id, safe='')}/recall"
+        return cast(ProjectRecall, await self._put(path, {"injection": injection}))
+
+    async def recall_projects(self) -> RecallProjects:
+        """Every project's injection and what it gave, the most tokens over 7 days first."""
+        return cast(RecallProjects, await self._get("/v1/recall/projects"))
 
     async def toc(self, **params: Any) -> dict[str, Any]:
         """The top of the table of contents (years), filtered by e.g. ``project_id``,

@@ -53,8 +53,10 @@ def _cmd_migrate(settings: Settings, _: argparse.Namespace) -> int:
 
 
 def _cmd_status(settings: Settings, args: argparse.Namespace) -> int:
+    from agent_memory_cli.recall import overview_lines, status_and_recall
+
     try:
-        data = run_with_client(settings, args.token, lambda c: c.status(), timeout=5)
+        data, recall = run_with_client(settings, args.token, status_and_recall, timeout=5)
     except CommandFailed as exc:
         print(f"agent-memory: {exc}")
         return exc.code
@@ -79,6 +81,9 @@ def _cmd_status(settings: Settings, args: argparse.Namespace) -> int:
             f"  {c['name']:<12} pending={c['pending']:<8} ack_pending={c['ack_pending']:<6} "
             f"redelivered={c['redelivered']:<6} ack_floor={c['ack_floor']}"
         )
+    if recall is not None:
+        for line in overview_lines(recall):
+            print(line)
     return 0
 
 
@@ -98,6 +103,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "agent_memory_cli.portable_cmd",
     "agent_memory_cli.erase",
     "agent_memory_cli.topics",
+    "agent_memory_cli.recall",
 )
 
 
@@ -123,7 +129,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser(
         "migrate", help="create the database if needed and apply migrations"
     ).set_defaults(run=_cmd_migrate)
-    status = sub.add_parser("status", help="pipeline backlog and stored event count")
+    status = sub.add_parser(
+        "status", help="pipeline backlog, stored event count, recall tokens injected per project"
+    )
     status.add_argument("--token", help="bearer token (default: AGENT_MEMORY_TOKEN)")
     status.set_defaults(run=_cmd_status)
     for name in COMMAND_MODULES:

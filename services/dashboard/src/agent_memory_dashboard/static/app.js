@@ -275,6 +275,13 @@ function setupAdmin() {
     poll();
   });
 
+  const recall = $("#recall-toggle");
+  if (recall) recall.addEventListener("click", async () => {
+    const project = recall.dataset.project, injection = recall.dataset.injection;
+    const r = await api("PUT", `/v1/projects/${encodeURIComponent(project)}/recall`, { injection });
+    if (r.ok) location.reload(); else $("#recall-toggle-result").textContent = problem(r);
+  });
+
   const key = $("#key-form");
   if (key) key.addEventListener("submit", async (ev) => {
     ev.preventDefault();

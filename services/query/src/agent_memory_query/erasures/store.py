@@ -212,10 +212,17 @@ async def check_postgres(
 async def erase_owned(
     conn: AsyncConnection, tenant: str, project_id: str, scope: dict[str, Any]
 ) -> dict[str, int]:
-    """The query service's own data: episodes (with their actions) and playbook lessons."""
+    """The query service's own data: episodes (with their actions), playbook lessons, and
+    what recall injected into the project or session (``recall_usage``)."""
     params = scope_params(tenant, project_id, scope)
     actions = (await conn.execute(Q["erase_episode_actions"], params)).rowcount
     episodes = (await conn.execute(Q["erase_episodes"], params)).rowcount
     playbook = (await conn.execute(Q["erase_playbook"], params)).rowcount
     await conn.execute(Q["erase_playbook_submissions"], params)
-    return {"episodes": episodes, "episode_actions": actions, "playbook_entries": playbook}
+    usage = (await conn.execute(Q["erase_recall_usage"], params)).rowcount
+    return {
+        "episodes": episodes,
+        "episode_actions": actions,
+        "playbook_entries": playbook,
+        "recall_usage": usage,
+    }

@@ -1,7 +1,12 @@
 """``POST /v1/recall``: the search engine's answer to a prompt, cut to what an agent should be
 given unasked (``logic.pack`` says what is left out and why). One implementation behind every
 runtime's hook, the MCP server and the LangChain middleware: they differ only in where the
-text goes."""
+text goes.
+
+A project that turned injection off (``PUT /v1/projects/{id}/recall``, ``agent-memory recall
+off``) gets ``silence: "off"`` and an empty brief, before anything is searched or read; every
+other answer's tokens are counted per project, session and day (``agent_memory_query.injection``),
+off the answer's path."""
 
 from __future__ import annotations
 
@@ -30,16 +35,27 @@ router = APIRouter(tags=["recall"])
     dependencies=[READ],
     response_model=RecallResponse,
     summary="The few memories a prompt needs, within a token budget; nothing when unsure",
-    responses=error_responses(401, 422, 503),
+    responses=error_responses(401, 403, 422, 503),
 )
 async def post_recall(ctx: Ctx, caller: Caller, body: RecallRequest) -> dict[str, Any]:
-    answer = await _recall(ctx, caller, body)
+    caller.require_project(body.project_id)  # before the switch: a 403, as the search's
+    off = await ctx.injection.is_off_in(ctx.pool, caller.tenant, body.project_id)
+    answer = await _recall(ctx, caller, body, off)
     RECALL_ANSWERS.labels("recall", answer["silence"] or "given").inc()
     RECALL_TOKENS.labels("recall").inc(answer["tokens"])
+    if not off:
+        ctx.usage.record(
+            caller.tenant,
+            body.project_id,
+            body.session_id,
+            "recall",
+            answer["tokens"],
+            given=bool(answer["context"]),
+        )
     return answer
 
 
-async def _recall(ctx: Ctx, caller: Caller, body: RecallRequest) -> dict[str, Any]:
+async def _recall(ctx: Ctx, caller: Caller, body: RecallRequest, off: bool) -> dict[str, Any]:
     options = ctx.settings.query.recall
     threshold = options.min_match if body.min_match is None else body.min_match
     answer: dict[str, Any] = {
@@ -51,6 +67,9 @@ async def _recall(ctx: Ctx, caller: Caller, body: RecallRequest) -> dict[str, An
         "threshold": threshold,
         "silence": None,
     }
+    if off:
+        answer["silence"] = "off"
+        return answer
     if word_count(body.prompt) < options.min_words:
         answer["silence"] = "too_short"
         return answer
@@ -111,17 +130,23 @@ async def get_brief(
 ) -> dict[str, Any]:
     if caller.projects is not None:
         caller.require_project(project_id)
+    answer: dict[str, Any] = {
+        "project_id": project_id,
+        "context": "",
+        "tokens": 0,
+        "budget_tokens": budget_tokens,
+        "ids": [],
+        "injection": "on",
+    }
     async with reading(ctx.pool) as conn:
+        if await ctx.injection.is_off(conn, caller.tenant, project_id):
+            RECALL_ANSWERS.labels("brief", "off").inc()
+            return {**answer, "injection": "off"}
         bounds = await read_bounds(conn, caller)
         rules, ends = await read_brief(conn, caller.tenant, project_id, session_id, bounds)
     context, ids = compose(project_id, rules, ends, budget_tokens)
     tokens = estimate_tokens(context)
     RECALL_ANSWERS.labels("brief", "given" if context else "empty").inc()
     RECALL_TOKENS.labels("brief").inc(tokens)
-    return {
-        "project_id": project_id,
-        "context": context,
-        "tokens": tokens,
-        "budget_tokens": budget_tokens,
-        "ids": ids,
-    }
+    ctx.usage.record(caller.tenant, project_id, session_id, "brief", tokens, given=bool(context))
+    return {**answer, "context": context, "tokens": tokens, "ids": ids}

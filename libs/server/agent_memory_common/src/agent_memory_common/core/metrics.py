@@ -154,7 +154,7 @@ RECALL_TOKENS = Counter(
 RECALL_ANSWERS = Counter(
     "agent_memory_recall_answers_total",
     "Briefs and recalls answered, by kind and outcome (given, or why nothing was: empty, "
-    "too_short, no_match, below_threshold, nothing_new).",
+    "too_short, no_match, below_threshold, nothing_new; off: the project turned injection off).",
     ["kind", "outcome"],
 )
 # Table-of-contents and topic calls are agent_memory_http_requests_total{route=~"/v1/toc.*"}.

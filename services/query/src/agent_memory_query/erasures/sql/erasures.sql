@@ -329,6 +329,12 @@ WHERE b.tenant = %(tenant)s AND b.project_id = %(project_id)s
 DELETE FROM playbook_submissions
 WHERE tenant = %(tenant)s AND project_id = %(project_id)s AND %(project)s
 
+-- name: erase_recall_usage
+-- What recall injected into the erased project or session (counts and the session's id).
+DELETE FROM recall_usage
+WHERE tenant = %(tenant)s AND project_id = %(project_id)s
+  AND (%(project)s OR (%(session_id)s::text IS NOT NULL AND session_id = %(session_id)s::text))
+
 -- name: events_since_page
 SELECT seq, event_id, text FROM events
 WHERE tenant = %(tenant)s AND project_id = %(project_id)s AND ts >= %(since)s
