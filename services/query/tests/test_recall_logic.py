@@ -5,7 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from agent_memory_query.recall.brief import compose
-from agent_memory_query.recall.logic import HEADER, estimate_tokens, pack, word_count
+from agent_memory_query.recall.logic import (
+    HEADER,
+    SNIPPET_TOKENS,
+    by_period,
+    estimate_tokens,
+    pack,
+    word_count,
+)
 
 
 def result(i: int, text: str, session: str = "s-old", kind: str = "event") -> dict[str, Any]:
@@ -29,6 +36,41 @@ def test_the_budget_holds_and_each_line_cites_its_memory() -> None:
         assert estimate_tokens(packed.context) <= budget
         assert packed.lines and all(line.startswith("- [e") for line in packed.lines)
     assert pack(results, budget_tokens=1500, session_id=None, exclude_ids=(), max_items=6).lines
+
+
+def test_breadth_before_depth_the_budget_buys_snippets_then_the_best_lines_grow() -> None:
+    results = [result(i, f"memory number {i} " + "word " * 400) for i in range(20)]
+    counts = {}
+    for budget in (300, 600, 1500):
+        packed = pack(results, budget_tokens=budget, session_id=None, exclude_ids=(), max_items=20)
+        counts[budget] = len(packed.lines)
+        # every result chosen shows its opening, in rank order
+        assert [line.split("] ", 1)[0] for line in packed.lines] == [
+            f"- [e{i}" for i in range(len(packed.lines))
+        ]
+        assert all(f"memory number {i} word" in line for i, line in enumerate(packed.lines))
+        assert estimate_tokens(packed.context) <= budget
+        # the first line grew past a snippet, never past a third of the budget
+        assert SNIPPET_TOKENS < estimate_tokens(packed.lines[0]) <= max(budget // 3, 40)
+    assert counts == {300: 4, 600: 9, 1500: 20}
+    # the cap holds whatever the budget
+    capped = pack(results, budget_tokens=1500, session_id=None, exclude_ids=(), max_items=5)
+    assert len(capped.lines) == 5
+    # short memories cost less than a snippet: more of them fit
+    short = [result(i, f"short memory {i}") for i in range(30)]
+    packed = pack(short, budget_tokens=300, session_id=None, exclude_ids=(), max_items=20)
+    assert len(packed.lines) > 4 and estimate_tokens(packed.context) <= 300
+
+
+def test_a_period_question_is_answered_by_its_period_not_by_a_cosine() -> None:
+    period = {"since": "2026-07-14T00:00:00Z", "until": "2026-07-15T00:00:00Z"}
+    found = {"intent": "time-boxed", "time_range": period, "match_score": None, "results": [1]}
+    assert by_period(found)
+    assert not by_period({**found, "results": []})  # the period held nothing
+    assert not by_period({**found, "time_range": {**period, "relaxed": True}})  # widened
+    assert not by_period({**found, "match_score": 0.2})  # words asked: the cosine decides
+    assert not by_period({**found, "intent": "answer"})
+    assert not by_period({**found, "time_range": None})
 
 
 def test_own_session_given_and_quoted_results_are_left_out() -> None:

@@ -186,10 +186,18 @@ class RecallOptions(BaseModel):
         "the turn at hand.",
     )
     candidates: int = Field(
-        default=10, ge=1, le=50, description="Search results read before packing the budget."
+        default=20,
+        ge=1,
+        le=50,
+        description="Search results read before packing the budget (20: at 1,500 tokens a "
+        "prompt's snippets reach the twentieth; bench-recall, tests/bench/README.md).",
     )
     max_items: int = Field(
-        default=6, ge=1, le=20, description="Most memories given to one prompt, budget or not."
+        default=20,
+        ge=1,
+        le=50,
+        description="Most memories given to one prompt. Within it the budget decides: a "
+        "snippet of about 60 tokens each, so 300 tokens give 4, 600 give 9.",
     )
 
 

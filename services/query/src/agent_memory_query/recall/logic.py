@@ -7,7 +7,9 @@ leaves out, and why:
   instruction about the turn at hand, too little to ground a recall on;
 - everything, when the search is not confident (``no_match``, or a best cosine under the
   recall threshold): a prompt such as "thanks" or "run the tests" matches something weakly, and
-  a wrong memory in front of an agent costs its tokens and may mislead it;
+  a wrong memory in front of an agent costs its tokens and may mislead it; a question about a
+  period the search found work in ("what did we do on 2026-07-14?", "where did we leave
+  off?") is answered by that period (``by_period``);
 - the current session's own events: the agent has them in its context already (or had them
   before a compaction, which the brief covers);
 - what the session was already given (``exclude_ids``): the same line twice is paid twice;
@@ -29,11 +31,29 @@ HEADER = (
 )
 ELLIPSIS = " [...]"
 MIN_LINE_TOKENS = 40
+# a line's share when the budget is spread: its id, date, kind and about 190 characters
+SNIPPET_TOKENS = 60
 
 
 def word_count(text: str) -> int:
     """Words of ``text``: runs of letters or digits (an identifier's parts count apart)."""
     return len(re.findall(r"[^\W_]+", text))
+
+
+def by_period(found: Mapping[str, Any]) -> bool:
+    """The search answered a question about a period it found work in ("what did we do on
+    2026-07-14?", "where did we leave off?": the last day of work): its confidence is the
+    period's, not a cosine, which such a question has none of (``match_score`` is null). A
+    period that held nothing was widened by the search (``relaxed``): that is no answer."""
+    period = found.get("time_range") or {}
+    return bool(
+        found.get("intent") == "time-boxed"
+        and found.get("match_score") is None
+        and period.get("since")
+        and period.get("until")
+        and not period.get("relaxed")
+        and found.get("results")
+    )
 
 
 def estimate_tokens(text: str) -> int:
@@ -96,26 +116,41 @@ def pack(
     max_items: int,
 ) -> Packed:
     """The results, in their rank order, that fit ``budget_tokens`` with the header: none of
-    the current session, none already given, none whose events a line above quotes. Each line
-    gets at most a third of the budget (never less than ``MIN_LINE_TOKENS``), so that one long
-    tool output cannot take the place of three short decisions."""
+    the current session, none already given, none whose events a line above quotes.
+
+    Breadth before depth: results in rank order get a snippet each (``SNIPPET_TOKENS`` at
+    most, enough to tell what a memory is about; ``memory_expand`` opens the rest) while the
+    budget lasts, up to ``max_items``; then each line, in rank order, grows into what is left,
+    up to a third of the budget, so that one long tool output cannot take the place of three
+    short decisions."""
     out = Packed()
     excluded = set(exclude_ids)
     quoted: set[str] = set()
-    left = budget_tokens - estimate_tokens(HEADER) - 1
-    per_line = max(MIN_LINE_TOKENS, budget_tokens // 3)
+    chosen: list[Mapping[str, Any]] = []
     for result in results:
-        if len(out.lines) >= max_items or left < MIN_LINE_TOKENS:
-            break
         events = {str(e) for e in result.get("event_ids") or []}
         own = session_id is not None and result.get("session_id") == session_id
         seen = str(result.get("id")) in excluded or cited_id(result) in excluded
         if own or seen or (events and events <= (excluded | quoted)):
             out.left_out += 1
             continue
-        line = line_of(result, min(per_line, left - 1))
+        chosen.append(result)
+        quoted |= events
+    left = budget_tokens - estimate_tokens(HEADER) - 1
+    snippets: list[tuple[Mapping[str, Any], str]] = []
+    for result in chosen[:max_items]:  # breadth: a snippet each while the budget lasts
+        room = min(SNIPPET_TOKENS, left - 1)
+        if room < MIN_LINE_TOKENS:
+            break
+        line = line_of(result, room)
+        snippets.append((result, line))
+        left -= estimate_tokens(line) + 1  # the newline
+    per_line = max(MIN_LINE_TOKENS, budget_tokens // 3)
+    for result, snippet in snippets:  # depth: the best ranked grow into what is left
+        paid = estimate_tokens(snippet)
+        grown = min(per_line, paid + left)
+        line = line_of(result, grown) if grown > paid else snippet
+        left -= estimate_tokens(line) - paid
         out.lines.append(line)
         out.chosen.append((result, line))
-        quoted |= events
-        left -= estimate_tokens(line) + 1  # the newline
     return out

@@ -21,7 +21,7 @@ from agent_memory_common.web.http import error_responses
 from agent_memory_query.context import Caller, Ctx
 from agent_memory_query.inputs import ID_PATTERN
 from agent_memory_query.recall.brief import compose, read_brief
-from agent_memory_query.recall.logic import estimate_tokens, pack, word_count
+from agent_memory_query.recall.logic import by_period, estimate_tokens, pack, word_count
 from agent_memory_query.recall.schemas import BriefResponse, RecallRequest, RecallResponse
 from agent_memory_query.search.routes import run_search
 from agent_memory_query.search.schemas import SearchRequest
@@ -80,7 +80,7 @@ async def _recall(ctx: Ctx, caller: Caller, body: RecallRequest, off: bool) -> d
     if found.get("no_match"):
         answer["silence"] = "no_match"
         return answer
-    if score is None or score < threshold:
+    if not (by_period(found) or (score is not None and score >= threshold)):
         answer["silence"] = "below_threshold"
         return answer
     packed = pack(
