@@ -667,3 +667,20 @@ def test_claude_code_notices_and_wrappers_in_the_users_turn_are_nobodys_words() 
     payload = {"hook_event_name": "UserPromptSubmit", "session_id": "s-1", "prompt": "\x08ok"}
     (prompt,) = valid(claude_code.normalize(payload, ctx("claude-code")))
     assert prompt["text"] == "ok"
+
+
+def test_opencode_recalled_parts_are_not_stored_again() -> None:
+    """The memories the plugin recalled into a message are copies of stored ones: reading the
+    message back (the plugin's later hooks, ``agent-memory import opencode``) keeps OpenCode's
+    own synthetic text and drops ours."""
+    parts = [
+        {"type": "text", "text": "what did we decide about retries?"},
+        {"type": "text", "text": "Called the Read tool", "synthetic": True},
+        {
+            "type": "text",
+            "text": "Recalled from agent-memory: - [e-1] retries back off",
+            "synthetic": True,
+            "metadata": {"agent-memory": "recall"},
+        },
+    ]
+    assert opencode.synthetic_text(parts) == "Called the Read tool"

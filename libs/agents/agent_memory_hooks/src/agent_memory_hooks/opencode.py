@@ -41,7 +41,9 @@ STDOUT = ""
 def synthetic_text(parts: Any) -> str:
     """The text parts OpenCode wrote itself into a message (``synthetic``: a file it read for
     an ``@`` mention, a mode switch's instruction): stored as a ``runtime`` event of their own,
-    never as the person's prompt."""
+    never as the person's prompt. The memories our plugin recalled into a message (marked
+    ``metadata["agent-memory"] == "recall"``) are not stored at all: they are copies of what
+    is stored, and would come back as new memories."""
     if not isinstance(parts, list):
         return ""
     texts = [
@@ -52,8 +54,15 @@ def synthetic_text(parts: Any) -> str:
         and isinstance(p.get("text"), str)
         and p.get("synthetic")
         and not p.get("ignored")
+        and not _recalled(p)
     ]
     return "\n\n".join(texts)
+
+
+def _recalled(part: dict[str, Any]) -> bool:
+    """A part our plugin added: the memories recalled for the prompt (opencode-plugin.js)."""
+    metadata = part.get("metadata")
+    return isinstance(metadata, dict) and metadata.get("agent-memory") == "recall"
 
 
 def _parts_text(parts: Any) -> str:
