@@ -16,7 +16,7 @@ export HF_HUB_OFFLINE := 1
 
 MEMBERS := $(wildcard libs/*/*/pyproject.toml services/*/pyproject.toml)
 
-.PHONY: help install run test check lint format typecheck test-fast k8s-tools k8s-render proto browser screenshots chaos bench bench-ingest bench-toc bench-search bench-locomo bench-coding bench-real bench-recall bench-summary bench-lifecycle bench-erasure bench-topics bench-topics-real bench-embed bench-cli bench-move bench-freshness bench-scale node clean
+.PHONY: help install run test check lint format typecheck test-fast k8s-tools k8s-render proto browser screenshots chaos bench bench-ingest bench-toc bench-search bench-locomo bench-coding bench-real bench-recall bench-summary bench-summary-real bench-lifecycle bench-erasure bench-topics bench-topics-real bench-embed bench-cli bench-move bench-freshness bench-scale node clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -163,6 +163,9 @@ bench-erasure: install ## erasure of one session and of a 100,000-event project:
 
 bench-summary: install ## ROUGE of our session summaries vs LoCoMo's, beside lead-3 and TextRank
 	$(BIN)/python -m tests.bench.bench_summary $(ARGS)
+
+bench-summary-real: install ## ROUGE of our summaries of real sessions vs the runtime's compaction summaries (dev)
+	$(BIN)/python -m tests.bench.bench_summary_real $(ARGS)
 
 bench-topics: install ## topic clusterer: ARI/NMI and labels (coding corpus, LoCoMo), re-cluster at 1k-100k
 	$(BIN)/python -m tests.bench.bench_topics $(ARGS)
