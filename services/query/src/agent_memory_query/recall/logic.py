@@ -8,8 +8,8 @@ leaves out, and why:
 - everything, when the search is not confident (``no_match``, or a best cosine under the
   recall threshold): a prompt such as "thanks" or "run the tests" matches something weakly, and
   a wrong memory in front of an agent costs its tokens and may mislead it; a question about a
-  period the search found work in ("what did we do on 2026-07-14?", "where did we leave
-  off?") is answered by that period (``by_period``);
+  period the search found work in (a date named, or the last day of work for a question of
+  where the work stopped) is answered by that period (``by_period``);
 - the current session's own events: the agent has them in its context already (or had them
   before a compaction, which the brief covers);
 - what the session was already given (``exclude_ids``): the same line twice is paid twice;
@@ -41,8 +41,8 @@ def word_count(text: str) -> int:
 
 
 def by_period(found: Mapping[str, Any]) -> bool:
-    """The search answered a question about a period it found work in ("what did we do on
-    2026-07-14?", "where did we leave off?": the last day of work): its confidence is the
+    """The search answered a question about a period it found work in (a date the prompt
+    names, or the last day of work when it asks where the work stopped): its confidence is the
     period's, not a cosine, which such a question has none of (``match_score`` is null). A
     period that held nothing was widened by the search (``relaxed``): that is no answer."""
     period = found.get("time_range") or {}
