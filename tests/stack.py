@@ -32,6 +32,7 @@ from agent_memory_common.core.catalog import BY_NAME
 from agent_memory_common.db.postgres import apply_migrations
 from agent_memory_embedded.servers import ManagedProcess, NatsServer, PostgresServer, free_port
 from tests import plain_http
+from tests.helpers import drained, eventually, make_event
 
 TEMPLATE_DB = "agent_memory_template"
 
@@ -287,4 +288,42 @@ def lean_stack(
     sentence model unloaded (search answers from its other tiers, the playbook curator uses its
     deterministic hashing embedder), so it is ready in seconds even on a busy machine."""
     with module_stack(pg_server, tmp_path_factory, **LEAN) as s:
+        yield s
+
+
+RECALL_SERVICES = ("gateway", "recorder", "bm25-indexer", "embedder", "query")
+
+
+@contextlib.contextmanager
+def recall_ready_stack(
+    pg_server: PostgresServer,
+    tmp_path_factory: pytest.TempPathFactory,
+    project: str,
+    facts: Sequence[str],
+) -> Iterator[Stack]:
+    """A module's stack for recall (``POST /v1/recall``, the brief): its confidence is the best
+    cosine, so the embedder and the query service's model are up. ``facts`` are stored as one
+    event each (``e-00000<i>``, session ``old-<i>``) in ``project``; yields once they are
+    drained and the vector tier finds the first one."""
+    with module_stack(pg_server, tmp_path_factory, RECALL_SERVICES) as s:
+        events = [
+            make_event(i, project=project, session=f"old-{i}", text=text)
+            for i, text in enumerate(facts)
+        ]
+        r = plain_http.post(f"{s.gateway_url}/v1/events", json={"events": events}, timeout=30)
+        assert r.status_code == 202, r.text
+        eventually(
+            lambda: drained(
+                s.query_url, len(facts), consumers=("recorder", "bm25-indexer", "embedder")
+            ),
+            timeout=300,
+            what="pipeline drained",
+        )
+
+        def vectors_answer() -> bool:  # the query service's model loaded, the vectors readable
+            body = {"query": facts[0], "project_id": project}
+            answer = plain_http.post(f"{s.query_url}/v1/search", json=body, timeout=30).json()
+            return (answer.get("match_score") or 0) > 0.9
+
+        eventually(vectors_answer, timeout=300, what="the vector tier answers")
         yield s

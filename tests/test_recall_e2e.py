@@ -24,8 +24,8 @@ import pytest
 
 from agent_memory_embedded.servers import PostgresServer
 from tests import plain_http
-from tests.helpers import drained, eventually, make_event
-from tests.stack import Stack, module_stack
+from tests.helpers import eventually
+from tests.stack import Stack, recall_ready_stack
 
 PROJECT = "recall-proj"
 FACTS = [
@@ -45,28 +45,7 @@ def recall_stack(
 ) -> Iterator[Stack]:
     """Gateway, recorder, both indexers and the query service with its model: recall's
     confidence is the best cosine, so the vector tier must be there."""
-    services = ("gateway", "recorder", "bm25-indexer", "embedder", "query")
-    with module_stack(pg_server, tmp_path_factory, services) as s:
-        events = [
-            make_event(i, project=PROJECT, session=f"old-{i}", text=text)
-            for i, text in enumerate(FACTS)
-        ]
-        r = plain_http.post(f"{s.gateway_url}/v1/events", json={"events": events}, timeout=30)
-        assert r.status_code == 202, r.text
-        eventually(
-            lambda: drained(
-                s.query_url, len(FACTS), consumers=("recorder", "bm25-indexer", "embedder")
-            ),
-            timeout=300,
-            what="pipeline drained",
-        )
-
-        def vectors_answer() -> bool:  # the query service's model loaded, the vectors readable
-            body = {"query": FACTS[0], "project_id": PROJECT}
-            answer = plain_http.post(f"{s.query_url}/v1/search", json=body, timeout=30).json()
-            return (answer.get("match_score") or 0) > 0.9
-
-        eventually(vectors_answer, timeout=300, what="the vector tier answers")
+    with recall_ready_stack(pg_server, tmp_path_factory, PROJECT, FACTS) as s:
         yield s
 
 

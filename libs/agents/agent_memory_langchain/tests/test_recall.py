@@ -30,8 +30,7 @@ from agent_memory_client import AgentMemoryClient
 from agent_memory_embedded.servers import PostgresServer
 from agent_memory_langchain import AgentMemoryMiddleware
 from tests import plain_http
-from tests.helpers import drained, eventually, make_event
-from tests.stack import Stack, module_stack
+from tests.stack import Stack, recall_ready_stack
 
 PROJECT = "lc-recall"
 HEADER = "Recalled from agent-memory (past sessions of this project"
@@ -52,28 +51,7 @@ BILLING = "how do we store money amounts in billing?"  # FACTS[3], event e-00000
 def recall_stack(
     pg_server: PostgresServer, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Stack]:
-    services = ("gateway", "recorder", "bm25-indexer", "embedder", "query")
-    with module_stack(pg_server, tmp_path_factory, services) as s:
-        events = [
-            make_event(i, project=PROJECT, session=f"old-{i}", text=text)
-            for i, text in enumerate(FACTS)
-        ]
-        r = plain_http.post(f"{s.gateway_url}/v1/events", json={"events": events}, timeout=30)
-        assert r.status_code == 202, r.text
-        eventually(
-            lambda: drained(
-                s.query_url, len(FACTS), consumers=("recorder", "bm25-indexer", "embedder")
-            ),
-            timeout=300,
-            what="pipeline drained",
-        )
-
-        def vectors_answer() -> bool:  # the query service's model loaded, the vectors readable
-            body = {"query": FACTS[3], "project_id": PROJECT}
-            answer = plain_http.post(f"{s.query_url}/v1/search", json=body, timeout=30).json()
-            return (answer.get("match_score") or 0) > 0.9
-
-        eventually(vectors_answer, timeout=300, what="the vector tier answers")
+    with recall_ready_stack(pg_server, tmp_path_factory, PROJECT, FACTS) as s:
         yield s
 
 
