@@ -172,6 +172,7 @@ def test_a_pruned_moment_is_found_through_its_summaries(
         print(shown)
         assert PHRASE_EVENT in _first_ids(answer), (_first_ids(answer), shown)
         descent = answer["explain"]["descent"]
+        assert descent["project"] is True and descent["period"] is False, descent  # no period
         returned = {d["id"]: d for d in descent["returned"]}
         assert f"event:default:{PHRASE_EVENT}" in returned, descent
         opened = {o["id"]: o for o in descent["opened"]}

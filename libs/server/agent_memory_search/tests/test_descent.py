@@ -17,6 +17,7 @@ import pytest
 from agent_memory_retrieval.docs import Hit, IndexDoc, SearchFilter
 from agent_memory_retrieval.packed import vector_bytes
 from agent_memory_search.brainstem.descent import (
+    ALL_TIME,
     SUMMARY_LEVELS,
     DescentOptions,
     EmbedCost,
@@ -210,6 +211,45 @@ async def test_the_exact_event_under_a_summary_is_returned_with_its_path() -> No
     assert descent["returned"][0]["from"] == f"node:t:{WEEK}"
     assert descent["scored_by"] == ["words"]
     assert any(n.startswith("descent: 2 event(s)") for n in outcome.explain["fallbacks"])
+
+
+async def test_a_question_in_one_project_reads_the_whole_project() -> None:
+    """The summaries that rank first are often not the period the moment is in: with no
+    period named, the lookup is asked for the project's whole time beside the nodes' spans,
+    and an event no node holds says it came from the project; a question naming a period reads
+    that period, one across projects (or with the switch off) the nodes alone."""
+    spans: list[tuple[datetime, datetime] | None] = []
+    outside = _event("e7", "Old notes: the heron ledger sparse merkle root mismatch.")
+
+    async def lookup(
+        flt: SearchFilter,
+        node_ids: Sequence[str],
+        period: tuple[datetime, datetime] | None,
+        cited: Sequence[str],
+        query: str,
+        limit: int,
+        timeout_ms: int,
+    ) -> list[tuple[str, Hit, bytes | None, str | None]]:
+        spans.append(period)
+        found: list[tuple[str, Hit, bytes | None, str | None]] = [
+            (WEEK, h, None, None) for h in EVENTS
+        ]
+        return found + ([("", outside, None, None)] if period is not None else [])
+
+    outcome = await _brainstem(descent_lookup=lookup).search(QUERY)
+    assert spans == [ALL_TIME]
+    descent = outcome.explain["descent"]
+    assert descent["project"] is True and descent["period"] is False
+    assert {r["id"]: r["from"] for r in descent["returned"]}["event:t:e7"] == "project"
+    assert "event:t:e7" in {c.id for c in outcome.results}
+
+    spans.clear()
+    await _brainstem(descent_lookup=lookup).search(replace(QUERY, project_id=None))
+    off = EngineOptions(descent=replace(DescentOptions(), scope=False))
+    outcome = await _brainstem(descent_lookup=lookup, options=off).search(QUERY)
+    assert spans == [None, None]
+    assert outcome.explain["descent"]["project"] is False
+    assert "event:t:e7" not in {c.id for c in outcome.results}
 
 
 async def test_nothing_pruned_nothing_read() -> None:

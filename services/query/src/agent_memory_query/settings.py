@@ -133,6 +133,12 @@ class SearchOptions(BaseModel):
         gt=0,
         description="Time budget of that descent; over it, the tiers' answer stands (a note).",
     )
+    descent_project: bool = Field(
+        default=True,
+        description="With no period named, the descent also reads, by the question's words, the "
+        "pruned events of the whole project asked about, not only those under the summaries it "
+        "opened (off: the summaries' spans only).",
+    )
     health_timeout_s: float = Field(default=0.25, gt=0, description="Time limit of healthy().")
     health_ttl_s: float = Field(default=2.0, ge=0, description="How long a health check holds.")
     access_flush_s: float = Field(default=0.5, gt=0, description="Access count write interval.")

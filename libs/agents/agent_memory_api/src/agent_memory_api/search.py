@@ -121,7 +121,7 @@ class DescentOpened(TypedDict):
 
 
 # An event the descent brought back: the summary it was found under ("from"; "period": the
-# period asked about), its word score over the candidates read and its cosine, if any, and the
+# period asked about; "project": the project read when no period was named), its word score over the candidates read and its cosine, if any, and the
 # ranks it was given in the BM25 and vector lists, as if the indexes had kept it ("as_if":
 # its fused score comes from them). The functional form, as "from" is a keyword.
 DescentReturned = TypedDict(
@@ -143,7 +143,8 @@ class DescentExplain(TypedDict):
     pruned events read under them, how they were scored and what joined the answer."""
 
     opened: list[DescentOpened]
-    period: bool
+    period: bool  # the period the question named was read
+    project: bool  # no period named: the whole project asked about was read too
     read: int
     scored_by: list[str]
     stored_vectors: int  # scored by the vector the pruner kept of them

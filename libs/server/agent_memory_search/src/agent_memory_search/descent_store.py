@@ -2,7 +2,8 @@
 the indexes have forgotten, read from the system of record.
 
 One statement per search: the opened nodes' spans (a segment: its session from its first to its
-last event; a calendar node: its project over its bucket), or the period a question names, and
+last event; a calendar node: its project over its bucket), and the period a question names (or
+the whole project, ``brainstem.descent.ALL_TIME``, when it names none), and
 in them the events whose index entries the pruner removed (``pruned_event_words``, written with
 the pruning record): those no tier can find any more. Of those, the ones that hold any of the
 query's words, best first by Postgres' own ``ts_rank_cd`` over the words the pruner stored

@@ -67,7 +67,9 @@ def engine_options(opts: SearchOptions) -> EngineOptions:
         tier_timeout_s=opts.tier_timeout_s,
         health_timeout_s=opts.health_timeout_s,
         health_ttl_s=opts.health_ttl_s,
-        descent=DescentOptions(top=opts.descent_top, budget_ms=opts.descent_budget_ms),
+        descent=DescentOptions(
+            top=opts.descent_top, budget_ms=opts.descent_budget_ms, scope=opts.descent_project
+        ),
     )
 
 
