@@ -121,9 +121,10 @@ class DescentOpened(TypedDict):
 
 
 # An event the descent brought back: the summary it was found under ("from"; "period": the
-# period asked about; "project": the project read when no period was named), its word score over the candidates read and its cosine, if any, and the
-# ranks it was given in the BM25 and vector lists, as if the indexes had kept it ("as_if":
-# its fused score comes from them). The functional form, as "from" is a keyword.
+# period asked about; "project": the project read when no period was named), its word score
+# over the candidates read and its cosine, if any, and the ranks it was given in the BM25 and
+# vector lists, as if the indexes had kept it ("as_if": its fused score comes from them). The
+# functional form, as "from" is a keyword.
 DescentReturned = TypedDict(
     "DescentReturned",
     {
