@@ -252,6 +252,15 @@ async def test_a_question_in_one_project_reads_the_whole_project() -> None:
     assert "event:t:e7" not in {c.id for c in outcome.results}
 
 
+async def test_a_request_naming_its_tiers_is_answered_by_them_alone() -> None:
+    """The descent is no tier: a vector-only (or BM25-only) search of what the indexes forgot
+    does not find it again through the project's words."""
+    for tiers in (("bm25",), ("vector",)):
+        outcome = await _brainstem().search(replace(QUERY, tiers=tiers))
+        assert "descent" not in outcome.explain
+        assert "event:t:e2" not in {c.id for c in outcome.results}
+
+
 async def test_nothing_pruned_nothing_read() -> None:
     called: list[str] = []
 

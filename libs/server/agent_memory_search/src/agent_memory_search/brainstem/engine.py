@@ -618,10 +618,13 @@ class Brainstem:
         """Descend when the indexes have forgotten (``descent``): the exact events under the
         summaries the answer leads with, or under the period asked about, that the pruner
         took out of the indexes. Survivable: over its budget or with Postgres away, the
-        tiers' answer stands with a note."""
+        tiers' answer stands with a note. A request that names its tiers (``tiers``) or kinds
+        is answered by them alone: the descent is no tier, and since it reads the whole
+        project, a vector-only search of what the index forgot would find it again by words."""
         descender = self.descender
         text = understood.text
-        if descender is None or descender.options.top <= 0 or q.kinds is not None:
+        restricted = q.kinds is not None or q.tiers is not None
+        if descender is None or descender.options.top <= 0 or restricted:
             return head, None
         if not text.strip():
             return head, None
