@@ -89,17 +89,35 @@ EVENTS = [
 ]
 
 
-async def _lookup(
-    flt: SearchFilter,
-    node_ids: Sequence[str],
-    period: tuple[datetime, datetime] | None,
-    cited: Sequence[str],
-    query: str,
-    limit: int,
-    timeout_ms: int,
-) -> list[tuple[str, Hit, bytes | None, str | None]]:
-    assert list(node_ids) == [WEEK]
-    return [(WEEK, h, None, None) for h in EVENTS]
+class _Lookup:
+    """Postgres' side of a store whose events the pruner took out: the week's three, and
+    ``outside`` (under no node) when a span is asked for; the span of each call is kept."""
+
+    def __init__(self, outside: Hit | None = None) -> None:
+        self.outside = outside
+        self.spans: list[tuple[datetime, datetime] | None] = []
+
+    async def __call__(
+        self,
+        flt: SearchFilter,
+        node_ids: Sequence[str],
+        period: tuple[datetime, datetime] | None,
+        cited: Sequence[str],
+        query: str,
+        limit: int,
+        timeout_ms: int,
+    ) -> list[tuple[str, Hit, bytes | None, str | None]]:
+        assert list(node_ids) == [WEEK]
+        self.spans.append(period)
+        found: list[tuple[str, Hit, bytes | None, str | None]] = [
+            (WEEK, h, None, None) for h in EVENTS
+        ]
+        if period is not None and self.outside is not None:
+            found.append(("", self.outside, None, None))
+        return found
+
+
+_lookup = _Lookup()
 
 
 async def _pruned(tenant: str, project_id: str | None) -> bool:
@@ -218,36 +236,19 @@ async def test_a_question_in_one_project_reads_the_whole_project() -> None:
     period named, the lookup is asked for the project's whole time beside the nodes' spans,
     and an event no node holds says it came from the project; a question naming a period reads
     that period, one across projects (or with the switch off) the nodes alone."""
-    spans: list[tuple[datetime, datetime] | None] = []
-    outside = _event("e7", "Old notes: the heron ledger sparse merkle root mismatch.")
-
-    async def lookup(
-        flt: SearchFilter,
-        node_ids: Sequence[str],
-        period: tuple[datetime, datetime] | None,
-        cited: Sequence[str],
-        query: str,
-        limit: int,
-        timeout_ms: int,
-    ) -> list[tuple[str, Hit, bytes | None, str | None]]:
-        spans.append(period)
-        found: list[tuple[str, Hit, bytes | None, str | None]] = [
-            (WEEK, h, None, None) for h in EVENTS
-        ]
-        return found + ([("", outside, None, None)] if period is not None else [])
-
+    lookup = _Lookup(outside=_event("e7", "Old notes: the heron ledger sparse merkle root."))
     outcome = await _brainstem(descent_lookup=lookup).search(QUERY)
-    assert spans == [ALL_TIME]
+    assert lookup.spans == [ALL_TIME]
     descent = outcome.explain["descent"]
     assert descent["project"] is True and descent["period"] is False
     assert {r["id"]: r["from"] for r in descent["returned"]}["event:t:e7"] == "project"
     assert "event:t:e7" in {c.id for c in outcome.results}
 
-    spans.clear()
+    lookup.spans.clear()
     await _brainstem(descent_lookup=lookup).search(replace(QUERY, project_id=None))
     off = EngineOptions(descent=replace(DescentOptions(), scope=False))
     outcome = await _brainstem(descent_lookup=lookup, options=off).search(QUERY)
-    assert spans == [None, None]
+    assert lookup.spans == [None, None]
     assert outcome.explain["descent"]["project"] is False
     assert "event:t:e7" not in {c.id for c in outcome.results}
 
