@@ -32,11 +32,12 @@ Why the whole project and not only the nodes opened: the summaries that rank fir
 question are often not the period its moment is in. LoCoMo's conversations run over months, and
 its aged store answered turn R@10 0.458 / session R@10 0.731 (fully indexed 0.739 / 0.937) with
 the five best summaries' spans read, 0.641 / 0.906 with the project's (a quarter of its
-questions, same store, same latency: p50 97 ms either way); bench-real's dev split, whose
-projects each fall in one month, 0.741 -> 0.748. The read stays bounded: the best ``events`` by
-Postgres' rank of the stored words, under the step's time limit (over it, the tiers' answer
-stands, with a note). A question naming a period reads that period only; one asked across
-projects (no project) only the nodes' spans, as its cost would grow with the tenant. Tried
+questions, same store, same latency: p50 97 ms either way); bench-real, whose projects each
+fall in one month that the opened month covers, does not move (test 0.731 either way). The
+read stays bounded: the best ``events`` by Postgres' rank of the stored words, under the step's
+time limit (over it, the tiers' answer stands, with a note). A question naming a period reads
+that period only; one asked across projects (no project) only the nodes' spans, as its cost
+would grow with the tenant; one naming its tiers gets no descent (the engine's ``_descend``). Tried
 beside it and left out: the 20 nearest pruned events by kept vector read as well (LoCoMo turn
 +0.02, session -0.01, bench-real dev -0.02, +15 ms), 400 events read instead of 200 (+0.003),
 Postgres' rank divided by the log of the length (+0.004, bench-real unchanged).
