@@ -234,8 +234,9 @@ async def test_the_exact_event_under_a_summary_is_returned_with_its_path() -> No
 async def test_a_question_in_one_project_reads_the_whole_project() -> None:
     """The summaries that rank first are often not the period the moment is in: with no
     period named, the lookup is asked for the project's whole time beside the nodes' spans,
-    and an event no node holds says it came from the project; a question naming a period reads
-    that period, one across projects (or with the switch off) the nodes alone."""
+    and an event no node holds says it came from the project; a question across projects (or
+    with the switch off) reads the nodes alone. (A named period is read as before: the lookup
+    gets it, ``test_descent_store`` reads one.)"""
     lookup = _Lookup(outside=_event("e7", "Old notes: the heron ledger sparse merkle root."))
     outcome = await _brainstem(descent_lookup=lookup).search(QUERY)
     assert lookup.spans == [ALL_TIME]
